@@ -1,0 +1,218 @@
+#include "formats/json_schedule.hpp"
+
+#include "formats/input_error.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace pp {
+
+using nlohmann::json;
+
+nlohmann::json op_to_json(const Op& op) {
+    return {{"kind", std::string(1, kind_letter(op.kind))},
+            {"pipeline", op.pipeline},
+            {"stage", op.stage},
+            {"microbatch", op.microbatch}};
+}
+
+namespace {
+
+json costs_to_json(const OpCosts& c) {
+    json j = {{"F", format_rational(c.F)}, {"I", format_rational(c.I)}, {"W", format_rational(c.W)}};
+    if (c.B) j["B"] = format_rational(*c.B);
+    if (c.FB) j["FB"] = format_rational(*c.FB);
+    return j;
+}
+
+// Structural errors carry the JSON pointer of the offending value in place of a line number.
+class JsonReader {
+public:
+    explicit JsonReader(std::string file) : file_(std::move(file)) {}
+
+    Schedule read(std::string_view text) {
+        json root = parse(text);
+        Schedule s;
+        s.source = file_;
+        if (!root.is_object()) fail("", "expected a JSON object at the top level");
+        if (root.contains("format") && root["format"] != "pipeproof-schedule")
+            fail("/format", "expected \"pipeproof-schedule\"");
+        s.placement.ranks = count(root, "", "ranks", 1);
+        const json& pipes = member(root, "", "pipelines");
+        if (!pipes.is_array() || pipes.empty()) fail("/pipelines", "expected a non-empty array of pipelines");
+        for (size_t k = 0; k < pipes.size(); ++k) s.placement.pipelines.push_back(pipeline(pipes[k], fmt::format("/pipelines/{}", k)));
+        try {
+            s.placement.validate();
+        } catch (const std::invalid_argument& e) {
+            fail("/pipelines", e.what());
+        }
+        if (root.contains("costs")) s.costs = costs(root["costs"]);
+        if (root.contains("memory_limit")) s.memory_limit = rational(root["memory_limit"], "/memory_limit");
+        read_slots(root, s);
+        return s;
+    }
+
+private:
+    std::string file_;
+
+    [[noreturn]] void fail(const std::string& pointer, const std::string& message) const {
+        throw InputError(file_, 0, 0, fmt::format("at {}: {}", pointer.empty() ? "/" : pointer, message));
+    }
+
+    json parse(std::string_view text) const {
+        try {
+            return json::parse(text);
+        } catch (const json::parse_error& e) {
+            // Turn the byte offset into line:column.
+            const size_t offset = e.byte == 0 ? 0 : e.byte - 1;
+            int line = 1, column = 1;
+            for (size_t i = 0; i < offset && i < text.size(); ++i) {
+                if (text[i] == '\n') ++line, column = 1;
+                else ++column;
+            }
+            std::string what = e.what();
+            if (auto colon = what.rfind(": "); colon != std::string::npos) what = what.substr(colon + 2);
+            throw InputError(file_, line, column, "invalid JSON: " + what);
+        }
+    }
+
+    const json& member(const json& object, const std::string& at, const char* name) const {
+        if (!object.is_object() || !object.contains(name)) fail(at, fmt::format("missing \"{}\"", name));
+        return object[name];
+    }
+
+    int count(const json& object, const std::string& at, const char* name, int minimum) const {
+        const json& value = member(object, at, name);
+        if (!value.is_number_integer() || value.get<long long>() < minimum || value.get<long long>() > 1'000'000)
+            fail(at + "/" + name, fmt::format("expected a whole number from {} to 1000000", minimum));
+        return value.get<int>();
+    }
+
+    std::vector<int> int_list(const json& value, const std::string& at) const {
+        if (!value.is_array()) fail(at, "expected an array of whole numbers");
+        std::vector<int> list;
+        for (size_t i = 0; i < value.size(); ++i) {
+            if (!value[i].is_number_integer() || value[i].get<long long>() < 0 || value[i].get<long long>() > 1'000'000)
+                fail(fmt::format("{}/{}", at, i), "expected a whole number >= 0");
+            list.push_back(value[i].get<int>());
+        }
+        return list;
+    }
+
+    Pipeline pipeline(const json& j, const std::string& at) const {
+        Pipeline p;
+        p.microbatches = count(j, at, "microbatches", 1);
+        p.stage_rank = int_list(member(j, at, "stage_ranks"), at + "/stage_ranks");
+        if (j.contains("stage_blocks")) p.stage_block = int_list(j["stage_blocks"], at + "/stage_blocks");
+        else
+            for (int s = 0; s < p.stages(); ++s) p.stage_block.push_back(s);
+        return p;
+    }
+
+    Rational rational(const json& value, const std::string& at) const {
+        std::optional<Rational> parsed;
+        if (value.is_number_unsigned()) parsed = Rational(value.get<std::int64_t>());
+        else if (value.is_string()) parsed = parse_rational(value.get<std::string>());
+        if (!parsed) fail(at, "expected an exact non-negative number such as \"1.5\" or \"7/4\"");
+        return *parsed;
+    }
+
+    Costs costs(const json& j) const {
+        if (!j.is_object()) fail("/costs", "expected an object of durations");
+        Costs c;
+        for (const auto& [key, value] : j.items()) {
+            const std::string at = "/costs/" + key;
+            if (key == "F") c.base.F = rational(value, at);
+            else if (key == "I") c.base.I = rational(value, at);
+            else if (key == "W") c.base.W = rational(value, at);
+            else if (key == "B") c.base.B = rational(value, at);
+            else if (key == "FB") c.base.FB = rational(value, at);
+            else if (key == "comm") c.comm = rational(value, at);
+            else fail(at, "unknown cost key (expected F, I, W, B, FB or comm)");
+        }
+        return c;
+    }
+
+    Op op(const json& j, const std::string& at, const OpIndex& index) const {
+        if (!j.is_object()) fail(at, "expected an op object");
+        const json& kind = member(j, at, "kind");
+        static const std::map<std::string, OpKind> kinds = {{"F", OpKind::F}, {"I", OpKind::I}, {"W", OpKind::W}, {"B", OpKind::B}};
+        if (!kind.is_string() || !kinds.count(kind.get<std::string>())) fail(at + "/kind", "expected \"F\", \"I\", \"W\" or \"B\"");
+        Op o;
+        o.kind = kinds.at(kind.get<std::string>());
+        o.pipeline = j.contains("pipeline") ? count(j, at, "pipeline", 0) : 0;
+        o.stage = count(j, at, "stage", 0);
+        o.microbatch = count(j, at, "microbatch", 0);
+        if (!index.in_range(o)) fail(at, fmt::format("{} is outside the placement", format_op(o)));
+        return o;
+    }
+
+    void read_slots(const json& root, Schedule& s) const {
+        const OpIndex index(s.placement);
+        std::set<size_t> seen;
+        const json& ranks = member(root, "", "schedule");
+        if (!ranks.is_array()) fail("/schedule", "expected an array with one entry per rank");
+        s.ranks.assign(s.placement.ranks, {});
+        std::vector<bool> rank_seen(s.placement.ranks, false);
+        for (size_t i = 0; i < ranks.size(); ++i) {
+            const std::string at = fmt::format("/schedule/{}", i);
+            const int r = count(ranks[i], at, "rank", 0);
+            if (r >= s.placement.ranks) fail(at + "/rank", fmt::format("rank {} is not in 0..{}", r, s.placement.ranks - 1));
+            if (rank_seen[r]) fail(at + "/rank", fmt::format("rank {} appears twice", r));
+            rank_seen[r] = true;
+            const json& ops = member(ranks[i], at, "ops");
+            if (!ops.is_array()) fail(at + "/ops", "expected an array of ops");
+            for (size_t k = 0; k < ops.size(); ++k) {
+                const std::string op_at = fmt::format("{}/ops/{}", at, k);
+                Slot slot;
+                if (ops[k].is_object() && ops[k].contains("overlap")) {
+                    const json& pair = ops[k]["overlap"];
+                    if (!pair.is_array() || pair.size() != 2) fail(op_at + "/overlap", "expected exactly two ops");
+                    slot = Slot::pair(op(pair[0], op_at + "/overlap/0", index), op(pair[1], op_at + "/overlap/1", index));
+                    if (slot.ops[0].kind != OpKind::F || !is_backward(slot.ops[1].kind))
+                        fail(op_at + "/overlap", "an overlapped pair is one F followed by one backward (B or I)");
+                } else {
+                    slot = Slot::single(op(ops[k], op_at, index));
+                }
+                for (const Op& o : slot)
+                    if (!seen.insert(index.id(o)).second) fail(op_at, fmt::format("{} occurs a second time", format_op(o)));
+                s.ranks[r].push_back(slot);
+            }
+        }
+        for (int r = 0; r < s.placement.ranks; ++r)
+            if (!rank_seen[r]) fail("/schedule", fmt::format("rank {} has no entry", r));
+    }
+};
+
+}  // namespace
+
+nlohmann::json schedule_to_json(const Schedule& schedule) {
+    json j = {{"format", "pipeproof-schedule"}, {"version", 1}, {"ranks", schedule.placement.ranks}};
+    json pipes = json::array();
+    for (const auto& p : schedule.placement.pipelines)
+        pipes.push_back({{"microbatches", p.microbatches}, {"stage_ranks", p.stage_rank}, {"stage_blocks", p.stage_block}});
+    j["pipelines"] = pipes;
+    if (schedule.costs) {
+        j["costs"] = costs_to_json(schedule.costs->base);
+        j["costs"]["comm"] = format_rational(schedule.costs->comm);
+    }
+    if (schedule.memory_limit) j["memory_limit"] = format_rational(*schedule.memory_limit);
+    json ranks = json::array();
+    for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+        json ops = json::array();
+        for (const Slot& slot : schedule.ranks[r]) {
+            if (slot.is_pair()) ops.push_back({{"overlap", {op_to_json(slot.ops[0]), op_to_json(slot.ops[1])}}});
+            else ops.push_back(op_to_json(slot.ops[0]));
+        }
+        ranks.push_back({{"rank", r}, {"ops", ops}});
+    }
+    j["schedule"] = ranks;
+    return j;
+}
+
+std::string write_json(const Schedule& schedule) { return schedule_to_json(schedule).dump(1) + "\n"; }
+
+Schedule read_json(std::string_view text, const std::string& file_name) { return JsonReader(file_name).read(text); }
+
+}  // namespace pp

@@ -1,0 +1,74 @@
+#include "formats/load.hpp"
+
+#include "formats/input_error.hpp"
+#include "formats/json_schedule.hpp"
+#include "formats/native.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+namespace pp {
+
+FileFormat format_from_name(const std::string& path) {
+    auto ends_with = [&](const std::string& suffix) {
+        return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (ends_with(".csv")) return FileFormat::TorchCsv;
+    if (ends_with(".json")) return FileFormat::Json;
+    return FileFormat::Native;
+}
+
+FileFormat parse_format_name(const std::string& name) {
+    if (name == "native") return FileFormat::Native;
+    if (name == "torch-csv" || name == "csv") return FileFormat::TorchCsv;
+    if (name == "json") return FileFormat::Json;
+    throw std::invalid_argument("unknown format '" + name + "' (expected native, torch-csv or json)");
+}
+
+std::string read_file_text(const std::string& path) {
+    if (path == "-") {
+        std::ostringstream buffer;
+        buffer << std::cin.rdbuf();
+        return buffer.str();
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, 0, 0, "cannot open the file");
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    if (in.bad()) throw InputError(path, 0, 0, "cannot read the file");
+    return buffer.str();
+}
+
+Schedule load_schedule(const std::string& path, std::optional<FileFormat> format, const TorchCsvOptions& csv) {
+    const std::string text = read_file_text(path);
+    switch (format.value_or(format_from_name(path))) {
+        case FileFormat::TorchCsv: return read_torch_csv(text, path, csv);
+        case FileFormat::Json: return read_json(text, path);
+        case FileFormat::Native: return read_native(text, path);
+    }
+    throw std::logic_error("unreachable");
+}
+
+std::string render_schedule(const Schedule& schedule, FileFormat format, TorchEra era) {
+    switch (format) {
+        case FileFormat::TorchCsv:
+            return write_torch_csv(schedule, detect_torch_csv_format(schedule), era);
+        case FileFormat::Json: return write_json(schedule);
+        case FileFormat::Native: return write_native(schedule);
+    }
+    throw std::logic_error("unreachable");
+}
+
+void save_schedule(const Schedule& schedule, const std::string& path, std::optional<FileFormat> format, TorchEra era) {
+    const std::string text = render_schedule(schedule, format.value_or(format_from_name(path)), era);
+    if (path == "-") {
+        std::cout << text;
+        return;
+    }
+    std::ofstream out(path, std::ios::binary);
+    if (!out || !(out << text)) throw InputError(path, 0, 0, "cannot write the file");
+}
+
+}  // namespace pp

@@ -1,0 +1,26 @@
+#pragma once
+// Reading and writing schedule files in any of the three formats. The format comes from --format, else
+// from the file name: ".csv" PyTorch CSV, ".json" JSON, anything else native.
+#include "formats/torch_csv.hpp"
+#include "model/schedule.hpp"
+
+#include <optional>
+#include <string>
+
+namespace pp {
+
+enum class FileFormat { Native, TorchCsv, Json };
+
+FileFormat format_from_name(const std::string& path);
+// "native", "torch-csv" (or "csv"), "json"; throws std::invalid_argument otherwise.
+FileFormat parse_format_name(const std::string& name);
+
+// Throws InputError (including for unreadable files).
+std::string read_file_text(const std::string& path);
+Schedule load_schedule(const std::string& path, std::optional<FileFormat> format, const TorchCsvOptions& csv = {});
+std::string render_schedule(const Schedule& schedule, FileFormat format, TorchEra era = TorchEra::Current);
+// Writes to path ("-" = standard output); throws InputError when the file cannot be written.
+void save_schedule(const Schedule& schedule, const std::string& path, std::optional<FileFormat> format,
+                   TorchEra era = TorchEra::Current);
+
+}  // namespace pp

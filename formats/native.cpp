@@ -1,0 +1,439 @@
+#include "formats/native.hpp"
+
+#include "formats/input_error.hpp"
+#include "formats/text_lines.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace pp {
+namespace {
+
+constexpr int kMaxCount = 1'000'000;  // ranks, stages, micro-batches: larger is a typo, not a schedule
+
+class NativeReader {
+public:
+    NativeReader(std::string_view text, std::string file) : file_(std::move(file)), lines_(split_lines(text, file_)) {}
+
+    Schedule read() {
+        for (const auto& line : lines_) read_line(line);
+        finish();
+        return std::move(schedule_);
+    }
+
+private:
+    std::string file_;
+    std::vector<TextLine> lines_;
+    Schedule schedule_;
+    int line_ = 0;
+    std::set<std::string> seen_directives_;
+    // Header state, fixed once the first rank line arrives.
+    std::optional<int> ranks_, microbatches_, stages_;
+    int ranks_line_ = 0;
+    std::optional<std::vector<int>> stage_map_;
+    bool bidirectional_ = false;
+    std::map<int, Pipeline> pipelines_;
+    std::optional<Costs> costs_;
+    bool placement_ready_ = false;
+    std::vector<bool> rank_seen_;
+    std::vector<bool> op_seen_;
+    std::optional<OpIndex> index_;
+
+    [[noreturn]] void fail(int column, const std::string& message) const {
+        throw InputError(file_, line_, column, message);
+    }
+
+    int parse_count(const Word& word, const char* what, int minimum) const {
+        int value = 0;
+        auto [end, error] = std::from_chars(word.text.data(), word.text.data() + word.text.size(), value);
+        if (word.text.empty() || word.text[0] == '-' || word.text[0] == '+')
+            fail(word.column, fmt::format("expected {} as a whole number >= {}, got '{}'", what, minimum, word.text));
+        if (error == std::errc::result_out_of_range || (error == std::errc{} && value > kMaxCount))
+            fail(word.column, fmt::format("{} {} is too large (at most {})", what, word.text, kMaxCount));
+        if (error != std::errc{} || end != word.text.data() + word.text.size())
+            fail(word.column, fmt::format("expected {} as a whole number, got '{}'", what, word.text));
+        if (value < minimum) fail(word.column, fmt::format("{} must be at least {}, got {}", what, minimum, value));
+        return value;
+    }
+
+    void read_line(const TextLine& line) {
+        line_ = line.number;
+        auto words = split_words(line.text);
+        if (words.empty()) return;
+        const std::string_view head = words[0].text;
+        if (head == "rank") return read_rank_line(line, words);
+        if (placement_ready_) fail(words[0].column, fmt::format("'{}' must come before the first rank line", head));
+        if (!seen_directives_.insert(std::string(head)).second && head != "pipeline" && head != "stage-costs")
+            fail(words[0].column, fmt::format("'{}' is given twice", head));
+        if (head == "ranks") {
+            ranks_ = read_count_directive(words, "the number of ranks", 1);
+            ranks_line_ = line_;
+            return;
+        }
+        if (head == "microbatches") {
+            microbatches_ = read_count_directive(words, "the number of micro-batches", 1);
+            return;
+        }
+        if (head == "stages") {
+            stages_ = read_count_directive(words, "the number of stages", 1);
+            return;
+        }
+        if (head == "placement") return read_placement(words);
+        if (head == "pipeline") return read_pipeline(words);
+        if (head == "costs") return read_costs(line, words, std::nullopt);
+        if (head == "stage-costs") {
+            if (words.size() < 3) fail(words[0].column, "expected 'stage-costs BLOCK KEY=VALUE ...'");
+            return read_costs(line, {words.begin() + 1, words.end()}, parse_count(words[1], "a block number", 0));
+        }
+        if (head == "memory-limit") {
+            expect_words(words, 2);
+            auto limit = parse_rational(words[1].text);
+            if (!limit) fail(words[1].column, fmt::format("expected a non-negative number, got '{}'", words[1].text));
+            schedule_.memory_limit = *limit;
+            return;
+        }
+        fail(words[0].column, fmt::format("unknown directive '{}' (expected ranks, microbatches, stages, placement, "
+                                          "pipeline, costs, stage-costs, memory-limit or rank)",
+                                          head));
+    }
+
+    void expect_words(const std::vector<Word>& words, size_t count) const {
+        if (words.size() < count)
+            fail(words.back().column + static_cast<int>(words.back().text.size()),
+                 fmt::format("'{}' needs a value", words[0].text));
+        if (words.size() > count)
+            fail(words[count].column, fmt::format("unexpected '{}' after '{}'", words[count].text, words[0].text));
+    }
+
+    int read_count_directive(const std::vector<Word>& words, const char* what, int minimum) const {
+        expect_words(words, 2);
+        return parse_count(words[1], what, minimum);
+    }
+
+    void read_placement(const std::vector<Word>& words) {
+        if (words.size() < 2) expect_words(words, 2);
+        placement_line_ = line_;
+        if (words.size() == 2 && (words[1].text == "loop" || words[1].text == "v" || words[1].text == "bidirectional")) {
+            if (words[1].text == "bidirectional") bidirectional_ = true;
+            else stage_map_ = std::vector<int>{words[1].text == "v" ? -2 : -1};  // resolved in finish_header
+            return;
+        }
+        std::vector<int> map;
+        for (size_t k = 1; k < words.size(); ++k) map.push_back(parse_count(words[k], "a rank number", 0));
+        stage_map_ = map;
+        placement_columns_.assign(words.begin() + 1, words.end());
+    }
+    std::vector<Word> placement_columns_;
+
+    // pipeline K microbatches N ranks r0 r1 ... [blocks b0 b1 ...]
+    void read_pipeline(const std::vector<Word>& words) {
+        if (words.size() < 6 || words[2].text != "microbatches" || words[4].text != "ranks")
+            fail(words[0].column, "expected 'pipeline K microbatches N ranks R0 R1 ... [blocks B0 B1 ...]'");
+        const int k = parse_count(words[1], "a pipeline number", 0);
+        if (k != static_cast<int>(pipelines_.size()))
+            fail(words[1].column, fmt::format("pipelines must be numbered 0, 1, ... in order; expected {}", pipelines_.size()));
+        Pipeline p;
+        p.microbatches = parse_count(words[3], "the number of micro-batches", 1);
+        size_t i = 5;
+        for (; i < words.size() && words[i].text != "blocks"; ++i) {
+            int r = parse_count(words[i], "a rank number", 0);
+            if (ranks_ && r >= *ranks_) fail(words[i].column, fmt::format("rank {} is not in 0..{}", r, *ranks_ - 1));
+            p.stage_rank.push_back(r);
+        }
+        if (i < words.size()) {
+            for (++i; i < words.size(); ++i) p.stage_block.push_back(parse_count(words[i], "a block number", 0));
+            if (p.stage_block.size() != p.stage_rank.size())
+                fail(words.back().column, fmt::format("pipeline {} lists {} ranks but {} blocks", k, p.stage_rank.size(),
+                                                      p.stage_block.size()));
+        } else {
+            for (int s = 0; s < p.stages(); ++s) p.stage_block.push_back(s);
+        }
+        pipelines_[k] = p;
+    }
+
+    void read_costs(const TextLine& line, const std::vector<Word>& words, std::optional<int> block) {
+        if (!costs_) costs_ = Costs{};
+        const size_t from = static_cast<size_t>(words[1].column - 1) + (block ? words[1].text.size() : 0);
+        const std::string_view items = line.text.substr(from);
+        try {
+            if (block) {
+                OpCosts c = costs_->base;
+                apply_cost_items(items.substr(0, items.find('#')), c, nullptr);
+                costs_->per_block[*block] = c;
+            } else {
+                apply_cost_items(items.substr(0, items.find('#')), costs_->base, &costs_->comm);
+            }
+        } catch (const CostSyntaxError& e) {
+            fail(static_cast<int>(from + e.offset) + 1, e.message);
+        }
+    }
+
+    void finish_header(int column) {
+        if (!ranks_) fail(column, "a 'ranks N' line must come before the first rank line");
+        const int P = *ranks_;
+        Placement placement;
+        placement.ranks = P;
+        if (!pipelines_.empty()) {
+            if (microbatches_ || stages_ || stage_map_ || bidirectional_)
+                fail(column, "give either 'pipeline' lines or microbatches/stages/placement, not both");
+            for (auto& [k, p] : pipelines_) {
+                for (int r : p.stage_rank)
+                    if (r >= P) fail(column, fmt::format("pipeline {} places a stage on rank {}, but there are {} ranks", k, r, P));
+                placement.pipelines.push_back(p);
+            }
+        } else {
+            if (!microbatches_) fail(column, "a 'microbatches N' line must come before the first rank line");
+            if (bidirectional_) {
+                if (stages_ && *stages_ != P) fail(column, "a bidirectional placement has one stage per rank in each direction");
+                if (*microbatches_ % 2 != 0)
+                    fail(column, fmt::format("a bidirectional placement splits the micro-batches in two halves; {} is odd",
+                                             *microbatches_));
+                placement = Placement::bidirectional(P, *microbatches_ / 2);
+            } else {
+                const int S = stages_.value_or(stage_map_ && (*stage_map_)[0] >= 0 ? static_cast<int>(stage_map_->size()) : P);
+                std::vector<int> map;
+                if (!stage_map_ || (*stage_map_)[0] == -1) map = loop_stage_map(P, S);
+                else if ((*stage_map_)[0] == -2) {
+                    if (S % P != 0) fail(column, fmt::format("the V placement needs stages ({}) to be a multiple of ranks ({})", S, P));
+                    map = v_stage_map(P, S);
+                } else {
+                    map = *stage_map_;
+                    if (static_cast<int>(map.size()) != S)
+                        fail(column, fmt::format("the placement lists {} stages but 'stages' says {}", map.size(), S));
+                    for (size_t s = 0; s < map.size(); ++s)
+                        if (map[s] >= P) {
+                            line_ = line_of_placement();
+                            fail(placement_columns_[s].column, fmt::format("rank {} is not in 0..{}", map[s], P - 1));
+                        }
+                }
+                placement = Placement::single(P, map, *microbatches_);
+            }
+        }
+        schedule_.placement = placement;
+        schedule_.ranks.assign(P, {});
+        rank_seen_.assign(P, false);
+        index_.emplace(placement);
+        op_seen_.assign(index_->size(), false);
+        placement_ready_ = true;
+    }
+    int placement_line_ = 0;
+    int line_of_placement() const { return placement_line_; }
+
+    void read_rank_line(const TextLine& line, const std::vector<Word>& words) {
+        if (!placement_ready_) {
+            const int here = line_;
+            finish_header(words[0].column);
+            line_ = here;
+        }
+        if (words.size() < 2) fail(words[0].column + 4, "expected 'rank N:' followed by the rank's ops");
+        Word number = words[1];
+        bool colon_attached = !number.text.empty() && number.text.back() == ':';
+        if (colon_attached) number.text.remove_suffix(1);
+        const int r = parse_count(number, "a rank number", 0);
+        if (r >= *ranks_) fail(number.column, fmt::format("rank {} is not in 0..{}", r, *ranks_ - 1));
+        size_t first = 2;
+        if (!colon_attached) {
+            if (words.size() < 3 || words[2].text.substr(0, 1) != ":")
+                fail(number.column + static_cast<int>(number.text.size()), "expected ':' after the rank number");
+            if (words[2].text.size() > 1) {
+                read_tokens(r, {{words[2].text.substr(1), words[2].column + 1}});
+            }
+            first = 3;
+        }
+        if (rank_seen_[r]) fail(words[0].column, fmt::format("rank {} has a second line", r));
+        rank_seen_[r] = true;
+        read_tokens(r, {words.begin() + first, words.end()});
+    }
+
+    void read_tokens(int rank, const std::vector<Word>& words) {
+        auto& slots = schedule_.ranks[rank];
+        for (const Word& word : words) {
+            if (word.text == ".") {
+                note_gap(rank);
+                continue;
+            }
+            Slot slot = word.text.front() == '(' ? read_pair(word) : Slot::single(read_op(word.text, word.column));
+            slot.loc = {line_, word.column};
+            slots.push_back(slot);
+        }
+    }
+
+    void note_gap(int rank) {
+        auto& gaps = schedule_.gaps;
+        if (gaps.empty()) gaps.assign(*ranks_, {});
+        auto& g = gaps[rank];
+        g.resize(schedule_.ranks[rank].size() + 1, 0);
+        ++g.back();
+    }
+
+    Slot read_pair(const Word& word) {
+        std::string_view text = word.text;
+        const size_t close = text.find(')');
+        if (close == std::string_view::npos)
+            fail(word.column + static_cast<int>(text.size()), "expected ')' to close the overlapped pair");
+        std::string_view tail = text.substr(close + 1);
+        if (!tail.empty() && tail != "OVERLAP_F_B")
+            fail(word.column + static_cast<int>(close) + 1,
+                 fmt::format("unexpected '{}' after the pair (only OVERLAP_F_B may follow it)", tail));
+        std::string_view inner = text.substr(1, close - 1);
+        const size_t semi = inner.find(';');
+        if (semi == std::string_view::npos || inner.find(';', semi + 1) != std::string_view::npos)
+            fail(word.column + 1, "an overlapped pair holds exactly two ops: (F;B)");
+        if (inner.find('(') != std::string_view::npos) fail(word.column + 1, "pairs cannot be nested");
+        Op first = read_op(inner.substr(0, semi), word.column + 1);
+        Op second = read_op(inner.substr(semi + 1), word.column + 2 + static_cast<int>(semi));
+        if (first.kind != OpKind::F && second.kind == OpKind::F) std::swap(first, second);
+        if (first.kind != OpKind::F || !is_backward(second.kind))
+            fail(word.column, fmt::format("an overlapped pair is one F and one backward (B or I), got {}", text));
+        return Slot::pair(first, second);
+    }
+
+    // <stage><F|I|W|B><micro-batch>[@<pipeline>]
+    Op read_op(std::string_view text, int column) {
+        size_t i = 0;
+        auto number = [&](const char* what) {
+            const size_t start = i;
+            while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+            if (start == i) {
+                if (i < text.size())
+                    fail(column + static_cast<int>(i), fmt::format("expected {} (digits), got '{}'", what, text.substr(i, 1)));
+                fail(column + static_cast<int>(i), fmt::format("expected {} after '{}'", what, text));
+            }
+            return parse_count({text.substr(start, i - start), column + static_cast<int>(start)}, what, 0);
+        };
+        Op op;
+        op.stage = number("a stage number");
+        if (i >= text.size()) fail(column + static_cast<int>(i), fmt::format("expected an op letter F, I, W or B after '{}'", text));
+        switch (text[i]) {
+            case 'F': op.kind = OpKind::F; break;
+            case 'I': op.kind = OpKind::I; break;
+            case 'W': op.kind = OpKind::W; break;
+            case 'B': op.kind = OpKind::B; break;
+            default:
+                fail(column + static_cast<int>(i), fmt::format("unknown op letter '{}' in '{}' (expected F, I, W or B)", text[i], text));
+        }
+        ++i;
+        if (op.kind == OpKind::B && i < text.size() && text[i] == 'W')
+            fail(column + static_cast<int>(i) - 1,
+                 "'BW' is PyTorch's 2024 letter for the full backward; this format uses B (and I for the input-gradient part)");
+        op.microbatch = number("a micro-batch number");
+        if (i < text.size() && text[i] == '@') {
+            ++i;
+            op.pipeline = number("a pipeline number");
+        }
+        if (i < text.size())
+            fail(column + static_cast<int>(i), fmt::format("unexpected '{}' after '{}'", text.substr(i), text.substr(0, i)));
+        check_range(op, column);
+        return op;
+    }
+
+    void check_range(const Op& op, int column) {
+        const auto& placement = schedule_.placement;
+        if (op.pipeline >= placement.pipeline_count())
+            fail(column, fmt::format("{}: pipeline {} does not exist (the schedule has {})", format_op(op), op.pipeline,
+                                     placement.pipeline_count()));
+        const auto& p = placement.pipelines[op.pipeline];
+        if (op.stage >= p.stages())
+            fail(column, fmt::format("{}: stage {} is not in 0..{}", format_op(op), op.stage, p.stages() - 1));
+        if (op.microbatch >= p.microbatches)
+            fail(column, fmt::format("{}: micro-batch {} is not in 0..{}", format_op(op), op.microbatch, p.microbatches - 1));
+        const size_t id = index_->id(op);
+        if (op_seen_[id]) fail(column, fmt::format("{} occurs a second time", format_op(op)));
+        op_seen_[id] = true;
+    }
+
+    void finish() {
+        line_ = lines_.empty() ? 1 : lines_.back().number;
+        if (!placement_ready_) {
+            bool any = false;
+            for (const auto& l : lines_) any = any || !split_words(l.text).empty();
+            if (!any) throw InputError(file_, 1, 1, "empty schedule: expected a 'ranks N' line and one 'rank R:' line per rank");
+            fail(1, "no rank lines: expected one 'rank R:' line per rank");
+        }
+        for (int r = 0; r < *ranks_; ++r)
+            if (!rank_seen_[r]) {
+                line_ = ranks_line_;
+                fail(1, fmt::format("rank {} has no 'rank {}:' line ({} ranks are declared here)", r, r, *ranks_));
+            }
+        if (!schedule_.gaps.empty())
+            for (int r = 0; r < *ranks_; ++r) schedule_.gaps[r].resize(schedule_.ranks[r].size() + 1, 0);
+        schedule_.costs = costs_;
+        schedule_.source = file_;
+    }
+};
+
+std::string pipelines_header(const Placement& placement) {
+    std::string text;
+    for (int k = 0; k < placement.pipeline_count(); ++k) {
+        const auto& p = placement.pipelines[k];
+        text += fmt::format("pipeline {} microbatches {} ranks {}", k, p.microbatches, fmt::join(p.stage_rank, " "));
+        bool identity = true;
+        for (int s = 0; s < p.stages(); ++s) identity = identity && p.stage_block[s] == s;
+        if (!identity) text += fmt::format(" blocks {}", fmt::join(p.stage_block, " "));
+        text += "\n";
+    }
+    return text;
+}
+
+std::string placement_header(const Placement& placement) {
+    const bool bidirectional = placement.pipeline_count() == 2 &&
+                               [&] {
+                                   auto expected = Placement::bidirectional(placement.ranks, placement.pipelines[0].microbatches);
+                                   return expected.pipelines[0].stage_rank == placement.pipelines[0].stage_rank &&
+                                          expected.pipelines[1].stage_rank == placement.pipelines[1].stage_rank &&
+                                          expected.pipelines[0].stage_block == placement.pipelines[0].stage_block &&
+                                          expected.pipelines[1].stage_block == placement.pipelines[1].stage_block &&
+                                          placement.pipelines[1].microbatches == placement.pipelines[0].microbatches;
+                               }();
+    if (bidirectional)
+        return fmt::format("microbatches {}\nplacement bidirectional\n", placement.total_microbatches());
+    if (placement.pipeline_count() != 1) return pipelines_header(placement);
+    const auto& p = placement.pipelines[0];
+    for (int s = 0; s < p.stages(); ++s)
+        if (p.stage_block[s] != s) return pipelines_header(placement);
+    std::string text = fmt::format("microbatches {}\nstages {}\n", p.microbatches, p.stages());
+    if (p.stage_rank == loop_stage_map(placement.ranks, p.stages())) return text + "placement loop\n";
+    if (p.stages() % placement.ranks == 0 && p.stage_rank == v_stage_map(placement.ranks, p.stages()))
+        return text + "placement v\n";
+    return text + fmt::format("placement {}\n", fmt::join(p.stage_rank, " "));
+}
+
+}  // namespace
+
+Schedule read_native(std::string_view text, const std::string& file_name) {
+    return NativeReader(text, file_name).read();
+}
+
+std::string write_native(const Schedule& schedule) {
+    std::string text = "# pipeproof schedule\n";
+    if (!schedule.source.empty()) text += fmt::format("# from {}\n", schedule.source);
+    text += fmt::format("ranks {}\n", schedule.placement.ranks);
+    text += placement_header(schedule.placement);
+    if (schedule.costs) {
+        text += "costs " + format_costs(*schedule.costs) + "\n";
+        for (const auto& [block, c] : schedule.costs->per_block) {
+            Costs one;
+            one.base = c;
+            auto items = format_costs(one);
+            text += fmt::format("stage-costs {} {}\n", block, items.substr(0, items.rfind(",comm=")));
+        }
+    }
+    if (schedule.memory_limit) text += "memory-limit " + format_rational(*schedule.memory_limit) + "\n";
+    for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+        text += fmt::format("rank {}:", r);
+        const auto* gaps = schedule.gaps.empty() ? nullptr : &schedule.gaps[r];
+        for (size_t k = 0; k <= schedule.ranks[r].size(); ++k) {
+            if (gaps && k < gaps->size())
+                for (int g = 0; g < (*gaps)[k]; ++g) text += " .";
+            if (k < schedule.ranks[r].size()) text += " " + format_slot(schedule.ranks[r][k]);
+        }
+        text += "\n";
+    }
+    return text;
+}
+
+}  // namespace pp

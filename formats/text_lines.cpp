@@ -1,0 +1,66 @@
+#include "formats/text_lines.hpp"
+
+namespace pp {
+namespace {
+
+// Length of the UTF-8 sequence starting at text[i], or 0 if it is not valid.
+size_t utf8_length(std::string_view text, size_t i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xE ? 3 : (byte >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > text.size()) return 0;
+    for (size_t k = 1; k < length; ++k)
+        if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return 0;
+    return length;
+}
+
+void reject_binary(std::string_view text, const std::string& file) {
+    int line = 1, column = 1;
+    for (size_t i = 0; i < text.size();) {
+        if (text[i] == '\0')
+            throw InputError(file, line, column, "a NUL byte: this is not a text file");
+        const size_t length = utf8_length(text, i);
+        if (length == 0) throw InputError(file, line, column, "invalid UTF-8: this is not a text file");
+        if (text[i] == '\n') ++line, column = 0;
+        i += length;
+        column += static_cast<int>(length);
+    }
+}
+
+}  // namespace
+
+std::vector<TextLine> split_lines(std::string_view text, const std::string& file) {
+    constexpr std::string_view bom = "\xEF\xBB\xBF";
+    const bool has_bom = text.substr(0, 3) == bom;
+    if (has_bom) text.remove_prefix(3);
+    reject_binary(text, file);
+    std::vector<TextLine> lines;
+    int number = 1;
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t end = text.find('\n', start);
+        const bool last = end == std::string_view::npos;
+        if (last) end = text.size();
+        std::string_view line = text.substr(start, end - start);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (!(last && line.empty() && start == text.size() && number > 1)) lines.push_back({number, line});
+        if (last) break;
+        start = end + 1;
+        ++number;
+    }
+    return lines;
+}
+
+std::vector<Word> split_words(std::string_view line) {
+    std::vector<Word> words;
+    size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+        if (i >= line.size() || line[i] == '#') break;
+        const size_t start = i;
+        while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '#') ++i;
+        words.push_back({line.substr(start, i - start), static_cast<int>(start) + 1});
+    }
+    return words;
+}
+
+}  // namespace pp

@@ -1,0 +1,642 @@
+#include "formats/torch_csv.hpp"
+
+#include "formats/input_error.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace pp {
+namespace {
+
+constexpr int kMaxNumber = 1000000;  // beyond this a stage or micro-batch number is a typo, not a schedule
+
+// Everything a cell can name: PyTorch's computation types plus the 2024-era "BW".
+enum class Kind { F, I, W, B, BW, SendF, RecvF, SendB, RecvB, Unshard, Reshard, ReduceGrad, OverlapFB };
+
+struct KindName {
+    std::string_view text;
+    Kind kind;
+};
+// Longest names first: a longest match is what keeps "BW" from reading as "B" followed by junk.
+constexpr KindName kKindNames[] = {
+    {"OVERLAP_F_B", Kind::OverlapFB}, {"REDUCE_GRAD", Kind::ReduceGrad}, {"UNSHARD", Kind::Unshard},
+    {"RESHARD", Kind::Reshard},       {"SEND_F", Kind::SendF},           {"RECV_F", Kind::RecvF},
+    {"SEND_B", Kind::SendB},          {"RECV_B", Kind::RecvB},           {"BW", Kind::BW},
+    {"F", Kind::F},                   {"I", Kind::I},                    {"B", Kind::B},
+    {"W", Kind::W},
+};
+constexpr std::string_view kKindList = "F, I, B, W, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, REDUCE_GRAD";
+
+bool is_compute(Kind kind) {
+    return kind == Kind::F || kind == Kind::I || kind == Kind::W || kind == Kind::B || kind == Kind::BW;
+}
+bool takes_microbatch(Kind kind) {
+    return is_compute(kind) || kind == Kind::SendF || kind == Kind::RecvF || kind == Kind::SendB ||
+           kind == Kind::RecvB;
+}
+// The kinds whose presence makes a file compute_comms (REDUCE_GRAD may appear in both formats).
+bool is_comms_only(Kind kind) {
+    return kind == Kind::SendF || kind == Kind::RecvF || kind == Kind::SendB || kind == Kind::RecvB ||
+           kind == Kind::Unshard || kind == Kind::Reshard;
+}
+
+std::optional<KindName> match_kind(std::string_view text) {
+    for (const auto& name : kKindNames)
+        if (text.substr(0, name.text.size()) == name.text) return name;
+    return std::nullopt;
+}
+
+OpKind op_kind(Kind kind, TorchEra era) {
+    switch (kind) {
+        case Kind::F: return OpKind::F;
+        case Kind::W: return OpKind::W;
+        case Kind::I: return OpKind::I;
+        case Kind::BW: return OpKind::B;
+        case Kind::B: return era == TorchEra::Y2024 ? OpKind::I : OpKind::B;
+        default: throw std::logic_error("op_kind: not a compute kind");
+    }
+}
+
+CommKind comm_kind(Kind kind) {
+    switch (kind) {
+        case Kind::SendF: return CommKind::SendF;
+        case Kind::RecvF: return CommKind::RecvF;
+        case Kind::SendB: return CommKind::SendB;
+        case Kind::RecvB: return CommKind::RecvB;
+        case Kind::Unshard: return CommKind::Unshard;
+        case Kind::Reshard: return CommKind::Reshard;
+        case Kind::ReduceGrad: return CommKind::ReduceGrad;
+        default: throw std::logic_error("comm_kind: not a communication kind");
+    }
+}
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Strips blanks; `offset` moves with the left edge so that columns stay exact.
+std::string_view trim(std::string_view text, size_t& offset) {
+    while (!text.empty() && is_blank(text.front())) {
+        text.remove_prefix(1);
+        ++offset;
+    }
+    while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
+    return text;
+}
+
+std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+// Where in the file we are, to throw InputError with exact positions.
+struct Where {
+    const std::string& file;
+    int line;
+    [[noreturn]] void fail(size_t offset, const std::string& message) const {
+        throw InputError(file, line, static_cast<int>(offset) + 1, message);
+    }
+    SourceLoc loc(size_t offset) const { return SourceLoc{line, static_cast<int>(offset) + 1}; }
+};
+
+// ---- byte-level checks ----
+
+// Length of the UTF-8 sequence starting at text[i], or 0 if it is not valid UTF-8.
+size_t utf8_sequence_length(std::string_view text, size_t i) {
+    auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+    unsigned char lead = byte(i);
+    if (lead < 0x80) return 1;
+    size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
+    if (length == 0 || lead > 0xF4 || lead == 0xC0 || lead == 0xC1 || i + length > text.size()) return 0;
+    for (size_t k = 1; k < length; ++k)
+        if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    // Overlong 3/4-byte forms, UTF-16 surrogates and code points above U+10FFFF.
+    if (lead == 0xE0 && byte(i + 1) < 0xA0) return 0;
+    if (lead == 0xED && byte(i + 1) >= 0xA0) return 0;
+    if (lead == 0xF0 && byte(i + 1) < 0x90) return 0;
+    if (lead == 0xF4 && byte(i + 1) >= 0x90) return 0;
+    return length;
+}
+
+// A schedule file is text; NUL or broken UTF-8 means someone passed a binary or a wrongly encoded file.
+void check_text_bytes(std::string_view line, const Where& where) {
+    for (size_t i = 0; i < line.size();) {
+        if (line[i] == '\0') where.fail(i, "NUL byte: this looks like a binary file, expected a text CSV of actions");
+        size_t length = utf8_sequence_length(line, i);
+        if (length == 0) {
+            static const char* hex = "0123456789abcdef";
+            auto value = static_cast<unsigned char>(line[i]);
+            where.fail(i, std::string("byte 0x") + hex[value >> 4] + hex[value & 15] +
+                              " is not valid UTF-8: expected a text CSV of actions");
+        }
+        i += length;
+    }
+}
+
+// ---- cell grammar ----
+
+struct PlainAction {
+    Kind kind = Kind::F;
+    int stage = 0;
+    int microbatch = -1;  // -1: none
+    size_t offset = 0;    // token start in the line
+    size_t stage_offset = 0;
+    size_t microbatch_offset = 0;
+};
+
+struct ParsedCell {
+    enum class Type { Empty, Single, Pair } type = Type::Empty;
+    PlainAction first, second;  // for a pair: the forward, then the backward
+    size_t offset = 0;          // token start in the line
+};
+
+class CellParser {
+public:
+    CellParser(const Where& where, TorchEra era) : where_(where), era_(era) {}
+
+    ParsedCell parse(std::string_view raw, size_t raw_offset) const {
+        size_t offset = raw_offset;
+        std::string_view text = trim(raw, offset);
+        ParsedCell cell;
+        cell.offset = raw_offset;
+        if (text.empty() || text == "\"\"") return cell;  // csv writes a lone empty cell as ""
+        if (text.front() == '(') return parse_pair(text, offset);
+        cell.type = ParsedCell::Type::Single;
+        cell.offset = offset;
+        cell.first = parse_plain(text, offset);
+        if (cell.first.kind == Kind::OverlapFB)
+            where_.fail(offset, "OVERLAP_F_B must be written as a pair, e.g. (0F1;3B0)OVERLAP_F_B, found " +
+                                    quoted(text));
+        return cell;
+    }
+
+private:
+    const Where& where_;
+    TorchEra era_;
+
+    int read_number(std::string_view text, size_t& pos, size_t base, const char* what) const {
+        size_t start = pos;
+        long value = 0;
+        while (pos < text.size() && is_digit(text[pos])) {
+            value = std::min<long>(value * 10 + (text[pos] - '0'), kMaxNumber + 1L);
+            ++pos;
+        }
+        if (value > kMaxNumber)
+            where_.fail(base + start, std::string(what) + " number " + std::string(text.substr(start, pos - start)) +
+                                          " is too large (at most " + std::to_string(kMaxNumber) + ")");
+        return static_cast<int>(value);
+    }
+
+    [[noreturn]] void unknown_kind(std::string_view text, size_t pos, size_t base) const {
+        std::string rest(text.substr(pos));
+        std::string message = "unknown action " + quoted(text) + ": after the stage number expected one of " +
+                              std::string(kKindList);
+        if (rest.empty()) message = "action " + quoted(text) + " has a stage number but no action type; expected one of " +
+                                    std::string(kKindList);
+        std::string upper = rest;
+        for (char& c : upper) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+        if (!rest.empty() && match_kind(upper)) message += " (action types are upper case)";
+        where_.fail(base, message);
+    }
+
+    void check_era(Kind kind, std::string_view text, size_t base) const {
+        if (era_ == TorchEra::Current && kind == Kind::BW)
+            where_.fail(base, "2024-era letter BW; rerun with --torch-era 2024 (found " + quoted(text) +
+                                  "; current PyTorch writes the full backward as B)");
+        if (era_ == TorchEra::Y2024 && kind == Kind::I)
+            where_.fail(base, "letter I does not exist in 2024-era files (they write the input-gradient backward as "
+                              "B); found " + quoted(text) + ", rerun with --torch-era current");
+    }
+
+    // [stage][type][micro-batch], nothing before or after.
+    PlainAction parse_plain(std::string_view text, size_t base) const {
+        PlainAction action;
+        action.offset = action.stage_offset = base;
+        if (text.front() == '-')
+            where_.fail(base, "negative stage number in " + quoted(text) + ": stages are numbered from 0");
+        if (!is_digit(text.front()))
+            where_.fail(base, "expected an action such as 2F0, 1I3, 0SEND_F1 or (0F1;3B0)OVERLAP_F_B, found " +
+                                  quoted(text));
+        size_t pos = 0;
+        action.stage = read_number(text, pos, base, "stage");
+        auto kind = match_kind(text.substr(pos));
+        if (!kind) unknown_kind(text, pos, base);
+        action.kind = kind->kind;
+        check_era(action.kind, text, base);
+        pos += kind->text.size();
+        if (pos < text.size() && text[pos] == '-' && takes_microbatch(action.kind))
+            where_.fail(base + pos, "negative micro-batch number in " + quoted(text) + ": micro-batches are numbered from 0");
+        if (pos < text.size() && is_digit(text[pos])) {
+            if (!takes_microbatch(action.kind))
+                where_.fail(base + pos, std::string(kind->text) + " takes no micro-batch number, found " + quoted(text));
+            action.microbatch_offset = base + pos;
+            action.microbatch = read_number(text, pos, base, "micro-batch");
+        } else if (takes_microbatch(action.kind)) {
+            where_.fail(base, "action " + quoted(text) + " has no micro-batch number; expected e.g. " +
+                                  std::to_string(action.stage) + std::string(kind->text) + "0");
+        }
+        if (pos < text.size()) {
+            std::string head(text.substr(0, pos));
+            where_.fail(base + pos, "unexpected " + quoted(text.substr(pos)) + " after action " + quoted(head) +
+                                        "; PyTorch's parser matches only a prefix and would silently read this cell as " +
+                                        head);
+        }
+        return action;
+    }
+
+    bool is_forward(const PlainAction& a) const { return a.kind == Kind::F; }
+    bool is_backward_half(const PlainAction& a) const {
+        return is_compute(a.kind) && pp::is_backward(op_kind(a.kind, era_));
+    }
+
+    // (a;b)OVERLAP_F_B: PyTorch's container of one forward and one full (or input) backward.
+    ParsedCell parse_pair(std::string_view text, size_t base) const {
+        size_t close = text.find(')');
+        if (close == std::string_view::npos)
+            where_.fail(base, "unclosed parenthesis in " + quoted(text) + ": expected (forward;backward)OVERLAP_F_B");
+        std::string_view inner = text.substr(1, close - 1);
+        if (size_t nested = inner.find('('); nested != std::string_view::npos)
+            where_.fail(base + 1 + nested, "nested parentheses in " + quoted(text) +
+                                               ": a pair holds plain actions, e.g. (0F1;3B0)OVERLAP_F_B");
+        std::vector<PlainAction> parts = parse_parts(inner, base + 1, text);
+        check_pair_suffix(text, close, base);
+        if (parts.size() != 2 || !((is_forward(parts[0]) && is_backward_half(parts[1])) ||
+                                   (is_forward(parts[1]) && is_backward_half(parts[0]))))
+            where_.fail(base, "a pair must be one forward plus one backward (I or B), found " + quoted(text));
+        ParsedCell cell;
+        cell.type = ParsedCell::Type::Pair;
+        cell.offset = base;
+        // Slot::pair keeps the forward first; both halves start together, so the written order carries no meaning.
+        bool forward_first = is_forward(parts[0]);
+        cell.first = parts[forward_first ? 0 : 1];
+        cell.second = parts[forward_first ? 1 : 0];
+        return cell;
+    }
+
+    std::vector<PlainAction> parse_parts(std::string_view inner, size_t base, std::string_view text) const {
+        std::vector<PlainAction> parts;
+        size_t start = 0;
+        while (true) {
+            size_t semi = inner.find(';', start);
+            size_t offset = base + start;
+            std::string_view part = trim(inner.substr(start, semi == std::string_view::npos ? semi : semi - start), offset);
+            if (part.empty()) where_.fail(offset, "empty sub-action in " + quoted(text));
+            parts.push_back(parse_plain(part, offset));
+            if (semi == std::string_view::npos) break;
+            start = semi + 1;
+        }
+        return parts;
+    }
+
+    void check_pair_suffix(std::string_view text, size_t close, size_t base) const {
+        constexpr std::string_view kOverlap = "OVERLAP_F_B";
+        std::string_view suffix = text.substr(close + 1);
+        if (suffix == kOverlap) return;
+        if (suffix.substr(0, kOverlap.size()) == kOverlap)
+            where_.fail(base + close + 1 + kOverlap.size(),
+                        "unexpected " + quoted(suffix.substr(kOverlap.size())) + " after " +
+                            quoted(text.substr(0, close + 1 + kOverlap.size())) +
+                            "; PyTorch's parser matches only a prefix and would silently ignore it");
+        where_.fail(base + close + 1, "expected OVERLAP_F_B after ')' in " + quoted(text) + ", found " +
+                                          (suffix.empty() ? std::string("nothing") : quoted(suffix)));
+    }
+};
+
+// ---- rows ----
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+    std::vector<std::string_view> lines;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(start, end - start);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        lines.push_back(line);
+        start = end + 1;
+    }
+    // Blank lines at the end are an editor's final newline(s), not ranks without actions.
+    while (!lines.empty() && lines.back().empty()) lines.pop_back();
+    return lines;
+}
+
+struct Cell {
+    std::string_view text;
+    size_t offset;
+};
+
+std::vector<Cell> split_cells(std::string_view line) {
+    std::vector<Cell> cells;
+    if (line.empty()) return cells;  // csv reads a blank line as a row without cells
+    size_t start = 0;
+    while (true) {
+        size_t comma = line.find(',', start);
+        size_t end = comma == std::string_view::npos ? line.size() : comma;
+        cells.push_back({line.substr(start, end - start), start});
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+    }
+    return cells;
+}
+
+// One row as read: slots, the action list (compute and comm) and the empty cells before each slot.
+struct Row {
+    std::vector<Slot> slots;
+    std::vector<RankAction> actions;
+    std::vector<int> gaps{0};
+};
+
+std::uint64_t op_key(OpKind kind, int stage, int microbatch) {
+    return (static_cast<std::uint64_t>(stage) << 24 | static_cast<std::uint64_t>(microbatch)) << 2 |
+           static_cast<std::uint64_t>(kind);
+}
+
+class Reader {
+public:
+    Reader(const std::string& file, const TorchCsvOptions& options) : file_(file), options_(options) {
+        if (options.stage_rank && options.stages && static_cast<int>(options.stage_rank->size()) != *options.stages)
+            throw InputError(file, 0, 0,
+                             "the stage->rank map has " + std::to_string(options.stage_rank->size()) +
+                                 " entries but the number of stages is " + std::to_string(*options.stages));
+    }
+
+    void read_row(std::string_view line, int line_number) {
+        Where where{file_, line_number};
+        check_text_bytes(line, where);
+        int rank = static_cast<int>(rows_.size());
+        if (options_.ranks && rank >= *options_.ranks)
+            where.fail(0, "row " + std::to_string(rank + 1) + " would be rank " + std::to_string(rank) +
+                              ", but the schedule has " + std::to_string(*options_.ranks) +
+                              " ranks; expected one row per rank");
+        CellParser parser(where, options_.era);
+        Row row;
+        for (const Cell& raw : split_cells(line)) add_cell(row, parser.parse(raw.text, raw.offset), where, rank);
+        rows_.push_back(std::move(row));
+    }
+
+    Schedule finish() {
+        check_rank_count();
+        if (!any_compute_) throw InputError(file_, 1, 1, "no compute actions found: expected actions such as 0F0, 1I3");
+        if (comms_format_ && first_gap_)
+            throw InputError(file_, first_gap_->line, first_gap_->column,
+                             "empty cell in a compute_comms file (it has SEND/RECV/UNSHARD/RESHARD actions): every "
+                             "cell must hold an action, bubbles exist only in compute_only files");
+        if (options_.era == TorchEra::Current) check_not_2024_letters();
+        return build();
+    }
+
+private:
+    const std::string& file_;
+    const TorchCsvOptions& options_;
+    std::vector<Row> rows_;
+    std::vector<int> first_rank_of_stage_;  // -1: not seen yet
+    int max_stage_ = -1, max_microbatch_ = -1;
+    bool any_compute_ = false, comms_format_ = false, any_gap_ = false;
+    std::optional<SourceLoc> first_gap_;
+    std::unordered_map<std::uint64_t, SourceLoc> seen_ops_;
+
+    std::optional<int> stage_limit() const {
+        if (options_.stages) return options_.stages;
+        if (options_.stage_rank) return static_cast<int>(options_.stage_rank->size());
+        return std::nullopt;
+    }
+
+    // Range checks that only apply when the caller fixed the range, and the PyTorch-style map inference.
+    void note_stage_and_microbatch(const PlainAction& a, const Where& where, int rank) {
+        if (auto limit = stage_limit(); limit && a.stage >= *limit)
+            where.fail(a.stage_offset, "stage " + std::to_string(a.stage) + " is out of range: the schedule has " +
+                                           std::to_string(*limit) + " stages (0.." + std::to_string(*limit - 1) + ")");
+        if (options_.microbatches && a.microbatch >= *options_.microbatches)
+            where.fail(a.microbatch_offset, "micro-batch " + std::to_string(a.microbatch) +
+                                                " is out of range: the schedule has " +
+                                                std::to_string(*options_.microbatches) + " micro-batches (0.." +
+                                                std::to_string(*options_.microbatches - 1) + ")");
+        max_stage_ = std::max(max_stage_, a.stage);
+        max_microbatch_ = std::max(max_microbatch_, a.microbatch);
+        if (static_cast<int>(first_rank_of_stage_.size()) <= a.stage) first_rank_of_stage_.resize(a.stage + 1, -1);
+        if (first_rank_of_stage_[a.stage] < 0) first_rank_of_stage_[a.stage] = rank;
+    }
+
+    Op compute_op(const PlainAction& a, const Where& where, int rank) {
+        note_stage_and_microbatch(a, where, rank);
+        Op op{op_kind(a.kind, options_.era), 0, a.stage, a.microbatch};
+        auto [it, inserted] = seen_ops_.try_emplace(op_key(op.kind, op.stage, op.microbatch), where.loc(a.offset));
+        if (!inserted)
+            where.fail(a.offset, "duplicate action " + format_op(op) + ": it already appears at line " +
+                                     std::to_string(it->second.line) + ", column " + std::to_string(it->second.column));
+        any_compute_ = true;
+        return op;
+    }
+
+    void add_cell(Row& row, const ParsedCell& cell, const Where& where, int rank) {
+        SourceLoc loc = where.loc(cell.offset);
+        switch (cell.type) {
+            case ParsedCell::Type::Empty:
+                ++row.gaps.back();
+                any_gap_ = true;
+                if (!first_gap_) first_gap_ = loc;
+                return;
+            case ParsedCell::Type::Pair: {
+                // Two statements: the halves must be checked in file order (argument order is unspecified).
+                Op forward = compute_op(cell.first, where, rank);
+                Op backward = compute_op(cell.second, where, rank);
+                add_slot(row, Slot::pair(forward, backward, loc));
+                return;
+            }
+            case ParsedCell::Type::Single:
+                if (is_compute(cell.first.kind)) {
+                    add_slot(row, Slot::single(compute_op(cell.first, where, rank), loc));
+                    return;
+                }
+                note_stage_and_microbatch(cell.first, where, rank);
+                comms_format_ = comms_format_ || is_comms_only(cell.first.kind);
+                RankAction action;
+                action.is_compute = false;
+                action.comm = comm_kind(cell.first.kind);
+                action.stage = cell.first.stage;
+                action.microbatch = cell.first.microbatch;
+                action.loc = loc;
+                row.actions.push_back(action);
+                return;
+        }
+    }
+
+    static void add_slot(Row& row, const Slot& slot) {
+        RankAction action;
+        action.is_compute = true;
+        action.slot = static_cast<int>(row.slots.size());
+        action.loc = slot.loc;
+        row.slots.push_back(slot);
+        row.actions.push_back(action);
+        row.gaps.push_back(0);
+    }
+
+    void check_rank_count() const {
+        int rows = static_cast<int>(rows_.size());
+        if (options_.ranks && rows < *options_.ranks)
+            throw InputError(file_, rows + 1, 1,
+                             "missing rank " + std::to_string(rows) + ": expected " + std::to_string(*options_.ranks) +
+                                 " rows (one per rank), found " + std::to_string(rows));
+    }
+
+    // Letters are never reinterpreted silently: B and W of the same (stage, micro-batch) with no I anywhere is
+    // how a 2024-era file (B = input-gradient backward) looks when read with current letters.
+    void check_not_2024_letters() const {
+        std::unordered_set<std::uint64_t> full_backwards;
+        for (const Row& row : rows_)
+            for (const Slot& slot : row.slots)
+                for (const Op& op : slot) {
+                    if (op.kind == OpKind::I) return;
+                    if (op.kind == OpKind::B) full_backwards.insert(op_key(OpKind::B, op.stage, op.microbatch));
+                }
+        for (const Row& row : rows_)
+            for (const Slot& slot : row.slots)
+                for (const Op& op : slot)
+                    if (op.kind == OpKind::W && full_backwards.count(op_key(OpKind::B, op.stage, op.microbatch)))
+                        throw InputError(
+                            file_, slot.loc.line, slot.loc.column,
+                            format_op(op) + " follows a full backward " + std::to_string(op.stage) + "B" +
+                                std::to_string(op.microbatch) +
+                                " and the file has no I: this only makes sense as a 2024-era file (B = input-gradient "
+                                "backward); rerun with --torch-era 2024");
+    }
+
+    std::vector<int> stage_rank(int ranks, int stages) const {
+        if (options_.stage_rank) return *options_.stage_rank;
+        std::vector<int> map(stages);
+        for (int s = 0; s < stages; ++s) {
+            bool seen = s < static_cast<int>(first_rank_of_stage_.size()) && first_rank_of_stage_[s] >= 0;
+            // A stage that never appears gets PyTorch's default loop placement; the verifier reports its ops missing.
+            map[s] = seen ? first_rank_of_stage_[s] : s % ranks;
+        }
+        return map;
+    }
+
+    Schedule build() {
+        int ranks = options_.ranks.value_or(static_cast<int>(rows_.size()));
+        int stages = stage_limit().value_or(max_stage_ + 1);
+        int microbatches = options_.microbatches.value_or(max_microbatch_ + 1);
+        Schedule schedule;
+        schedule.source = file_;
+        schedule.placement = Placement::single(ranks, stage_rank(ranks, stages), microbatches);
+        try {
+            schedule.placement.validate();
+        } catch (const std::invalid_argument& e) {
+            throw InputError(file_, 0, 0, e.what());
+        }
+        if (comms_format_) schedule.actions.emplace();
+        for (Row& row : rows_) {
+            schedule.ranks.push_back(std::move(row.slots));
+            if (any_gap_) schedule.gaps.push_back(std::move(row.gaps));
+            if (comms_format_) schedule.actions->push_back(std::move(row.actions));
+        }
+        return schedule;
+    }
+};
+
+std::string_view strip_bom(std::string_view text) {
+    constexpr std::string_view kBom = "\xEF\xBB\xBF";
+    if (text.substr(0, kBom.size()) == kBom) text.remove_prefix(kBom.size());
+    return text;
+}
+
+bool only_blank(std::string_view text) {
+    return std::all_of(text.begin(), text.end(), [](char c) { return is_blank(c) || c == '\n'; });
+}
+
+// ---- writer ----
+
+std::string op_letter(OpKind kind, TorchEra era) {
+    if (era == TorchEra::Y2024) {
+        if (kind == OpKind::I) return "B";
+        if (kind == OpKind::B) return "BW";
+    }
+    return std::string(1, kind_letter(kind));
+}
+
+std::string torch_op_text(const Op& op, TorchEra era) {
+    return std::to_string(op.stage) + op_letter(op.kind, era) + std::to_string(op.microbatch);
+}
+
+std::string comm_text(const RankAction& action) {
+    std::string text = std::to_string(action.stage) + comm_kind_name(action.comm);
+    if (action.microbatch >= 0) text += std::to_string(action.microbatch);
+    return text;
+}
+
+void check_single_pipeline(const Schedule& schedule) {
+    if (schedule.placement.pipeline_count() > 1)
+        throw std::invalid_argument("PyTorch's CSV format holds one pipeline; this schedule has " +
+                                    std::to_string(schedule.placement.pipeline_count()));
+    for (const auto& rank : schedule.ranks)
+        for (const Slot& slot : rank)
+            for (const Op& op : slot)
+                if (op.pipeline != 0)
+                    throw std::invalid_argument("PyTorch's CSV format holds one pipeline; found " + format_op(op));
+}
+
+std::vector<std::string> compute_cells(const Schedule& schedule, size_t rank, TorchEra era) {
+    const auto& slots = schedule.ranks[rank];
+    const std::vector<int>* gaps = rank < schedule.gaps.size() ? &schedule.gaps[rank] : nullptr;
+    auto gap_before = [&](size_t k) { return gaps && k < gaps->size() ? (*gaps)[k] : 0; };
+    std::vector<std::string> cells;
+    for (size_t k = 0; k <= slots.size(); ++k) {
+        cells.insert(cells.end(), gap_before(k), std::string());
+        if (k < slots.size()) cells.push_back(torch_slot_text(slots[k], era));
+    }
+    return cells;
+}
+
+std::vector<std::string> comms_cells(const Schedule& schedule, size_t rank, TorchEra era) {
+    std::vector<std::string> cells;
+    for (const RankAction& action : (*schedule.actions)[rank])
+        cells.push_back(action.is_compute ? torch_slot_text(schedule.ranks[rank].at(action.slot), era)
+                                          : comm_text(action));
+    return cells;
+}
+
+// As Python's csv.writer: a row whose only cell is empty is written as "" so that it is not a blank line.
+std::string join_row(const std::vector<std::string>& cells) {
+    if (cells.size() == 1 && cells[0].empty()) return "\"\"";
+    std::string line;
+    for (size_t k = 0; k < cells.size(); ++k) {
+        if (k) line += ',';
+        line += cells[k];
+    }
+    return line;
+}
+
+}  // namespace
+
+Schedule read_torch_csv(std::string_view text, const std::string& file_name, const TorchCsvOptions& options) {
+    text = strip_bom(text);
+    if (only_blank(text)) throw InputError(file_name, 1, 1, "empty file: expected one row of actions per rank");
+    Reader reader(file_name, options);
+    std::vector<std::string_view> lines = split_lines(text);
+    for (size_t i = 0; i < lines.size(); ++i) reader.read_row(lines[i], static_cast<int>(i) + 1);
+    return reader.finish();
+}
+
+TorchCsvFormat detect_torch_csv_format(const Schedule& schedule) {
+    return schedule.actions ? TorchCsvFormat::ComputeComms : TorchCsvFormat::ComputeOnly;
+}
+
+std::string torch_slot_text(const Slot& slot, TorchEra era) {
+    if (!slot.is_pair()) return torch_op_text(slot.ops[0], era);
+    return "(" + torch_op_text(slot.ops[0], era) + ";" + torch_op_text(slot.ops[1], era) + ")OVERLAP_F_B";
+}
+
+std::string write_torch_csv(const Schedule& schedule, TorchCsvFormat format, TorchEra era) {
+    check_single_pipeline(schedule);
+    bool comms = format == TorchCsvFormat::ComputeComms;
+    if (comms && !schedule.actions)
+        throw std::invalid_argument("compute_comms output needs the schedule's action list (lower it first)");
+    size_t rows = comms ? schedule.actions->size() : schedule.ranks.size();
+    std::string out;
+    for (size_t r = 0; r < rows; ++r) {
+        out += join_row(comms ? comms_cells(schedule, r, era) : compute_cells(schedule, r, era));
+        out += "\r\n";
+    }
+    return out;
+}
+
+}  // namespace pp

@@ -1,0 +1,88 @@
+#include "model/costs.hpp"
+
+namespace pp {
+
+const OpCosts& Costs::of_block(int block) const {
+    auto it = per_block.find(block);
+    return it == per_block.end() ? base : it->second;
+}
+
+Rational Costs::duration(OpKind kind, int block) const {
+    const auto& c = of_block(block);
+    switch (kind) {
+        case OpKind::F: return c.F;
+        case OpKind::I: return c.I;
+        case OpKind::W: return c.W;
+        case OpKind::B: return c.full_backward();
+    }
+    return c.F;
+}
+
+Rational Costs::pair_duration(const Op& forward, int forward_block, const Op& backward, int backward_block) const {
+    const auto& c = of_block(forward_block);
+    if (c.FB) return *c.FB;
+    return duration(forward.kind, forward_block) + duration(backward.kind, backward_block);
+}
+
+std::vector<Rational> Costs::all_values() const {
+    std::vector<Rational> values{comm};
+    auto add = [&](const OpCosts& c) {
+        values.insert(values.end(), {c.F, c.I, c.W, c.full_backward()});
+        if (c.FB) values.push_back(*c.FB);
+    };
+    add(base);
+    for (const auto& [block, c] : per_block) add(c);
+    return values;
+}
+
+void apply_cost_items(std::string_view text, OpCosts& op_costs, Rational* comm) {
+    size_t pos = 0;
+    auto is_sep = [](char c) { return c == ',' || c == ' ' || c == '\t'; };
+    while (pos < text.size()) {
+        while (pos < text.size() && is_sep(text[pos])) ++pos;
+        if (pos >= text.size()) break;
+        size_t start = pos;
+        while (pos < text.size() && !is_sep(text[pos])) ++pos;
+        std::string_view item = text.substr(start, pos - start);
+        auto eq = item.find('=');
+        if (eq == std::string_view::npos)
+            throw CostSyntaxError{"expected KEY=VALUE (keys F, I, W, B, FB, comm), got '" + std::string(item) + "'", start};
+        auto key = item.substr(0, eq);
+        auto value = parse_rational(item.substr(eq + 1));
+        if (!value)
+            throw CostSyntaxError{"expected a non-negative number such as 2, 1.5 or 7/4 after '" + std::string(key) +
+                                      "=', got '" + std::string(item.substr(eq + 1)) + "'",
+                                  start + eq + 1};
+        if (key == "F") op_costs.F = *value;
+        else if (key == "I") op_costs.I = *value;
+        else if (key == "W") op_costs.W = *value;
+        else if (key == "B") op_costs.B = *value;
+        else if (key == "FB" || key == "F&B") op_costs.FB = *value;
+        else if ((key == "comm" || key == "c") && comm) *comm = *value;
+        else
+            throw CostSyntaxError{"unknown cost key '" + std::string(key) + "' (expected F, I, W, B, FB" +
+                                      (comm ? ", comm" : "") + ")",
+                                  start};
+    }
+}
+
+Costs parse_costs(std::string_view text) {
+    Costs costs;
+    apply_cost_items(text, costs.base, &costs.comm);
+    return costs;
+}
+
+namespace {
+std::string format_op_costs(const OpCosts& c) {
+    std::string text = "F=" + format_rational(c.F) + ",I=" + format_rational(c.I) + ",W=" + format_rational(c.W);
+    if (c.B) text += ",B=" + format_rational(*c.B);
+    if (c.FB) text += ",FB=" + format_rational(*c.FB);
+    return text;
+}
+}  // namespace
+
+std::string format_costs(const Costs& costs) {
+    return format_op_costs(costs.base) + ",comm=" + format_rational(costs.comm);
+}
+
+}  // namespace pp

@@ -1,0 +1,51 @@
+#pragma once
+// Durations per op kind (optionally per model block) and a P2P latency added on every dependency that
+// crosses ranks. B defaults to I + W; an overlapped pair defaults to the sum of its two ops.
+// Activation memory: a (stage, micro-batch) stash is allocated when its F starts and released when its
+// W ends (or its B, when the backward is not split). Sizes default to one unit per stash.
+#include "model/op.hpp"
+#include "model/rational.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pp {
+
+struct OpCosts {
+    Rational F{1}, I{1}, W{1};
+    std::optional<Rational> B;   // full backward; default I + W
+    std::optional<Rational> FB;  // overlapped F&B pair; default F + (its backward)
+    Rational full_backward() const { return B ? *B : I + W; }
+};
+
+struct Costs {
+    OpCosts base;
+    std::map<int, OpCosts> per_block;  // overrides for individual model blocks
+    Rational comm{0};
+
+    const OpCosts& of_block(int block) const;
+    Rational duration(OpKind kind, int block) const;
+    Rational pair_duration(const Op& forward, int forward_block, const Op& backward, int backward_block) const;
+    // Every value, so that a TimeScale can include them all.
+    std::vector<Rational> all_values() const;
+};
+
+// "F=1,I=1.5,W=0.5,B=2,FB=2,comm=0" (commas or spaces). Throws CostSyntaxError on bad input.
+struct CostSyntaxError {
+    std::string message;
+    size_t offset;  // 0-based character offset into the parsed text
+};
+Costs parse_costs(std::string_view text);
+// Applies "key=value" items to an existing OpCosts / Costs (used for per-block lines too).
+void apply_cost_items(std::string_view text, OpCosts& op_costs, Rational* comm);
+std::string format_costs(const Costs& costs);
+
+struct ActivationModel {
+    Rational forward_alloc{1};  // allocated at the start of F
+    Rational input_grad_free{0};  // released at the end of I; the rest at the end of W (B releases all)
+};
+
+}  // namespace pp

@@ -1,0 +1,64 @@
+#pragma once
+// The dependency DAG of a schedule, at the granularity of slots (a pair is one node):
+//   F(s-1,m) -> F(s,m);  F(last,m) -> I/B(last,m);  I/B(s+1,m) -> I/B(s,m);  I(s,m) -> W(s,m)
+// (within each pipeline), plus the rank-order edges slot k -> slot k+1 of every rank.
+// Stored as a Boost.Graph compressed_sparse_row_graph: flat arrays, so a longest path over ~400k ops
+// stays in the tens of milliseconds.
+#include "model/schedule.hpp"
+
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+#include <boost/range/iterator_range.hpp>
+#include <cstdint>
+#include <vector>
+
+namespace pp {
+
+enum class EdgeKind : std::uint8_t { RankOrder, Dependency };
+
+struct EdgeInfo {
+    EdgeKind kind = EdgeKind::RankOrder;
+    bool cross_rank = false;     // a dependency whose ops live on different ranks pays the P2P latency
+    std::uint32_t from_op = 0;   // op ids (OpIndex) that the dependency links; unused for rank order
+    std::uint32_t to_op = 0;
+};
+
+using SlotGraph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, EdgeInfo>;
+using SlotEdge = SlotGraph::edge_descriptor;
+
+// The out-edges of a slot, for range-for loops.
+inline auto out_edges_of(const SlotGraph& graph, std::uint32_t slot) {
+    return boost::make_iterator_range(boost::out_edges(static_cast<SlotGraph::vertex_descriptor>(slot), graph));
+}
+inline std::uint32_t target_of(const SlotGraph& graph, const SlotEdge& edge) {
+    return static_cast<std::uint32_t>(boost::target(edge, graph));
+}
+inline size_t edge_number(const SlotGraph& graph, const SlotEdge& edge) {
+    return edge.idx;  // CSR edges are numbered 0..E-1 in storage order
+}
+
+struct ScheduleGraph {
+    explicit ScheduleGraph(const Placement& placement) : index(placement) {}
+    OpIndex index;
+    std::vector<std::int32_t> slot_of_op;   // op id -> global slot id, -1 when absent
+    std::vector<std::uint32_t> rank_begin;  // slots of rank r are [rank_begin[r], rank_begin[r+1])
+    std::vector<std::uint32_t> slot_rank;
+    std::vector<std::uint32_t> slot_position;  // index of the slot within its rank
+    SlotGraph graph;
+
+    std::uint32_t slot_count() const { return static_cast<std::uint32_t>(slot_rank.size()); }
+    bool present(const Op& op) const { return index.in_range(op) && slot_of_op[index.id(op)] >= 0; }
+    std::int32_t slot_of(const Op& op) const { return index.in_range(op) ? slot_of_op[index.id(op)] : -1; }
+    const Slot& slot(const Schedule& s, std::uint32_t global) const {
+        return s.ranks[slot_rank[global]][slot_position[global]];
+    }
+};
+
+// Dependency predecessors of op that are present in the graph (0, 1 or 2 entries are possible).
+// A backward of stage s < last depends on whichever backward (I or B) of stage s+1 is present.
+std::vector<Op> dependency_predecessors(const ScheduleGraph& g, const Op& op, const Placement& placement);
+
+// Builds the graph. Ops out of range and repeated occurrences are left out (the verifier reports them);
+// a dependency on a missing op gets no edge.
+ScheduleGraph build_schedule_graph(const Schedule& schedule);
+
+}  // namespace pp

@@ -1,0 +1,66 @@
+#pragma once
+// A schedule: a placement and, per rank, the order in which that rank executes its slots.
+// Optional extras carried from files: costs, a memory limit, the positions of empty cells (PyTorch's
+// None bubbles, kept so a CSV round-trips) and, for compute_comms files, the full action sequence
+// with SEND/RECV/UNSHARD/RESHARD/REDUCE_GRAD interleaved.
+#include "model/costs.hpp"
+#include "model/op.hpp"
+#include "model/placement.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pp {
+
+enum class CommKind : std::uint8_t { SendF, RecvF, SendB, RecvB, Unshard, Reshard, ReduceGrad };
+const char* comm_kind_name(CommKind kind);  // PyTorch's text: "SEND_F", ...
+
+// One entry of a rank's action list in a compute_comms file.
+struct RankAction {
+    bool is_compute = true;
+    int slot = -1;               // index into Schedule::ranks[r] when is_compute
+    CommKind comm = CommKind::SendF;
+    int stage = -1;              // PyTorch's global stage number for comm actions
+    int microbatch = -1;         // -1 when the action has none
+    SourceLoc loc{};
+};
+
+struct Schedule {
+    Placement placement;
+    std::vector<std::vector<Slot>> ranks;  // per rank, in execution order
+    std::string source;                    // file name, for messages
+
+    std::optional<Costs> costs;
+    std::optional<Rational> memory_limit;
+    // gaps[r][k] = empty cells just before slot k of rank r; gaps[r].back() = trailing empty cells.
+    // Empty when the schedule has no explicit bubbles.
+    std::vector<std::vector<int>> gaps;
+    // Present only for schedules read from a compute_comms file.
+    std::optional<std::vector<std::vector<RankAction>>> actions;
+
+    int rank_count() const { return placement.ranks; }
+    size_t op_count() const;
+    size_t slot_count() const;
+};
+
+// Dense numbering of every op a placement admits: (pipeline, stage, micro-batch, kind).
+class OpIndex {
+public:
+    explicit OpIndex(const Placement& placement);
+    size_t size() const { return total_; }
+    size_t id(const Op& op) const {
+        return (base_[op.pipeline] + static_cast<size_t>(op.stage) * mbs_[op.pipeline] + op.microbatch) * kOpKinds +
+               static_cast<size_t>(op.kind);
+    }
+    bool in_range(const Op& op) const;
+    Op op(size_t id) const;
+
+private:
+    std::vector<size_t> base_;  // first (stage, micro-batch) cell of each pipeline
+    std::vector<int> mbs_;
+    std::vector<int> stages_;
+    size_t total_ = 0;
+};
+
+}  // namespace pp

@@ -1,0 +1,46 @@
+// 1F1B, as PyTorch's Schedule1F1B *executes* it (Schedule1F1B._step_microbatches; summarised in
+// shared/reference/pytorch-schedules.md §2.2): rank r runs w = min(M, P-r) warm-up forwards, then
+// alternates "backward first" -- B0, Fw, B1, Fw+1, ... -- until every forward is issued, then the
+// remaining w backwards. One stage per rank (stage r on rank r).
+// Precondition (PipelineScheduleSingle / Schedule1F1B): M >= P, else
+//   "Number of microbatches (M) must be greater than or equal to the number of stages (P)."
+//
+// Why not the IR: Schedule1F1B._get_pipeline_order (PR #155935, June 2025) numbers the last rank's
+// forwards 1..M ("3F1 3B0 3F2 ... 3F8 3B7" for P=4, M=8: no F0, and F8 is out of range), so anything that
+// consumes the IR sees a backward before its forward. The runtime never uses that IR; it runs
+// F0 B0 F1 B1 ... F(M-1) B(M-1) on the last rank, which is what we generate. Ranks 0..P-2 agree with the IR.
+// The IR's padding Nones are a drawing aid (dropped in main), so no gaps are kept.
+//
+// Bubble (uniform F, B, no comm): makespan (M+P-1)(F+B); with comm c on every hop the Zero Bubble
+// authors' model gives more (their 1F1B column of the ICLR table). Memory: rank r holds at most
+// min(M, P-r) activation stashes -- P on rank 0.
+#include "schedules/families.hpp"
+#include "schedules/pytorch_ir.hpp"
+
+#include <algorithm>
+
+namespace pp {
+
+Schedule generate_1f1b(const GenerateParams& params) {
+    require_ranks_and_microbatches(params, "1F1B");
+    require_one_stage_per_rank(params, "1F1B");
+    const int P = params.ranks, M = params.microbatches;
+    if (M < P)
+        throw GenerateError("Number of microbatches (" + std::to_string(M) +
+                            ") must be greater than or equal to the number of stages (" + std::to_string(P) + ").");
+
+    std::vector<RankCells> rows(P);
+    for (int r = 0; r < P; ++r) {
+        const int warmup = std::min(M, P - r);
+        int next_f = 0, next_b = 0;
+        while (next_f < warmup) rows[r].push_back(op_at(OpKind::F, r, next_f++));
+        while (next_b < M) {
+            rows[r].push_back(op_at(OpKind::B, r, next_b++));
+            if (next_f < M) rows[r].push_back(op_at(OpKind::F, r, next_f++));
+        }
+    }
+    return schedule_from_cells(Placement::single(P, loop_stage_map(P, P), M), rows, schedule_label("1f1b", P, M),
+                               false);
+}
+
+}  // namespace pp

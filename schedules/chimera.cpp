@@ -1,0 +1,124 @@
+// Chimera with two pipelines (S. Li and T. Hoefler, "Chimera: Efficiently Training Large-Scale Neural
+// Networks with Bidirectional Pipelines", SC'21, arXiv:2107.06925).
+//
+// What is implemented, and from where:
+// - The basic scheduling unit of the paper's Figure 3 (D = P stages, N = D micro-batches, D/2 per
+//   direction; forward and backward of the two pipelines interleaved; backward unsplit), as the
+//   authors' SC'21 runtime executes it: github.com/Shigangli/Chimera @ 7be5274,
+//   chimera/chimera_bert/bert/main_with_runtime.py (the `args.chimera` training loop).
+// - N = K*D by the paper's "direct concatenation" of K basic units (section 3.5), as the same
+//   repository's main_with_runtime_direct.py runs it: the tail backwards of unit k alternate with the
+//   head forwards of unit k+1. (Forward doubling and backward halving need recomputation or
+//   micro-batches of a different size and are not modelled.)
+//
+// Placement: Placement::bidirectional(P, M/2). Pipeline 0 ("down") has stage s on rank s; pipeline 1
+// ("up") has stage s on rank P-1-s; micro-batches are numbered within their pipeline and processed
+// first-in first-out, forward and backward alike (PipeDream's runtime queues).
+//
+// Per rank, with h = min(r, P-1-r), a = P/2 - h and b = h (the runtime's schedule_number_a/_b), X the
+// pipeline whose stage h lies on this rank (down on ranks r < P/2, up otherwise) and Y the other one:
+//   unit 0 head:    a x F(X)
+//   unit k>0 head:  a x [B(X), F(X)]          (B(X) finishing unit k-1)
+//   every unit:     b x [F(Y), F(X)],  a x [F(Y), B(Y)],  b x [B(X), B(Y)]
+//   after unit K-1: a x B(X)
+// Each unit therefore runs P/2 forwards and P/2 backwards of each pipeline.
+//
+// Preconditions, from the authors' code (pipeline.py `_call_chimera_pipeline` asserts 'The number of
+// stages should be an even value.' and 'num_micro_batches*2 should be a multiple of num_stages.', where
+// num_micro_batches counts one direction): P even, M > 0 and M a multiple of P.
+#include "schedules/families.hpp"
+
+#include <array>
+#include <string>
+
+namespace pp {
+namespace {
+
+constexpr int kNear = 0;  // X: the pipeline whose stage h sits on this rank
+constexpr int kFar = 1;   // Y: the other pipeline
+
+void check_chimera_preconditions(const GenerateParams& params) {
+    const int P = params.ranks, M = params.microbatches;
+    const std::string given = " (P=" + std::to_string(P) + ", M=" + std::to_string(M) + ")";
+    if (P < 2 || P % 2 != 0)
+        throw GenerateError("chimera needs an even number of ranks: 'The number of stages should be an even value.'" +
+                            given);
+    if (M < 1 || M % P != 0)
+        throw GenerateError(
+            "chimera needs M a positive multiple of P (K basic units of P micro-batches): "
+            "'num_micro_batches*2 should be a multiple of num_stages.'" +
+            given);
+    if (params.stages_per_rank && *params.stages_per_rank != 2)
+        throw GenerateError("chimera holds exactly 2 stages per rank (one per direction), not V=" +
+                            std::to_string(*params.stages_per_rank));
+}
+
+// One rank's op stream: per-pipeline FIFO counters for forwards and for backwards.
+class ChimeraRank {
+public:
+    ChimeraRank(int ranks, int rank) {
+        const Op down{OpKind::F, 0, rank, 0};
+        const Op up{OpKind::F, 1, ranks - 1 - rank, 0};
+        const bool first_half = rank < ranks / 2;
+        where_ = first_half ? std::array<Op, 2>{down, up} : std::array<Op, 2>{up, down};
+    }
+    void forward(int phase) { emit(OpKind::F, phase, forwards_[phase]++); }
+    void backward(int phase) { emit(OpKind::B, phase, backwards_[phase]++); }
+    std::vector<Slot> take() { return std::move(slots_); }
+
+private:
+    void emit(OpKind kind, int phase, int microbatch) {
+        Op op = where_[phase];
+        op.kind = kind;
+        op.microbatch = microbatch;
+        slots_.push_back(Slot::single(op));
+    }
+    std::array<Op, 2> where_{};
+    std::array<int, 2> forwards_{0, 0};
+    std::array<int, 2> backwards_{0, 0};
+    std::vector<Slot> slots_;
+};
+
+// The body of one basic unit after its head: b x [F(Y), F(X)], a x [F(Y), B(Y)], b x [B(X), B(Y)].
+void unit_body(ChimeraRank& rank, int a, int b) {
+    for (int i = 0; i < b; ++i) {
+        rank.forward(kFar);
+        rank.forward(kNear);
+    }
+    for (int i = 0; i < a; ++i) {
+        rank.forward(kFar);
+        rank.backward(kFar);
+    }
+    for (int i = 0; i < b; ++i) {
+        rank.backward(kNear);
+        rank.backward(kFar);
+    }
+}
+
+std::vector<Slot> chimera_rank_order(int ranks, int units, int r) {
+    const int h = r < ranks / 2 ? r : ranks - 1 - r;
+    const int a = ranks / 2 - h, b = h;
+    ChimeraRank rank(ranks, r);
+    for (int unit = 0; unit < units; ++unit) {
+        for (int i = 0; i < a; ++i) {
+            if (unit > 0) rank.backward(kNear);  // direct concatenation: fill the previous unit's tail
+            rank.forward(kNear);
+        }
+        unit_body(rank, a, b);
+    }
+    for (int i = 0; i < a; ++i) rank.backward(kNear);
+    return rank.take();
+}
+
+}  // namespace
+
+Schedule generate_chimera(const GenerateParams& params) {
+    check_chimera_preconditions(params);
+    const int P = params.ranks, M = params.microbatches;
+    Schedule schedule;
+    schedule.placement = Placement::bidirectional(P, M / 2);
+    for (int r = 0; r < P; ++r) schedule.ranks.push_back(chimera_rank_order(P, M / P, r));
+    return schedule;
+}
+
+}  // namespace pp

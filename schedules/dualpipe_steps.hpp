@@ -1,0 +1,35 @@
+#pragma once
+// The per-rank op order of DeepSeek's DualPipe step() (deepseek-ai/DualPipe @ 3da1bbe), shared by
+// DualPipe and DualPipeV: DualPipeV(P, M) is exactly the first half of DualPipe(2P, 2M) (ranks r < P)
+// once the pipeline tag is dropped, so both are the same 8 steps over a rank's two local phases.
+//
+// Vocabulary (see /work/shared/reference/dualpipe.md, section c):
+//   n  ranks per half               DualPipe: P/2          DualPipeV: P
+//   h  distance from the outer end  DualPipe: min(r,P-1-r) DualPipeV: r
+//   H  micro-batches per phase      DualPipe: M/2          DualPipeV: M
+//   p0 the rank's local phase whose pipeline starts nearer this rank (stage h),
+//   p1 the other one (stage 2n-1-h); far = n-h-1 is 0 exactly on the turn rank(s).
+#include "model/op.hpp"
+
+#include <array>
+#include <vector>
+
+namespace pp {
+
+// Where one local phase lives: the pipeline and the stage (position along that pipeline) on this rank.
+struct PhaseLocation {
+    int pipeline = 0;
+    int stage = 0;
+};
+
+struct DualPipeRank {
+    int ranks_per_half = 0;  // n
+    int distance = 0;        // h, 0 <= h < n
+    int microbatches = 0;    // H, at least 2n (the reference's num_chunks >= 2 * num_ranks)
+    std::array<PhaseLocation, 2> phase{};  // p0, p1
+};
+
+// The rank's slots in execution order: F, B (full), I + later W (FIFO), and (F;B) overlapped pairs.
+std::vector<Slot> dualpipe_rank_order(const DualPipeRank& rank);
+
+}  // namespace pp

@@ -1,0 +1,19 @@
+#pragma once
+// One generator per family; each is defined in schedules/<family>.cpp.
+#include "schedules/registry.hpp"
+
+namespace pp {
+
+Schedule generate_gpipe(const GenerateParams& params);
+Schedule generate_1f1b(const GenerateParams& params);
+Schedule generate_interleaved_1f1b(const GenerateParams& params);
+Schedule generate_looped_bfs(const GenerateParams& params);
+Schedule generate_zb1p(const GenerateParams& params);
+Schedule generate_zbv(const GenerateParams& params);
+Schedule generate_zb_h1(const GenerateParams& params);
+Schedule generate_zb_h2(const GenerateParams& params);
+Schedule generate_dualpipe(const GenerateParams& params);
+Schedule generate_dualpipev(const GenerateParams& params);
+Schedule generate_chimera(const GenerateParams& params);
+
+}  // namespace pp

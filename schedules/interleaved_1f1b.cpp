@@ -1,0 +1,36 @@
+// Interleaved 1F1B, as PyTorch's ScheduleInterleaved1F1B builds its pipeline_order
+// (schedules.py, _calculate_single_rank_operations + _get_1f1b_rank_ops; summarised in
+// shared/reference/pytorch-schedules.md §2.2). The walk itself is in interleaved_walk.cpp:
+// V stages per rank on the loop map, rounds R = max(1, floor(M/P)) of m = M/R micro-batches; rank r runs
+// min((V-1)m + 2(P-1-r), MV) warm-up forwards, then "F then B" pairs, then the remaining backwards.
+// Precondition (any V >= 1): M mod R == 0, else PyTorch's ValueError text
+//   "Interleaved 1F1B requires the number of microbatches to be a multiple of the number of rounds (R),
+//    but got M."
+// so every M < 2P and every multiple of P is accepted. PyTorch's idle cells are kept as gaps (the class
+// is a PipelineScheduleMulti and writes them as empty CSV cells).
+//
+// Bubble (Megatron, uniform per-chunk costs F/V and B/V, no comm, M a multiple of P):
+// makespan M(F+B) + (P-1)(F+B)/V. Memory: rank r holds up to min((V-1)m + 2(P-1-r) + 1, MV) chunk
+// stashes, each 1/V of a stage's activations; rank 0 the most, (V-1)m + 2P - 1 of them.
+#include "schedules/families.hpp"
+#include "schedules/interleaved_walk.hpp"
+
+namespace pp {
+
+Schedule generate_interleaved_1f1b(const GenerateParams& params) {
+    require_ranks_and_microbatches(params, "Interleaved 1F1B");
+    const int P = params.ranks, M = params.microbatches;
+    const int V = stages_per_rank_or_default(params, "Interleaved 1F1B");
+    const int rounds = interleaved_rounds(P, M);
+    if (M % rounds != 0)
+        throw GenerateError(
+            "Interleaved 1F1B requires the number of microbatches to be a multiple of the number of rounds (" +
+            std::to_string(rounds) + "), but got " + std::to_string(M) + ".");
+
+    std::vector<RankCells> rows;
+    for (int r = 0; r < P; ++r) rows.push_back(interleaved_rank_cells({P, V, M, false}, r));
+    return schedule_from_cells(Placement::single(P, loop_stage_map(P, P * V), M), rows,
+                               schedule_label("interleaved-1f1b", P, M, V), true);
+}
+
+}  // namespace pp

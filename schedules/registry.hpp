@@ -1,0 +1,38 @@
+#pragma once
+// The schedule library: one generator per published family, each in its own file under schedules/,
+// citing where its order comes from. Generators enforce exactly the reference's preconditions and throw
+// GenerateError with the reference's reason otherwise.
+#include "model/schedule.hpp"
+
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pp {
+
+struct GenerateParams {
+    int ranks = 0;                        // P
+    int microbatches = 0;                 // M (total, over all pipelines)
+    std::optional<int> stages_per_rank;   // V, where the family has it
+};
+
+struct GenerateError : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+
+struct ScheduleFamily {
+    std::string name;           // as the CLI spells it: "1f1b", "dualpipe", ...
+    std::string summary;        // one line
+    std::string parameters;     // e.g. "P, M, V"
+    std::string preconditions;  // e.g. "P even, M even, M >= 2P"
+    std::string source;         // where the order comes from
+    std::function<Schedule(const GenerateParams&)> generate;
+};
+
+const std::vector<ScheduleFamily>& schedule_families();
+const ScheduleFamily* find_family(std::string_view name);
+
+}  // namespace pp

@@ -1,0 +1,19 @@
+#pragma once
+// The Zero Bubble paper's handcrafted schedules ZB-H1 and ZB-H2 (Qi et al., ICLR 2024, §3 and Fig. 3),
+// in the form the authors' bubble-rate script times them (sail-sg/zero-bubble-pipeline-parallelism,
+// efficiency.py, get_hand_schedule with warmup_c = 1 or 2). Single pipeline, stage r on rank r, backward
+// split into I (the paper's "B") and W. Rank r:
+//   c(P-1-r) warm-up forwards;
+//   for each micro-batch i: F (while forwards remain), I, and W -- but only once i >= c·r, so the W's
+//   of rank r lag c·r backwards behind;
+//   the c·r owed W's at the end.
+// c = 1 is ZB-H1 (1F1B's warm-up, W's fill the drain), c = 2 is ZB-H2 (twice the warm-up fills the
+// fill bubble too; the last rank defers its W's to the end so the backwards reach rank 0 sooner).
+#include "schedules/pytorch_ir.hpp"
+
+namespace pp {
+
+// Needs M >= c(P-1) so that the warm-up and the owed W's fit; the generators check stricter bounds.
+RankCells zb_hand_rank_cells(int ranks, int microbatches, int rank, int warmup_factor);
+
+}  // namespace pp
