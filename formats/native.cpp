@@ -157,7 +157,7 @@ private:
 
     void read_costs(const TextLine& line, const std::vector<Word>& words, std::optional<int> block) {
         if (!costs_) costs_ = Costs{};
-        const size_t from = static_cast<size_t>(words[1].column - 1) + (block ? words[1].text.size() : 0);
+        const size_t from = static_cast<size_t>(words[1].column - 1);
         const std::string_view items = line.text.substr(from);
         try {
             if (block) {
@@ -275,15 +275,15 @@ private:
         const size_t close = text.find(')');
         if (close == std::string_view::npos)
             fail(word.column + static_cast<int>(text.size()), "expected ')' to close the overlapped pair");
+        std::string_view inner = text.substr(1, close - 1);
+        if (inner.find('(') != std::string_view::npos) fail(word.column + 1, "pairs cannot be nested");
         std::string_view tail = text.substr(close + 1);
         if (!tail.empty() && tail != "OVERLAP_F_B")
             fail(word.column + static_cast<int>(close) + 1,
                  fmt::format("unexpected '{}' after the pair (only OVERLAP_F_B may follow it)", tail));
-        std::string_view inner = text.substr(1, close - 1);
         const size_t semi = inner.find(';');
         if (semi == std::string_view::npos || inner.find(';', semi + 1) != std::string_view::npos)
             fail(word.column + 1, "an overlapped pair holds exactly two ops: (F;B)");
-        if (inner.find('(') != std::string_view::npos) fail(word.column + 1, "pairs cannot be nested");
         Op first = read_op(inner.substr(0, semi), word.column + 1);
         Op second = read_op(inner.substr(semi + 1), word.column + 2 + static_cast<int>(semi));
         if (first.kind != OpKind::F && second.kind == OpKind::F) std::swap(first, second);

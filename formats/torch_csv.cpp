@@ -86,7 +86,7 @@ std::string_view trim(std::string_view text, size_t& offset) {
     return text;
 }
 
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string in_quotes(std::string_view text) { return "'" + std::string(text) + "'"; }
 
 // Where in the file we are, to throw InputError with exact positions.
 struct Where {
@@ -165,7 +165,7 @@ public:
         cell.first = parse_plain(text, offset);
         if (cell.first.kind == Kind::OverlapFB)
             where_.fail(offset, "OVERLAP_F_B must be written as a pair, e.g. (0F1;3B0)OVERLAP_F_B, found " +
-                                    quoted(text));
+                                    in_quotes(text));
         return cell;
     }
 
@@ -188,9 +188,9 @@ private:
 
     [[noreturn]] void unknown_kind(std::string_view text, size_t pos, size_t base) const {
         std::string rest(text.substr(pos));
-        std::string message = "unknown action " + quoted(text) + ": after the stage number expected one of " +
+        std::string message = "unknown action " + in_quotes(text) + ": after the stage number expected one of " +
                               std::string(kKindList);
-        if (rest.empty()) message = "action " + quoted(text) + " has a stage number but no action type; expected one of " +
+        if (rest.empty()) message = "action " + in_quotes(text) + " has a stage number but no action type; expected one of " +
                                     std::string(kKindList);
         std::string upper = rest;
         for (char& c : upper) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
@@ -200,11 +200,11 @@ private:
 
     void check_era(Kind kind, std::string_view text, size_t base) const {
         if (era_ == TorchEra::Current && kind == Kind::BW)
-            where_.fail(base, "2024-era letter BW; rerun with --torch-era 2024 (found " + quoted(text) +
+            where_.fail(base, "2024-era letter BW; rerun with --torch-era 2024 (found " + in_quotes(text) +
                                   "; current PyTorch writes the full backward as B)");
         if (era_ == TorchEra::Y2024 && kind == Kind::I)
             where_.fail(base, "letter I does not exist in 2024-era files (they write the input-gradient backward as "
-                              "B); found " + quoted(text) + ", rerun with --torch-era current");
+                              "B); found " + in_quotes(text) + ", rerun with --torch-era current");
     }
 
     // [stage][type][micro-batch], nothing before or after.
@@ -212,10 +212,10 @@ private:
         PlainAction action;
         action.offset = action.stage_offset = base;
         if (text.front() == '-')
-            where_.fail(base, "negative stage number in " + quoted(text) + ": stages are numbered from 0");
+            where_.fail(base, "negative stage number in " + in_quotes(text) + ": stages are numbered from 0");
         if (!is_digit(text.front()))
             where_.fail(base, "expected an action such as 2F0, 1I3, 0SEND_F1 or (0F1;3B0)OVERLAP_F_B, found " +
-                                  quoted(text));
+                                  in_quotes(text));
         size_t pos = 0;
         action.stage = read_number(text, pos, base, "stage");
         auto kind = match_kind(text.substr(pos));
@@ -224,19 +224,19 @@ private:
         check_era(action.kind, text, base);
         pos += kind->text.size();
         if (pos < text.size() && text[pos] == '-' && takes_microbatch(action.kind))
-            where_.fail(base + pos, "negative micro-batch number in " + quoted(text) + ": micro-batches are numbered from 0");
+            where_.fail(base + pos, "negative micro-batch number in " + in_quotes(text) + ": micro-batches are numbered from 0");
         if (pos < text.size() && is_digit(text[pos])) {
             if (!takes_microbatch(action.kind))
-                where_.fail(base + pos, std::string(kind->text) + " takes no micro-batch number, found " + quoted(text));
+                where_.fail(base + pos, std::string(kind->text) + " takes no micro-batch number, found " + in_quotes(text));
             action.microbatch_offset = base + pos;
             action.microbatch = read_number(text, pos, base, "micro-batch");
         } else if (takes_microbatch(action.kind)) {
-            where_.fail(base, "action " + quoted(text) + " has no micro-batch number; expected e.g. " +
+            where_.fail(base, "action " + in_quotes(text) + " has no micro-batch number; expected e.g. " +
                                   std::to_string(action.stage) + std::string(kind->text) + "0");
         }
         if (pos < text.size()) {
             std::string head(text.substr(0, pos));
-            where_.fail(base + pos, "unexpected " + quoted(text.substr(pos)) + " after action " + quoted(head) +
+            where_.fail(base + pos, "unexpected " + in_quotes(text.substr(pos)) + " after action " + in_quotes(head) +
                                         "; PyTorch's parser matches only a prefix and would silently read this cell as " +
                                         head);
         }
@@ -252,16 +252,16 @@ private:
     ParsedCell parse_pair(std::string_view text, size_t base) const {
         size_t close = text.find(')');
         if (close == std::string_view::npos)
-            where_.fail(base, "unclosed parenthesis in " + quoted(text) + ": expected (forward;backward)OVERLAP_F_B");
+            where_.fail(base, "unclosed parenthesis in " + in_quotes(text) + ": expected (forward;backward)OVERLAP_F_B");
         std::string_view inner = text.substr(1, close - 1);
         if (size_t nested = inner.find('('); nested != std::string_view::npos)
-            where_.fail(base + 1 + nested, "nested parentheses in " + quoted(text) +
+            where_.fail(base + 1 + nested, "nested parentheses in " + in_quotes(text) +
                                                ": a pair holds plain actions, e.g. (0F1;3B0)OVERLAP_F_B");
         std::vector<PlainAction> parts = parse_parts(inner, base + 1, text);
         check_pair_suffix(text, close, base);
         if (parts.size() != 2 || !((is_forward(parts[0]) && is_backward_half(parts[1])) ||
                                    (is_forward(parts[1]) && is_backward_half(parts[0]))))
-            where_.fail(base, "a pair must be one forward plus one backward (I or B), found " + quoted(text));
+            where_.fail(base, "a pair must be one forward plus one backward (I or B), found " + in_quotes(text));
         ParsedCell cell;
         cell.type = ParsedCell::Type::Pair;
         cell.offset = base;
@@ -279,7 +279,7 @@ private:
             size_t semi = inner.find(';', start);
             size_t offset = base + start;
             std::string_view part = trim(inner.substr(start, semi == std::string_view::npos ? semi : semi - start), offset);
-            if (part.empty()) where_.fail(offset, "empty sub-action in " + quoted(text));
+            if (part.empty()) where_.fail(offset, "empty sub-action in " + in_quotes(text));
             parts.push_back(parse_plain(part, offset));
             if (semi == std::string_view::npos) break;
             start = semi + 1;
@@ -293,11 +293,11 @@ private:
         if (suffix == kOverlap) return;
         if (suffix.substr(0, kOverlap.size()) == kOverlap)
             where_.fail(base + close + 1 + kOverlap.size(),
-                        "unexpected " + quoted(suffix.substr(kOverlap.size())) + " after " +
-                            quoted(text.substr(0, close + 1 + kOverlap.size())) +
+                        "unexpected " + in_quotes(suffix.substr(kOverlap.size())) + " after " +
+                            in_quotes(text.substr(0, close + 1 + kOverlap.size())) +
                             "; PyTorch's parser matches only a prefix and would silently ignore it");
-        where_.fail(base + close + 1, "expected OVERLAP_F_B after ')' in " + quoted(text) + ", found " +
-                                          (suffix.empty() ? std::string("nothing") : quoted(suffix)));
+        where_.fail(base + close + 1, "expected OVERLAP_F_B after ')' in " + in_quotes(text) + ", found " +
+                                          (suffix.empty() ? std::string("nothing") : in_quotes(suffix)));
     }
 };
 

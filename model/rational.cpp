@@ -5,10 +5,39 @@
 #include <charconv>
 #include <limits>
 #include <numeric>
+#include <ostream>
 #include <stdexcept>
 
 namespace pp {
 namespace {
+
+using Wide = __int128;
+
+std::int64_t narrow(Wide value) {
+    if (value > std::numeric_limits<std::int64_t>::max() || value < std::numeric_limits<std::int64_t>::min())
+        throw std::overflow_error("rational arithmetic overflows 64 bits");
+    return static_cast<std::int64_t>(value);
+}
+
+Wide wide_gcd(Wide a, Wide b) {
+    if (a < 0) a = -a;
+    if (b < 0) b = -b;
+    while (b != 0) {
+        Wide t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+// Reduces num/den (den != 0) to lowest terms with a positive denominator.
+std::pair<std::int64_t, std::int64_t> reduce(Wide num, Wide den) {
+    if (den == 0) throw std::domain_error("rational with a zero denominator");
+    if (den < 0) num = -num, den = -den;
+    const Wide g = wide_gcd(num, den);
+    if (g > 1) num /= g, den /= g;
+    return {narrow(num), narrow(den)};
+}
 
 constexpr std::int64_t kMaxComponent = std::int64_t{1} << 40;  // keeps tick arithmetic far from overflow
 
@@ -27,6 +56,33 @@ bool all_digits(std::string_view text) {
 }
 
 }  // namespace
+
+Rational::Rational(std::int64_t numerator, std::int64_t denominator) {
+    std::tie(num_, den_) = reduce(numerator, denominator);
+}
+
+Rational& Rational::operator+=(const Rational& o) {
+    std::tie(num_, den_) = reduce(Wide(num_) * o.den_ + Wide(o.num_) * den_, Wide(den_) * o.den_);
+    return *this;
+}
+
+Rational& Rational::operator-=(const Rational& o) { return *this += -o; }
+
+Rational& Rational::operator*=(const Rational& o) {
+    std::tie(num_, den_) = reduce(Wide(num_) * o.num_, Wide(den_) * o.den_);
+    return *this;
+}
+
+Rational& Rational::operator/=(const Rational& o) {
+    std::tie(num_, den_) = reduce(Wide(num_) * o.den_, Wide(den_) * o.num_);
+    return *this;
+}
+
+std::strong_ordering operator<=>(const Rational& a, const Rational& b) {
+    return Wide(a.num_) * b.den_ <=> Wide(b.num_) * a.den_;
+}
+
+std::ostream& operator<<(std::ostream& out, const Rational& value) { return out << format_rational(value); }
 
 std::optional<Rational> parse_rational(std::string_view text) {
     if (text.empty()) return std::nullopt;

@@ -177,23 +177,39 @@ std::vector<bool> check_rank_order(const Schedule& s, const ScheduleGraph& g, Re
     return reversed;
 }
 
-// Human-readable chain: "rank 1 waits at 1F1 for 0F1, which rank 0 runs after 0B0, which waits for 1B0, ..."
-Violation describe_deadlock(const Schedule& s, const ScheduleGraph& g, const std::vector<std::uint32_t>& cycle,
+// The edge by which `waiter` waits for `awaited` (a dependency if there is one, else the rank order).
+const EdgeInfo* waiting_link(const ScheduleGraph& g, std::uint32_t waiter, std::uint32_t awaited,
+                             const std::vector<bool>& ignored) {
+    const EdgeInfo* link = nullptr;
+    for (auto e : out_edges_of(g.graph, awaited)) {
+        if (target_of(g.graph, e) != waiter || ignored[edge_number(g.graph, e)]) continue;
+        if (!link || g.graph[e].kind == EdgeKind::Dependency) link = &g.graph[e];
+    }
+    return link;
+}
+
+// Human-readable chain, starting at a dependency:
+// "rank 1 waits at 1F1 for 0F1, which rank 0 runs after 0B0, which waits for 1B0, which rank 1 runs after 1F1"
+Violation describe_deadlock(const Schedule& s, const ScheduleGraph& g, std::vector<std::uint32_t> cycle,
                             const std::vector<bool>& ignored, size_t blocked) {
+    const size_t n = cycle.size();
+    auto link_at = [&](size_t i) { return waiting_link(g, cycle[i], cycle[(i + 1) % n], ignored); };
+    for (size_t i = 0; i < n; ++i) {
+        const EdgeInfo* link = link_at(i);
+        if (link && link->kind == EdgeKind::Dependency) {
+            std::rotate(cycle.begin(), cycle.begin() + static_cast<std::ptrdiff_t>(i), cycle.end());
+            break;
+        }
+    }
     std::string chain;
     std::vector<std::string> steps;
-    for (size_t i = 0; i < cycle.size(); ++i) {
-        const std::uint32_t waiter = cycle[i], awaited = cycle[(i + 1) % cycle.size()];
-        const EdgeInfo* link = nullptr;
-        for (auto e : out_edges_of(g.graph, awaited)) {
-            if (target_of(g.graph, e) != waiter || ignored[edge_number(g.graph, e)]) continue;
-            if (!link || g.graph[e].kind == EdgeKind::Dependency) link = &g.graph[e];
-        }
+    for (size_t i = 0; i < n; ++i) {
+        const std::uint32_t waiter = cycle[i], awaited = cycle[(i + 1) % n];
+        const EdgeInfo* link = link_at(i);
         const int waiter_rank = static_cast<int>(g.slot_rank[waiter]);
         const int awaited_rank = static_cast<int>(g.slot_rank[awaited]);
         const bool dependency = link && link->kind == EdgeKind::Dependency;
-        const std::string awaited_label =
-            dependency ? format_op(g.index.op(link->from_op)) : slot_label(s, g, awaited);
+        const std::string awaited_label = dependency ? format_op(g.index.op(link->from_op)) : slot_label(s, g, awaited);
         const std::string waiter_label = dependency ? format_op(g.index.op(link->to_op)) : slot_label(s, g, waiter);
         if (i == 0) chain = fmt::format("rank {} waits at {}", waiter_rank, waiter_label);
         if (dependency) {
@@ -201,9 +217,8 @@ Violation describe_deadlock(const Schedule& s, const ScheduleGraph& g, const std
             steps.push_back(fmt::format("{} (rank {}) needs {} (rank {})", waiter_label, waiter_rank, awaited_label,
                                         awaited_rank));
         } else {
-            chain += fmt::format("{} {}", i == 0 ? ", which rank " + std::to_string(waiter_rank) + " runs after" :
-                                                   ", which rank " + std::to_string(awaited_rank) + " runs after",
-                                 awaited_label);
+            chain += i == 0 ? fmt::format(" until it has run {}", awaited_label)
+                            : fmt::format(", which rank {} runs after {}", awaited_rank, awaited_label);
             steps.push_back(fmt::format("rank {} runs {} only after {}", waiter_rank, waiter_label, awaited_label));
         }
     }
@@ -211,7 +226,7 @@ Violation describe_deadlock(const Schedule& s, const ScheduleGraph& g, const std
     const std::uint32_t first = cycle.front();
     const int r = static_cast<int>(g.slot_rank[first]), k = static_cast<int>(g.slot_position[first]);
     Violation v = at(ViolationKind::Deadlock, s, r, k, &g.slot(s, first).ops[0],
-                     fmt::format("deadlock ({} slots blocked, shortest cycle has {}): {}", blocked, cycle.size(), chain));
+                     fmt::format("deadlock ({} slots blocked, shortest cycle has {}): {}", blocked, n, chain));
     v.witness = std::move(steps);
     return v;
 }

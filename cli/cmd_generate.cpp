@@ -1,0 +1,63 @@
+// pipeproof list / generate NAME -P -M [-V]: the schedule library.
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "schedules/registry.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+namespace pp::cli {
+namespace {
+
+struct GenerateCommand {
+    std::string name;
+    int ranks = 0, microbatches = 0;
+    std::optional<int> stages_per_rank;
+    std::string output = "-";
+    std::optional<std::string> format;
+    std::string era = "current";
+
+    int run() {
+        const ScheduleFamily* family = find_family(name);
+        if (!family) throw UsageError(fmt::format("unknown schedule family '{}' (see `pipeproof list`)", name));
+        const Schedule schedule = family->generate({ranks, microbatches, stages_per_rank});
+        auto out_format = parse_optional_format(format);
+        if (!out_format && output == "-") out_format = FileFormat::Native;
+        try {
+            save_schedule(schedule, output, out_format, parse_era(era));
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(e.what());
+        }
+        return kOk;
+    }
+};
+
+}  // namespace
+
+Runner add_list(CLI::App& app) {
+    auto* sub = app.add_subcommand("list", "the schedule families, their parameters and preconditions");
+    return [] {
+        for (const auto& f : schedule_families())
+            std::cout << fmt::format("{:<17} {}\n{:<17} parameters: {}; requires: {}; order from: {}\n", f.name, f.summary,
+                                     "", f.parameters, f.preconditions, f.source);
+        return kOk;
+    };
+    (void)sub;
+}
+
+Runner add_generate(CLI::App& app) {
+    auto cmd = std::make_shared<GenerateCommand>();
+    auto* sub = app.add_subcommand("generate", "write a schedule of a published family");
+    sub->add_option("name", cmd->name, "family (see `pipeproof list`)")->required();
+    sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required()->check(CLI::Range(1, 100000));
+    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (total)")->required()->check(CLI::Range(1, 1000000));
+    sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank")->check(CLI::Range(1, 1000));
+    sub->add_option("-o,--output", cmd->output, "output file (format from its extension; - = stdout)");
+    sub->add_option("--format", cmd->format, "native, torch-csv or json");
+    sub->add_option("--torch-era", cmd->era, "letters for PyTorch CSV output")->check(CLI::IsMember({"current", "2024"}));
+    return [cmd] { return cmd->run(); };
+}
+
+}  // namespace pp::cli

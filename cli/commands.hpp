@@ -1,0 +1,19 @@
+#pragma once
+// Each subcommand registers itself on the app and returns the function that runs it (its exit code).
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace pp::cli {
+
+using Runner = std::function<int()>;
+
+Runner add_verify(CLI::App& app);
+Runner add_simulate(CLI::App& app);
+Runner add_show(CLI::App& app);
+Runner add_convert(CLI::App& app);
+Runner add_list(CLI::App& app);
+Runner add_generate(CLI::App& app);
+Runner add_demo(CLI::App& app);
+
+}  // namespace pp::cli

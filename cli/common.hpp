@@ -1,0 +1,49 @@
+#pragma once
+// What every subcommand shares: where the schedule comes from (a file, or a generator name with -P -M -V),
+// the costs, and exact numbers in JSON.
+#include "formats/load.hpp"
+#include "model/schedule.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+namespace pp::cli {
+
+enum ExitCode { kOk = 0, kViolations = 1, kBadInput = 2, kUndecided = 3 };
+
+// A usage error detected after parsing (exit 2).
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct ScheduleInput {
+    std::string source;                  // FILE, or a family name from `pipeproof list`
+    std::optional<int> ranks, microbatches, stages_per_rank;
+    std::optional<std::string> format;   // native | torch-csv | json
+    std::string torch_era = "current";   // current | 2024
+    std::optional<int> stages;           // PyTorch CSV: number of stages, if not inferred
+
+    void add_options(CLI::App& app, bool positional_required = true);
+    Schedule load() const;
+};
+
+struct CostInput {
+    std::optional<std::string> costs;        // "F=1,I=1,W=1,comm=0"
+    std::vector<std::string> stage_costs;    // "BLOCK:F=2,I=2"
+    std::optional<std::string> activation;   // "F=..,I=.." sizes: allocated by F, released by I
+
+    void add_options(CLI::App& app);
+    Costs resolve(const Schedule& schedule) const;  // command line over file over F=I=W=1, comm=0
+    ActivationModel activations() const;
+};
+
+TorchEra parse_era(const std::string& name);
+std::optional<FileFormat> parse_optional_format(const std::optional<std::string>& name);
+
+// Exact values in JSON: a number when the value is a whole number or a short decimal, else a "p/q" string.
+nlohmann::json exact_json(const Rational& value);
+
+}  // namespace pp::cli

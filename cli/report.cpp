@@ -1,0 +1,86 @@
+#include "cli/report.hpp"
+
+#include "cli/common.hpp"
+
+#include <fmt/format.h>
+
+namespace pp::cli {
+
+std::string violations_text(const Schedule& schedule, const VerifyReport& report, size_t at_most) {
+    std::string text;
+    for (size_t k = 0; k < report.violations.size() && k < at_most; ++k) {
+        const auto& v = report.violations[k];
+        const std::string where =
+            v.loc.known() ? fmt::format("{}:{}:{}", schedule.source, v.loc.line, v.loc.column) : schedule.source;
+        text += fmt::format("{}: error [{}]: {}\n", where, violation_name(v.kind), v.message);
+    }
+    if (report.violations.size() > at_most) text += fmt::format("... ({} in all)\n", report.violations.size());
+    return text;
+}
+
+Timed verify_and_simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations) {
+    VerifyOptions options;
+    options.activations = activations;
+    const VerifyReport report = verify(schedule, options);
+    if (!report.ok())
+        throw SimulationError("the schedule is not valid, so it has no timing (run `pipeproof verify`):\n" +
+                              violations_text(schedule, report));
+    ScheduleGraph graph = build_schedule_graph(schedule);
+    Simulation sim = simulate(schedule, graph, costs, activations);
+    return {std::move(graph), std::move(sim)};
+}
+
+namespace {
+
+std::string percent(const Rational& fraction) {
+    return fmt::format("{:.2f}%", 100.0 * static_cast<double>(fraction.numerator()) / static_cast<double>(fraction.denominator()));
+}
+
+}  // namespace
+
+std::string simulation_text(const Schedule& schedule, const ScheduleGraph& graph, const Simulation& sim, const Costs& costs) {
+    const auto& t = sim.scale;
+    std::string text = fmt::format("{}: {} ranks, {} ops; costs {}; timing model: dataflow\n", schedule.source,
+                                   schedule.placement.ranks, schedule.op_count(), format_costs(costs));
+    text += fmt::format("makespan {}   bubble (largest idle) {}   bubble fraction {} ({})\n", t.format(sim.makespan),
+                        t.format(sim.bubble), format_rational(sim.bubble_fraction), percent(sim.bubble_fraction));
+    text += fmt::format("{:>5} {:>12} {:>12} {:>12} {:>6}\n", "rank", "busy", "idle", "span", "peak");
+    for (size_t r = 0; r < sim.ranks.size(); ++r) {
+        const auto& rt = sim.ranks[r];
+        text += fmt::format("{:>5} {:>12} {:>12} {:>12} {:>6}\n", r, t.format(rt.busy), t.format(rt.idle),
+                            t.format(rt.last_end - rt.first_start), format_rational(rt.peak_activations));
+    }
+    std::vector<std::string> path;
+    for (auto s : sim.critical_path) path.push_back(fmt::format("{}@r{}", format_slot(graph.slot(schedule, s)), graph.slot_rank[s]));
+    text += fmt::format("critical path ({} slots): {}\n", path.size(), fmt::join(path, " -> "));
+    return text;
+}
+
+nlohmann::json simulation_json(const Schedule& schedule, const ScheduleGraph& graph, const Simulation& sim, const Costs& costs) {
+    auto units = [&](Ticks ticks) { return exact_json(sim.scale.to_units(ticks)); };
+    nlohmann::json j = {{"file", schedule.source},
+                        {"timing_model", "dataflow"},
+                        {"costs", format_costs(costs)},
+                        {"makespan", units(sim.makespan)},
+                        {"bubble", units(sim.bubble)},
+                        {"bubble_fraction", exact_json(sim.bubble_fraction)},
+                        {"exact", {{"makespan", format_rational(sim.scale.to_units(sim.makespan))},
+                                   {"bubble", format_rational(sim.scale.to_units(sim.bubble))},
+                                   {"bubble_fraction", format_rational(sim.bubble_fraction)}}}};
+    for (size_t r = 0; r < sim.ranks.size(); ++r) {
+        const auto& rt = sim.ranks[r];
+        j["ranks"].push_back({{"rank", r},
+                              {"busy", units(rt.busy)},
+                              {"idle", units(rt.idle)},
+                              {"span", units(rt.last_end - rt.first_start)},
+                              {"peak_activations", exact_json(rt.peak_activations)}});
+    }
+    for (auto s : sim.critical_path)
+        j["critical_path"].push_back({{"slot", format_slot(graph.slot(schedule, s))},
+                                      {"rank", graph.slot_rank[s]},
+                                      {"start", units(sim.start[s])},
+                                      {"end", units(sim.end[s])}});
+    return j;
+}
+
+}  // namespace pp::cli
