@@ -21,11 +21,11 @@ std::string violations_text(const Schedule& schedule, const VerifyReport& report
 Timed verify_and_simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations) {
     VerifyOptions options;
     options.activations = activations;
-    const VerifyReport report = verify(schedule, options);
+    ScheduleGraph graph = build_schedule_graph(schedule);
+    const VerifyReport report = verify(schedule, graph, options);
     if (!report.ok())
         throw SimulationError("the schedule is not valid, so it has no timing (run `pipeproof verify`):\n" +
                               violations_text(schedule, report));
-    ScheduleGraph graph = build_schedule_graph(schedule);
     Simulation sim = simulate(schedule, graph, costs, activations);
     return {std::move(graph), std::move(sim)};
 }
@@ -51,7 +51,7 @@ std::string simulation_text(const Schedule& schedule, const ScheduleGraph& graph
                             t.format(rt.last_end - rt.first_start), format_rational(rt.peak_activations));
     }
     std::vector<std::string> path;
-    for (auto s : sim.critical_path) path.push_back(fmt::format("{}@r{}", format_slot(graph.slot(schedule, s)), graph.slot_rank[s]));
+    for (auto s : sim.critical_path) path.push_back(fmt::format("r{}:{}", graph.slot_rank[s], format_slot(graph.slot(schedule, s))));
     text += fmt::format("critical path ({} slots): {}\n", path.size(), fmt::join(path, " -> "));
     return text;
 }

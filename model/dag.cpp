@@ -4,32 +4,22 @@
 
 namespace pp {
 
-std::vector<Op> dependency_predecessors(const ScheduleGraph& g, const Op& op, const Placement& placement) {
-    std::vector<Op> preds;
+std::optional<Op> dependency_predecessor(const ScheduleGraph& g, const Op& op, const Placement& placement) {
+    auto if_present = [&](Op pred) { return g.present(pred) ? std::optional<Op>(pred) : std::nullopt; };
     const int last = placement.pipelines[op.pipeline].stages() - 1;
-    auto want = [&](Op pred) {
-        if (g.present(pred)) preds.push_back(pred);
-    };
     switch (op.kind) {
         case OpKind::F:
-            if (op.stage > 0) want({OpKind::F, op.pipeline, op.stage - 1, op.microbatch});
-            break;
+            if (op.stage == 0) return std::nullopt;
+            return if_present({OpKind::F, op.pipeline, op.stage - 1, op.microbatch});
         case OpKind::I:
         case OpKind::B:
-            if (op.stage == last) {
-                want({OpKind::F, op.pipeline, op.stage, op.microbatch});
-            } else {
-                Op full{OpKind::B, op.pipeline, op.stage + 1, op.microbatch};
-                Op input{OpKind::I, op.pipeline, op.stage + 1, op.microbatch};
-                if (g.present(full)) preds.push_back(full);
-                else want(input);
-            }
-            break;
+            if (op.stage == last) return if_present({OpKind::F, op.pipeline, op.stage, op.microbatch});
+            if (auto full = if_present({OpKind::B, op.pipeline, op.stage + 1, op.microbatch})) return full;
+            return if_present({OpKind::I, op.pipeline, op.stage + 1, op.microbatch});
         case OpKind::W:
-            want({OpKind::I, op.pipeline, op.stage, op.microbatch});
-            break;
+            return if_present({OpKind::I, op.pipeline, op.stage, op.microbatch});
     }
-    return preds;
+    return std::nullopt;
 }
 
 ScheduleGraph build_schedule_graph(const Schedule& schedule) {
@@ -64,12 +54,12 @@ ScheduleGraph build_schedule_graph(const Schedule& schedule) {
         const Slot& slot = g.slot(schedule, s);
         for (const Op& op : slot) {
             if (!g.index.in_range(op) || g.slot_of_op[g.index.id(op)] != static_cast<std::int32_t>(s)) continue;
-            for (const Op& pred : dependency_predecessors(g, op, schedule.placement)) {
-                auto from = static_cast<std::uint32_t>(g.slot_of(pred));
+            if (const auto pred = dependency_predecessor(g, op, schedule.placement)) {
+                auto from = static_cast<std::uint32_t>(g.slot_of(*pred));
                 // Latency is paid where the tensors actually travel: between the ranks that run the ops.
                 bool cross = g.slot_rank[from] != g.slot_rank[s];
                 ends.emplace_back(from, s);
-                infos.push_back({EdgeKind::Dependency, cross, static_cast<std::uint32_t>(g.index.id(pred)),
+                infos.push_back({EdgeKind::Dependency, cross, static_cast<std::uint32_t>(g.index.id(*pred)),
                                  static_cast<std::uint32_t>(g.index.id(op))});
             }
         }

@@ -9,6 +9,7 @@
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/range/iterator_range.hpp>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace pp {
@@ -53,9 +54,9 @@ struct ScheduleGraph {
     }
 };
 
-// Dependency predecessors of op that are present in the graph (0, 1 or 2 entries are possible).
+// The dependency predecessor of op, if it is present in the graph (every op has at most one).
 // A backward of stage s < last depends on whichever backward (I or B) of stage s+1 is present.
-std::vector<Op> dependency_predecessors(const ScheduleGraph& g, const Op& op, const Placement& placement);
+std::optional<Op> dependency_predecessor(const ScheduleGraph& g, const Op& op, const Placement& placement);
 
 // Builds the graph. Ops out of range and repeated occurrences are left out (the verifier reports them);
 // a dependency on a missing op gets no edge.

@@ -39,11 +39,6 @@ OpIndex::OpIndex(const Placement& placement) {
     total_ = cells * kOpKinds;
 }
 
-bool OpIndex::in_range(const Op& op) const {
-    return op.pipeline >= 0 && op.pipeline < static_cast<int>(base_.size()) && op.stage >= 0 &&
-           op.stage < stages_[op.pipeline] && op.microbatch >= 0 && op.microbatch < mbs_[op.pipeline];
-}
-
 Op OpIndex::op(size_t id) const {
     Op op;
     op.kind = static_cast<OpKind>(id % kOpKinds);

@@ -53,7 +53,10 @@ public:
         return (base_[op.pipeline] + static_cast<size_t>(op.stage) * mbs_[op.pipeline] + op.microbatch) * kOpKinds +
                static_cast<size_t>(op.kind);
     }
-    bool in_range(const Op& op) const;
+    bool in_range(const Op& op) const {
+        return op.pipeline >= 0 && op.pipeline < static_cast<int>(base_.size()) && op.stage >= 0 &&
+               op.stage < stages_[op.pipeline] && op.microbatch >= 0 && op.microbatch < mbs_[op.pipeline];
+    }
     Op op(size_t id) const;
 
 private:

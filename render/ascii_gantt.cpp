@@ -23,16 +23,13 @@ std::string op_label(const Op& op, const std::map<std::pair<int, int>, int>& chu
     return fmt::format("{}{}", letter, op.microbatch);
 }
 
+// "|F3.." for an op, "{F3+b1}" for a pair; the label is cut to the room there is.
 void draw_box(std::string& row, size_t from, size_t to, const std::string& label, bool pair) {
     if (to <= from) return;
-    if (to - from == 1) {
-        row[from] = pair ? '#' : label[0];
-        return;
-    }
-    row[from] = pair ? '{' : '[';
-    row[to - 1] = pair ? '}' : ']';
-    const size_t room = to - from - 2;
-    for (size_t k = 0; k < room && k < label.size(); ++k) row[from + 1 + k] = label[k];
+    row[from] = pair ? '{' : '|';
+    size_t stop = to;
+    if (pair && to - from >= 2) row[--stop] = '}';
+    for (size_t k = 0; from + 1 + k < stop; ++k) row[from + 1 + k] = k < label.size() ? label[k] : ' ';
 }
 
 }  // namespace
@@ -71,8 +68,8 @@ std::string ascii_gantt(const Schedule& schedule, const Simulation& sim, const G
         out += fmt::format("rank {:<3}{}  idle {} peak {}\n", r, row, sim.scale.format(sim.ranks[r].idle),
                            format_rational(sim.ranks[r].peak_activations));
     }
-    out += fmt::format("{}[F3] forward of micro-batch 3, I/W split backward, B full backward, {{F3+b1}} overlapped pair, "
-                       "lower case = the rank's second chunk, '.' idle; 1 column = {} time units\n",
+    out += fmt::format("{}|F3 forward of micro-batch 3, I/W split backward, B full backward, {{F3+b1}} overlapped pair; "
+                       "lower case = the rank's 2nd (4th, ...) chunk; '.' idle; 1 column = {} time units\n",
                        axis_pad, format_rational(Rational(sim.makespan, width) / sim.scale.ticks_per_unit));
     return out;
 }

@@ -2,14 +2,16 @@
 // Networks with Bidirectional Pipelines", SC'21, arXiv:2107.06925).
 //
 // What is implemented, and from where:
-// - The basic scheduling unit of the paper's Figure 3 (D = P stages, N = D micro-batches, D/2 per
-//   direction; forward and backward of the two pipelines interleaved; backward unsplit), as the
-//   authors' SC'21 runtime executes it: github.com/Shigangli/Chimera @ 7be5274,
-//   chimera/chimera_bert/bert/main_with_runtime.py (the `args.chimera` training loop).
-// - N = K*D by the paper's "direct concatenation" of K basic units (section 3.5), as the same
-//   repository's main_with_runtime_direct.py runs it: the tail backwards of unit k alternate with the
-//   head forwards of unit k+1. (Forward doubling and backward halving need recomputation or
-//   micro-batches of a different size and are not modelled.)
+// - The basic scheduling unit (paper section 3, its Figure with D = 4): D = P stages, N = D
+//   micro-batches split equally between a "down" and an "up" pipeline, each pipeline scheduled with
+//   1F1B over its N/2 micro-batches, and the two merged per worker -- D even guarantees the merge has
+//   no conflict. Backwards are unsplit. The per-worker interleaving is the one the authors' SC'21
+//   runtime executes: github.com/Shigangli/Chimera @ 7be5274, chimera/chimera_bert/bert/
+//   main_with_runtime.py (the `args.chimera` training loop); it keeps each pipeline's own 1F1B order.
+// - N = K*D by "direct concatenation" of K basic units, as the same repository's
+//   main_with_runtime_direct.py runs it: the tail backwards of unit k alternate with the head
+//   forwards of unit k+1. (The paper's other N > D variants, forward doubling and backward halving,
+//   change micro-batch sizes or add recomputation and are not modelled.)
 //
 // Placement: Placement::bidirectional(P, M/2). Pipeline 0 ("down") has stage s on rank s; pipeline 1
 // ("up") has stage s on rank P-1-s; micro-batches are numbered within their pipeline and processed
@@ -23,9 +25,10 @@
 //   after unit K-1: a x B(X)
 // Each unit therefore runs P/2 forwards and P/2 backwards of each pipeline.
 //
-// Preconditions, from the authors' code (pipeline.py `_call_chimera_pipeline` asserts 'The number of
-// stages should be an even value.' and 'num_micro_batches*2 should be a multiple of num_stages.', where
-// num_micro_batches counts one direction): P even, M > 0 and M a multiple of P.
+// Preconditions, from the authors' code (pipeline.py `_call_chimera_pipeline` at HEAD 6b78ac7 asserts
+// 'The number of stages should be an even value.' and 'num_micro_batches*2 should be a multiple of
+// num_stages.', num_micro_batches counting one direction; the SC'21 loop needs the same, K = M/P whole
+// units): P even, M > 0 and M a multiple of P.
 #include "schedules/families.hpp"
 
 #include <array>
@@ -116,6 +119,7 @@ Schedule generate_chimera(const GenerateParams& params) {
     check_chimera_preconditions(params);
     const int P = params.ranks, M = params.microbatches;
     Schedule schedule;
+    schedule.source = "chimera(P=" + std::to_string(params.ranks) + ",M=" + std::to_string(params.microbatches) + ")";
     schedule.placement = Placement::bidirectional(P, M / 2);
     for (int r = 0; r < P; ++r) schedule.ranks.push_back(chimera_rank_order(P, M / P, r));
     return schedule;

@@ -54,6 +54,7 @@ DualPipeRank dualpipe_rank(int ranks, int microbatches, int rank) {
 Schedule generate_dualpipe(const GenerateParams& params) {
     check_dualpipe_preconditions(params);
     Schedule schedule;
+    schedule.source = "dualpipe(P=" + std::to_string(params.ranks) + ",M=" + std::to_string(params.microbatches) + ")";
     schedule.placement = Placement::bidirectional(params.ranks, params.microbatches / 2);
     for (int r = 0; r < params.ranks; ++r)
         schedule.ranks.push_back(dualpipe_rank_order(dualpipe_rank(params.ranks, params.microbatches, r)));

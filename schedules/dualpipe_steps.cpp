@@ -62,7 +62,7 @@ private:
 struct StepCounts {
     int far;      // n - h - 1: 0 exactly on the turn rank(s)
     int near;     // h + 1
-    int main;     // n4 = H - 2n + h + 1 (>= 1 because H >= 2n)
+    int steady;   // n4 = H - 2n + h + 1 (>= 1 because H >= 2n)
     bool turn;    // the rank where the two phases meet (DualPipe: h = n-1 on two ranks; V: r = P-1)
 };
 
@@ -99,7 +99,7 @@ void step3_zero_bubble_p1(RankOrderEmitter& e, const StepCounts& c) {
 // On the turn rank the first pair of round 0 runs unpaired, F p0 then B p1 ("to reduce the bubble":
 // the other side of the turn is waiting for that F's output).
 void step4_steady_pairs(RankOrderEmitter& e, const StepCounts& c) {
-    for (int j = 0; j < c.main; ++j) {
+    for (int j = 0; j < c.steady; ++j) {
         if (j == 0 && c.turn) {
             e.forward(kP0);
             e.full_backward(kP1);

@@ -36,6 +36,7 @@ Schedule generate_dualpipev(const GenerateParams& params) {
     check_dualpipev_preconditions(params);
     const int P = params.ranks, M = params.microbatches;
     Schedule schedule;
+    schedule.source = "dualpipev(P=" + std::to_string(params.ranks) + ",M=" + std::to_string(params.microbatches) + ")";
     schedule.placement = Placement::single(P, v_stage_map(P, 2 * P), M);
     for (int r = 0; r < P; ++r) {
         DualPipeRank shape;

@@ -4,30 +4,46 @@
 
 namespace pp {
 
+namespace {
+
+// Every generated schedule names where it came from, for messages and file headers.
+std::function<Schedule(const GenerateParams&)> named(std::string family, Schedule (*generate)(const GenerateParams&)) {
+    return [family, generate](const GenerateParams& params) {
+        Schedule schedule = generate(params);
+        if (schedule.source.empty())
+            schedule.source = family + "(P=" + std::to_string(params.ranks) + "," +
+                              (params.stages_per_rank ? "V=" + std::to_string(*params.stages_per_rank) + "," : "") +
+                              "M=" + std::to_string(params.microbatches) + ")";
+        return schedule;
+    };
+}
+
+}  // namespace
+
 const std::vector<ScheduleFamily>& schedule_families() {
     static const std::vector<ScheduleFamily> families = {
         {"gpipe", "all forwards, then all backwards", "P, M", "P >= 1, M >= 1", "PyTorch ScheduleGPipe",
-         generate_gpipe},
+         named("gpipe", generate_gpipe)},
         {"1f1b", "one forward, one backward after a warm-up of P-1-r forwards", "P, M", "P >= 1, M >= 1",
-         "PyTorch Schedule1F1B (as executed)", generate_1f1b},
+         "PyTorch Schedule1F1B (as executed)", named("1f1b", generate_1f1b)},
         {"interleaved-1f1b", "1F1B over V stages per rank (loop map), depth-first rounds", "P, M, V",
-         "M mod max(1, M/P rounded down) == 0", "PyTorch ScheduleInterleaved1F1B", generate_interleaved_1f1b},
+         "M mod max(1, M/P rounded down) == 0", "PyTorch ScheduleInterleaved1F1B", named("interleaved-1f1b", generate_interleaved_1f1b)},
         {"looped-bfs", "all forwards of each local stage, then backwards in reverse", "P, M, V", "P >= 1, M >= 1",
-         "PyTorch ScheduleLoopedBFS", generate_looped_bfs},
+         "PyTorch ScheduleLoopedBFS", named("looped-bfs", generate_looped_bfs)},
         {"zb1p", "interleaved zero bubble (I/W split, loop map)", "P, M, V", "as interleaved-1f1b",
-         "PyTorch ScheduleInterleavedZeroBubble", generate_zb1p},
+         "PyTorch ScheduleInterleavedZeroBubble", named("zb1p", generate_zb1p)},
         {"zbv", "zero bubble V schedule (V map, 2 stages per rank)", "P, M", "V == 2",
-         "PyTorch ScheduleZBVZeroBubble", generate_zbv},
+         "PyTorch ScheduleZBVZeroBubble", named("zbv", generate_zbv)},
         {"zb-h1", "Zero Bubble handcrafted H1 (1F1B memory)", "P, M", "M >= P",
-         "Zero Bubble paper (ICLR 2024), sail-sg repository", generate_zb_h1},
+         "Zero Bubble paper (ICLR 2024), sail-sg repository", named("zb-h1", generate_zb_h1)},
         {"zb-h2", "Zero Bubble handcrafted H2 (2x 1F1B memory, no bubble)", "P, M", "M >= 2P",
-         "Zero Bubble paper (ICLR 2024), sail-sg repository", generate_zb_h2},
+         "Zero Bubble paper (ICLR 2024), sail-sg repository", named("zb-h2", generate_zb_h2)},
         {"dualpipe", "bidirectional pipeline with overlapped F&B pairs", "P, M", "P even, M even, M >= 2P",
-         "DeepSeek DualPipe step()", generate_dualpipe},
+         "DeepSeek DualPipe step()", named("dualpipe", generate_dualpipe)},
         {"dualpipev", "DualPipe cut in half: V map, 2 stages per rank", "P, M", "M >= 2P",
-         "DeepSeek DualPipeV (= PyTorch ScheduleDualPipeV)", generate_dualpipev},
+         "DeepSeek DualPipeV (= PyTorch ScheduleDualPipeV)", named("dualpipev", generate_dualpipev)},
         {"chimera", "two bidirectional pipelines (Li & Hoefler, SC'21)", "P, M", "P even, M even",
-         "Chimera paper", generate_chimera},
+         "Chimera paper", named("chimera", generate_chimera)},
     };
     return families;
 }

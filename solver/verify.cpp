@@ -204,11 +204,19 @@ Violation describe_deadlock(const Schedule& s, const ScheduleGraph& g, std::vect
     std::string chain;
     std::vector<std::string> steps;
     for (size_t i = 0; i < n; ++i) {
-        const std::uint32_t waiter = cycle[i], awaited = cycle[(i + 1) % n];
+        const std::uint32_t waiter = cycle[i];
         const EdgeInfo* link = link_at(i);
+        const bool dependency = link && link->kind == EdgeKind::Dependency;
+        // A run of rank-order hops on one rank reads as one: "rank 0 runs 0F2 only after 0B0".
+        size_t j = i;
+        while (!dependency && j + 1 < n) {
+            const EdgeInfo* next = link_at(j + 1);
+            if (next && next->kind == EdgeKind::Dependency) break;
+            ++j;
+        }
+        const std::uint32_t awaited = cycle[(j + 1) % n];
         const int waiter_rank = static_cast<int>(g.slot_rank[waiter]);
         const int awaited_rank = static_cast<int>(g.slot_rank[awaited]);
-        const bool dependency = link && link->kind == EdgeKind::Dependency;
         const std::string awaited_label = dependency ? format_op(g.index.op(link->from_op)) : slot_label(s, g, awaited);
         const std::string waiter_label = dependency ? format_op(g.index.op(link->to_op)) : slot_label(s, g, waiter);
         if (i == 0) chain = fmt::format("rank {} waits at {}", waiter_rank, waiter_label);
@@ -221,6 +229,7 @@ Violation describe_deadlock(const Schedule& s, const ScheduleGraph& g, std::vect
                             : fmt::format(", which rank {} runs after {}", awaited_rank, awaited_label);
             steps.push_back(fmt::format("rank {} runs {} only after {}", waiter_rank, waiter_label, awaited_label));
         }
+        i = j;
     }
     chain += " -- a cycle, so none of them can start";
     const std::uint32_t first = cycle.front();
@@ -322,9 +331,12 @@ std::vector<std::uint32_t> shortest_cycle(const ScheduleGraph& g, const std::vec
 }
 
 VerifyReport verify(const Schedule& schedule, const VerifyOptions& options) {
+    return verify(schedule, build_schedule_graph(schedule), options);
+}
+
+VerifyReport verify(const Schedule& schedule, const ScheduleGraph& graph, const VerifyOptions& options) {
     VerifyReport report;
     Reporter out(report, options.max_reports_per_kind);
-    const ScheduleGraph graph = build_schedule_graph(schedule);
     check_slots(schedule, graph.index, out);
     check_completeness(schedule, graph, out);
     const auto reversed = check_rank_order(schedule, graph, out);

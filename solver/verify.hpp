@@ -53,6 +53,9 @@ struct VerifyReport {
 };
 
 VerifyReport verify(const Schedule& schedule, const VerifyOptions& options = {});
+// The same with the schedule's graph already built (build_schedule_graph), so callers that go on to
+// simulate build it once.
+VerifyReport verify(const Schedule& schedule, const ScheduleGraph& graph, const VerifyOptions& options = {});
 
 // The shortest cycle through the blocked part of a graph, as global slot ids in dependency order
 // (each slot waits for the next, the last waits for the first); empty when the graph is acyclic.

@@ -3,6 +3,7 @@
 // rates, and the references' precondition messages. Every expected order or number below is taken from
 // shared/reference (pytorch-schedules.md, landscape.md), shared/conformance, or derived by hand from the
 // rules quoted there -- never from running the generators.
+#include "formats/torch_csv.hpp"
 #include "schedules/families.hpp"
 #include "solver/simulate.hpp"
 #include "solver/verify.hpp"
@@ -10,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -125,6 +127,19 @@ TEST_CASE("zb1p P=2 V=2 M=8 equals PyTorch's artifact cell for cell", "[schedule
     }
 }
 
+TEST_CASE("zb1p P=2 V=2 M=8 written as a 2024-letter CSV is PyTorch's artifact byte for byte", "[schedules]") {
+    // Same artifact through formats/torch_csv's writer (CRLF, as Python's csv module writes; the stored
+    // copy has LF line ends, which §1.3 says to accept).
+    std::ifstream in(std::string(PP_SHARED_DIR) + "/conformance/pytorch/zb1p_2rank_2stagep_compute.csv",
+                     std::ios::binary);
+    std::string expected((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string written = write_torch_csv(generate_zb1p(params(2, 8, 2)), TorchCsvFormat::ComputeOnly, TorchEra::Y2024);
+    std::string lf;
+    for (char ch : written)
+        if (ch != '\r') lf += ch;
+    CHECK(lf == expected);
+}
+
 TEST_CASE("1f1b P=4 M=8 is the executed order of pytorch-schedules.md §1.4", "[schedules]") {
     // Ranks 0..2: the main-branch IR rows of §1.4 without the REDUCE_GRAD token. Rank 3: the IR row has the
     // upstream numbering slip 3F1..3F8; the runtime executes 3F0 3B0 3F1 3B1 ... 3F7 3B7 (§2.2).
@@ -164,6 +179,14 @@ TEST_CASE("interleaved 1f1b orders hand-derived from the §2.2 rules", "[schedul
     // V=1, P=2, M=2: the last rank has no warm-up op, and upstream emits the post-warm-up padding while
     // issuing the last warm-up op -- so rank 1 gets none although the formula gives 1.
     require_rows(generate_interleaved_1f1b(params(2, 2, 1)), {"0F0,0F1,,,,0B0,,0B1", ",1F0,1B0,1F1,1B1"});
+}
+
+TEST_CASE("zb1p bubble pass: forwards wait one lock-step behind their producer, backwards never", "[schedules]") {
+    // Hand-derived from §2.2 for P=2, V=2, M=1 (R=1, m=1). Before the pass: rank 0 "0F0 2F0 _ 2I0 2W0 0I0
+    // 0W0" (warm-up 2, padding P-1-r = 1), rank 1 "_ 1F0 3F0 3I0 1I0 3W0 1W0" (W lag r = 1). Lock-step:
+    // 2F0 waits a step for 1F0, 3F0 a step for 2F0; 2I0 goes in the same step as 3I0 (upstream only tests
+    // FULL_BACKWARD, which ZB never emits).
+    require_rows(generate_zb1p(params(2, 1, 2)), {"0F0,,2F0,,2I0,2W0,0I0,0W0", ",1F0,,3F0,3I0,1I0,3W0,1W0"});
 }
 
 TEST_CASE("looped bfs: forwards by ascending stage, backwards by descending stage and micro-batch", "[schedules]") {
