@@ -10,7 +10,7 @@ namespace pp {
 
 using nlohmann::json;
 
-nlohmann::json op_to_json(const Op& op) {
+nlohmann::ordered_json op_to_json(const Op& op) {
     return {{"kind", std::string(1, kind_letter(op.kind))},
             {"pipeline", op.pipeline},
             {"stage", op.stage},
@@ -19,8 +19,8 @@ nlohmann::json op_to_json(const Op& op) {
 
 namespace {
 
-json costs_to_json(const OpCosts& c) {
-    json j = {{"F", format_rational(c.F)}, {"I", format_rational(c.I)}, {"W", format_rational(c.W)}};
+nlohmann::ordered_json costs_to_json(const OpCosts& c) {
+    nlohmann::ordered_json j = {{"F", format_rational(c.F)}, {"I", format_rational(c.I)}, {"W", format_rational(c.W)}};
     if (c.B) j["B"] = format_rational(*c.B);
     if (c.FB) j["FB"] = format_rational(*c.FB);
     return j;
@@ -187,7 +187,8 @@ private:
 
 }  // namespace
 
-nlohmann::json schedule_to_json(const Schedule& schedule) {
+nlohmann::ordered_json schedule_to_json(const Schedule& schedule) {
+    using json = nlohmann::ordered_json;
     json j = {{"format", "pipeproof-schedule"}, {"version", 1}, {"ranks", schedule.placement.ranks}};
     json pipes = json::array();
     for (const auto& p : schedule.placement.pipelines)

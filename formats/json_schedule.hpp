@@ -15,8 +15,9 @@
 
 namespace pp {
 
-nlohmann::json op_to_json(const Op& op);
-nlohmann::json schedule_to_json(const Schedule& schedule);
+// Keys in the documented order (ordered_json), not alphabetically.
+nlohmann::ordered_json op_to_json(const Op& op);
+nlohmann::ordered_json schedule_to_json(const Schedule& schedule);
 std::string write_json(const Schedule& schedule);
 // Throws InputError: syntax errors with line:column, structural errors with the JSON pointer of the value.
 Schedule read_json(std::string_view text, const std::string& file_name);

@@ -9,11 +9,14 @@
 namespace pp {
 namespace {
 
-// A rank's chunks in order of first appearance: the first is upper case, later ones lower case.
+// A rank's chunks (pipeline, stage) numbered in sorted order: even ones upper case, odd ones lower case,
+// so DualPipe's reverse direction and the second leg of a V read differently.
 std::map<std::pair<int, int>, int> chunk_numbers(const std::vector<Slot>& slots) {
     std::map<std::pair<int, int>, int> chunks;
     for (const Slot& slot : slots)
-        for (const Op& op : slot) chunks.try_emplace({op.pipeline, op.stage}, static_cast<int>(chunks.size()));
+        for (const Op& op : slot) chunks.emplace(std::make_pair(op.pipeline, op.stage), 0);
+    int next = 0;
+    for (auto& [chunk, number] : chunks) number = next++;
     return chunks;
 }
 
