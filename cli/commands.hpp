@@ -15,5 +15,13 @@ Runner add_convert(CLI::App& app);
 Runner add_list(CLI::App& app);
 Runner add_generate(CLI::App& app);
 Runner add_demo(CLI::App& app);
+Runner add_search(CLI::App& app);
+Runner add_sweep(CLI::App& app);
+Runner add_compare(CLI::App& app);
+Runner add_report(CLI::App& app);
+Runner add_plan(CLI::App& app);
+Runner add_prove(CLI::App& app);
+Runner add_refute(CLI::App& app);
+Runner add_formula(CLI::App& app);
 
 }  // namespace pp::cli

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <deque>
 #include <map>
-#include <utility>
 
 namespace pp {
 
@@ -52,7 +51,8 @@ RankCells interleaved_rank_cells(const InterleavedShape& shape, int rank) {
         row.push_back(op);
         if (!shape.zero_bubble) return;
         pending_w.push_back(op_at(OpKind::W, s, op.microbatch));
-        // ZB1P delays the W's by r backwards ("num_1f1b_microbatches = rank") to shorten the drain.
+        // ZB1P delays the W's by r backwards ("num_1f1b_microbatches = rank"): the I's travel upstream
+        // sooner and the owed W's fill the drain.
         if (k - warmup >= r) {
             row.push_back(pending_w.front());
             pending_w.pop_front();

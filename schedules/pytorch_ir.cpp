@@ -1,7 +1,5 @@
 #include "schedules/pytorch_ir.hpp"
 
-#include <algorithm>
-
 namespace pp {
 
 Schedule schedule_from_cells(Placement placement, const std::vector<RankCells>& rows, std::string source,

@@ -42,8 +42,8 @@ const std::vector<ScheduleFamily>& schedule_families() {
          "DeepSeek DualPipe step()", named("dualpipe", generate_dualpipe)},
         {"dualpipev", "DualPipe cut in half: V map, 2 stages per rank", "P, M", "M >= 2P",
          "DeepSeek DualPipeV (= PyTorch ScheduleDualPipeV)", named("dualpipev", generate_dualpipev)},
-        {"chimera", "two bidirectional pipelines (Li & Hoefler, SC'21)", "P, M", "P even, M even",
-         "Chimera paper", named("chimera", generate_chimera)},
+        {"chimera", "two bidirectional pipelines (Li & Hoefler, SC'21)", "P, M", "P even, M a positive multiple of P",
+         "Chimera (Li & Hoefler, SC'21), authors' training loop", named("chimera", generate_chimera)},
     };
     return families;
 }
