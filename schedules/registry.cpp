@@ -24,7 +24,7 @@ const std::vector<ScheduleFamily>& schedule_families() {
     static const std::vector<ScheduleFamily> families = {
         {"gpipe", "all forwards, then all backwards", "P, M", "P >= 1, M >= 1", "PyTorch ScheduleGPipe",
          named("gpipe", generate_gpipe)},
-        {"1f1b", "one forward, one backward after a warm-up of P-1-r forwards", "P, M", "P >= 1, M >= 1",
+        {"1f1b", "one forward, one backward after a warm-up of min(M, P-r) forwards", "P, M", "M >= P",
          "PyTorch Schedule1F1B (as executed)", named("1f1b", generate_1f1b)},
         {"interleaved-1f1b", "1F1B over V stages per rank (loop map), depth-first rounds", "P, M, V",
          "M mod max(1, M/P rounded down) == 0", "PyTorch ScheduleInterleaved1F1B", named("interleaved-1f1b", generate_interleaved_1f1b)},
@@ -34,7 +34,7 @@ const std::vector<ScheduleFamily>& schedule_families() {
          "PyTorch ScheduleInterleavedZeroBubble", named("zb1p", generate_zb1p)},
         {"zbv", "zero bubble V schedule (V map, 2 stages per rank)", "P, M", "V == 2",
          "PyTorch ScheduleZBVZeroBubble", named("zbv", generate_zbv)},
-        {"zb-h1", "Zero Bubble handcrafted H1 (1F1B memory)", "P, M", "M >= P",
+        {"zb-h1", "Zero Bubble handcrafted H1 (1F1B memory)", "P, M", "M >= P (sail-sg asserts M >= 2P for all hand schedules)",
          "Zero Bubble paper (ICLR 2024), sail-sg repository", named("zb-h1", generate_zb_h1)},
         {"zb-h2", "Zero Bubble handcrafted H2 (2x 1F1B memory, no bubble)", "P, M", "M >= 2P",
          "Zero Bubble paper (ICLR 2024), sail-sg repository", named("zb-h2", generate_zb_h2)},
