@@ -1,17 +1,264 @@
-// Placeholder: `pipeproof compare` is not written yet.
+// pipeproof compare NAME... -P -M [-V]: one row per schedule (solver/compare.hpp) -- makespan, bubble,
+// idle per rank, the Zero Bubble paper's bubble rate, peak activations, parameter copies and, given
+// --tokens-per-microbatch and --time-unit, GPU utilisation and GPU-hours per million tokens.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/report.hpp"
+#include "schedules/registry.hpp"
+#include "solver/compare.hpp"
 
+#include <fmt/format.h>
+
+#include <filesystem>
 #include <iostream>
+#include <memory>
 
 namespace pp::cli {
+namespace {
+
+double to_double(const Rational& value) {
+    return static_cast<double>(value.numerator()) / static_cast<double>(value.denominator());
+}
+
+std::string percent(const Rational& fraction) { return fmt::format("{:.2f}%", 100.0 * to_double(fraction)); }
+
+// Exact text, with a decimal next to a fraction that does not terminate: "575/24576 (~0.0233968)".
+std::string exact(const Rational& value) {
+    const std::string text = format_rational(value);
+    if (text.find('/') == std::string::npos) return text;
+    return fmt::format("{} (~{:.6g})", text, to_double(value));
+}
+
+std::string joined(const std::vector<Rational>& values) {
+    std::vector<std::string> parts;
+    for (const auto& v : values) parts.push_back(format_rational(v));
+    return fmt::format("{}", fmt::join(parts, " "));
+}
+
+template <typename T>
+std::string range_text(const std::vector<T>& values) {
+    if (values.empty()) return "-";
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    if (*lo == *hi) return fmt::format("{}", *lo);
+    return fmt::format("{}..{}", *lo, *hi);
+}
+
+std::string range_text(const std::vector<Rational>& values) {
+    if (values.empty()) return "-";
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    if (*lo == *hi) return format_rational(*lo);
+    return format_rational(*lo) + ".." + format_rational(*hi);
+}
+
+struct CompareCommand {
+    std::vector<std::string> names;
+    std::optional<int> ranks, microbatches, stages_per_rank;
+    CostInput costs;
+    std::string comm_model = "dataflow";
+    std::optional<std::int64_t> tokens_per_microbatch;
+    std::optional<std::string> time_unit;
+    bool json = false;
+
+    // A family name with -P -M (and -V for the families that take it, 2 by default), or a schedule file.
+    Schedule load(const std::string& name) const {
+        ScheduleInput input;
+        input.source = name;
+        input.ranks = ranks;
+        input.microbatches = microbatches;
+        if (!std::filesystem::exists(name)) {
+            if (const ScheduleFamily* family = find_family(name)) {
+                if (!ranks || !microbatches)
+                    throw UsageError(fmt::format("comparing '{}' needs -P (ranks) and -M (micro-batches)", name));
+                const bool takes_v = family->parameters.find('V') != std::string::npos;
+                if (takes_v) input.stages_per_rank = stages_per_rank.value_or(2);
+            }
+        }
+        return input.load();
+    }
+
+    CompareOptions options(const ActivationModel& activations) const {
+        CompareOptions o;
+        o.comm_model = comm_model_from(comm_model);
+        o.activations = activations;
+        if (tokens_per_microbatch.has_value() != time_unit.has_value())
+            throw UsageError("--tokens-per-microbatch and --time-unit go together (GPU-hours need both)");
+        if (time_unit) {
+            const auto seconds = parse_rational(*time_unit);
+            if (!seconds || *seconds <= Rational(0))
+                throw UsageError("--time-unit expects a positive number of seconds per cost unit, e.g. 0.001 or 1/1000, got '" +
+                                 *time_unit + "'");
+            if (*tokens_per_microbatch <= 0) throw UsageError("--tokens-per-microbatch must be positive");
+            o.tokens_per_microbatch = tokens_per_microbatch;
+            o.seconds_per_unit = seconds;
+        }
+        return o;
+    }
+
+    // Only valid schedules have a timing; under `batched` their communication program must run too.
+    static void require_valid(const Schedule& schedule, const CompareOptions& o) {
+        VerifyOptions verify_options;
+        verify_options.activations = o.activations;
+        const VerifyReport report = verify(schedule, verify_options);
+        if (!report.ok())
+            throw SimulationError(schedule.source + " is not valid, so it has no timing (run `pipeproof verify`):\n" +
+                                  violations_text(schedule, report));
+        if (o.comm_model != CommModel::Batched) return;
+        VerifyReport comm;
+        comm.violations = check_comm_program(schedule, batched_program(schedule, o.batched));
+        if (!comm.ok())
+            throw SimulationError(schedule.source + ": its blocking communication batches cannot run, so it has no batched timing:\n" +
+                                  violations_text(schedule, comm));
+    }
+
+    int run() {
+        std::vector<Schedule> schedules;
+        for (const auto& name : names) schedules.push_back(load(name));
+        const CompareOptions o = options(costs.activations());
+        std::vector<CompareRow> rows;
+        std::vector<Costs> row_costs;
+        for (const Schedule& schedule : schedules) {
+            require_valid(schedule, o);
+            row_costs.push_back(costs.resolve(schedule));
+            rows.push_back(compare_schedule(schedule, row_costs.back(), o));
+        }
+        if (json)
+            print_json(rows, row_costs, o);
+        else
+            print_text(rows, row_costs, o);
+        return kOk;
+    }
+
+    static std::string model_label(const CompareRow& row) {
+        return TimingModel{row.comm_model, row.attached_comm_program}.label();
+    }
+
+    void print_text(const std::vector<CompareRow>& rows, const std::vector<Costs>& row_costs, const CompareOptions& o) const {
+        std::cout << fmt::format("timing model: {}\n", comm_model_name(o.comm_model));
+        size_t width = 8;
+        for (const auto& row : rows) width = std::max(width, row.name.size());
+        const bool money = o.tokens_per_microbatch.has_value();
+        std::cout << fmt::format("{:<{}}  {:>10}  {:>10}  {:>12}  {:>8}  {:>9}  {:>11}  {:>12}  {:>8}{}\n", "schedule", width,
+                                 "makespan", "worst idle", "bubble frac", "ZB rate", "peak act", "blocks/rank",
+                                 "copies/block", "util", money ? "  GPU-h per 1M tokens" : "");
+        for (const auto& row : rows) {
+            std::cout << fmt::format("{:<{}}  {:>10}  {:>10}  {:>12}  {:>8.4f}  {:>9}  {:>11}  {:>12}  {:>8}", row.name, width,
+                                     format_rational(row.makespan), format_rational(row.worst_idle),
+                                     percent(row.bubble_fraction), to_double(row.zb_bubble_rate),
+                                     range_text(row.peak_activations), range_text(row.blocks_per_rank),
+                                     range_text(row.copies_per_block), percent(row.utilisation));
+            if (row.gpu_hours_per_million_tokens) std::cout << "  " << exact(*row.gpu_hours_per_million_tokens);
+            std::cout << "\n";
+        }
+        std::cout << "\nper schedule:\n";
+        for (size_t i = 0; i < rows.size(); ++i) {
+            const auto& row = rows[i];
+            std::cout << fmt::format("{}: P={} M={}; costs {}; timing model: {}\n", row.name, row.ranks, row.microbatches,
+                                     format_costs(row_costs[i]), model_label(row));
+            std::cout << fmt::format("  makespan {}; bubble fraction {} ({}); GPU utilisation {}\n", format_rational(row.makespan),
+                                     format_rational(row.bubble_fraction), percent(row.bubble_fraction),
+                                     format_rational(row.utilisation));
+            std::cout << fmt::format("  idle per rank:              {}\n", joined(row.idle_per_rank));
+            std::cout << fmt::format("  ZB bubble rate (T-W)/T:     {} with T = {} (largest per-rank span), W = {}\n",
+                                     exact(row.zb_bubble_rate), format_rational(row.zb_span), format_rational(row.zb_work));
+            std::cout << fmt::format("  peak activations per rank:  {}\n", joined(row.peak_activations));
+            std::vector<std::string> blocks;
+            for (int b : row.blocks_per_rank) blocks.push_back(std::to_string(b));
+            std::cout << fmt::format("  parameter blocks per rank:  {} of {} blocks ({} of the model on the fullest rank); "
+                                     "copies per block {}\n",
+                                     fmt::join(blocks, " "), row.blocks, range_text(row.model_fraction_per_rank),
+                                     range_text(row.copies_per_block));
+            if (row.gpu_hours_per_million_tokens)
+                std::cout << fmt::format("  {} tokens per step; {} tokens/s; {} GPU-hours per million tokens\n",
+                                         row.microbatches * *o.tokens_per_microbatch, exact(*row.tokens_per_second),
+                                         exact(*row.gpu_hours_per_million_tokens));
+            if (i > 0 && row.gpu_hours_per_million_tokens && rows[0].gpu_hours_per_million_tokens)
+                std::cout << fmt::format("  against {}: GPU utilisation {:+.2f} points; GPU-hours per million tokens x{}\n",
+                                         rows[0].name, 100.0 * to_double(row.utilisation - rows[0].utilisation),
+                                         exact(*row.gpu_hours_per_million_tokens / *rows[0].gpu_hours_per_million_tokens));
+        }
+        std::cout << "\nZB bubble rate: the Zero Bubble paper's (T - W)/T; T = the largest per-rank span (last end - first "
+                     "start, P2P latency included), W = the largest per-rank compute with nothing overlapped (M(F+I+W) with "
+                     "one stage per rank). Bubble fraction = total idle / (P x makespan); utilisation = 1 - bubble fraction.\n";
+    }
+
+    void print_json(const std::vector<CompareRow>& rows, const std::vector<Costs>& row_costs, const CompareOptions& o) const {
+        nlohmann::json j;
+        j["timing_model"] = comm_model_name(o.comm_model);
+        j["definitions"] = {
+            {"bubble_fraction", "total idle / (ranks x makespan)"},
+            {"utilisation", "1 - bubble_fraction"},
+            {"zb_bubble_rate", "(T - W) / T, T = largest per-rank span (last end - first start, comm included), W = largest "
+                               "per-rank compute with nothing overlapped (M(F+I+W) for one stage per rank)"},
+            {"blocks_per_rank", "model blocks (stage weights) held per rank"},
+            {"gpu_hours_per_million_tokens", "ranks x makespan x seconds_per_unit / 3600 x 1e6 / (microbatches x tokens_per_microbatch)"}};
+        auto list = [](const auto& values) {
+            nlohmann::json a = nlohmann::json::array();
+            for (const auto& v : values) {
+                if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Rational>) a.push_back(exact_json(v));
+                else a.push_back(v);
+            }
+            return a;
+        };
+        j["rows"] = nlohmann::json::array();
+        for (size_t i = 0; i < rows.size(); ++i) {
+            const auto& row = rows[i];
+            nlohmann::json r = {{"schedule", row.name},
+                                {"ranks", row.ranks},
+                                {"microbatches", row.microbatches},
+                                {"costs", format_costs(row_costs[i])},
+                                {"timing_model", comm_model_name(row.comm_model)},
+                                {"timing_model_detail", model_label(row)},
+                                {"makespan", exact_json(row.makespan)},
+                                {"worst_idle", exact_json(row.worst_idle)},
+                                {"bubble_fraction", exact_json(row.bubble_fraction)},
+                                {"utilisation", exact_json(row.utilisation)},
+                                {"idle_per_rank", list(row.idle_per_rank)},
+                                {"busy_per_rank", list(row.busy_per_rank)},
+                                {"span_per_rank", list(row.span_per_rank)},
+                                {"zb_bubble_rate", exact_json(row.zb_bubble_rate)},
+                                {"zb_span", exact_json(row.zb_span)},
+                                {"zb_work", exact_json(row.zb_work)},
+                                {"peak_activations", list(row.peak_activations)},
+                                {"blocks", row.blocks},
+                                {"blocks_per_rank", list(row.blocks_per_rank)},
+                                {"model_fraction_per_rank", list(row.model_fraction_per_rank)},
+                                {"copies_per_block", list(row.copies_per_block)},
+                                {"exact", {{"makespan", format_rational(row.makespan)},
+                                           {"bubble_fraction", format_rational(row.bubble_fraction)},
+                                           {"utilisation", format_rational(row.utilisation)},
+                                           {"zb_bubble_rate", format_rational(row.zb_bubble_rate)}}}};
+            if (row.gpu_hours_per_million_tokens) {
+                r["tokens_per_microbatch"] = *o.tokens_per_microbatch;
+                r["seconds_per_unit"] = exact_json(*o.seconds_per_unit);
+                r["tokens_per_second"] = exact_json(*row.tokens_per_second);
+                r["gpu_hours_per_million_tokens"] = exact_json(*row.gpu_hours_per_million_tokens);
+                r["exact"]["gpu_hours_per_million_tokens"] = format_rational(*row.gpu_hours_per_million_tokens);
+                r["exact"]["tokens_per_second"] = format_rational(*row.tokens_per_second);
+            }
+            j["rows"].push_back(r);
+        }
+        std::cout << j.dump(2) << "\n";
+    }
+};
+
+}  // namespace
 
 Runner add_compare(CLI::App& app) {
-    app.add_subcommand("compare", "(not available yet) compare schedules: makespan, bubble, idle per rank, memory, parameter copies")->allow_extras();
-    return [] {
-        std::cerr << "pipeproof: error: 'compare' is not available yet\n";
-        return kBadInput;
-    };
+    auto cmd = std::make_shared<CompareCommand>();
+    auto* sub = app.add_subcommand("compare", "compare schedules: makespan, bubble, idle per rank, ZB bubble rate, memory, "
+                                              "parameter copies, GPU-hours");
+    sub->add_option("schedules", cmd->names, "family names (see `pipeproof list`) or schedule files")->required();
+    sub->add_option("-P,--ranks", cmd->ranks, "ranks (generators)")->check(CLI::Range(1, 100000));
+    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches, total (generators)")->check(CLI::Range(1, 1000000));
+    sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
+                    "stages per rank for the families that take V (default 2)")
+        ->check(CLI::Range(1, 1000));
+    cmd->costs.add_options(*sub);
+    add_comm_model_option(*sub, cmd->comm_model);
+    sub->add_option("--tokens-per-microbatch", cmd->tokens_per_microbatch, "tokens in one micro-batch (for GPU-hours)");
+    sub->add_option("--time-unit", cmd->time_unit, "seconds per cost unit, e.g. 0.001 (for GPU-hours)");
+    sub->add_flag("--json", cmd->json, "machine-readable output");
+    return [cmd] { return cmd->run(); };
 }
 
 }  // namespace pp::cli

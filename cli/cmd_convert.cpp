@@ -12,13 +12,14 @@ struct ConvertCommand {
     std::string output = "-";
     std::optional<std::string> to;
     std::string out_era = "current";
+    std::string line_end = "crlf";
 
     int run() {
         const Schedule schedule = input.load();
         auto format = parse_optional_format(to);
         if (!format && output == "-") format = FileFormat::Native;
         try {
-            save_schedule(schedule, output, format, parse_era(out_era));
+            save_schedule(schedule, output, format, parse_era(out_era), line_end == "crlf");
         } catch (const std::invalid_argument& e) {
             throw UsageError(e.what());
         }
@@ -36,6 +37,8 @@ Runner add_convert(CLI::App& app) {
     sub->add_option("--to", cmd->to, "output format: native, torch-csv or json");
     sub->add_option("--out-torch-era", cmd->out_era, "letters for a PyTorch CSV output: current or 2024")
         ->check(CLI::IsMember({"current", "2024"}));
+    sub->add_option("--csv-line-end", cmd->line_end, "PyTorch CSV line ends: crlf (as PyTorch writes) or lf")
+        ->check(CLI::IsMember({"crlf", "lf"}));
     return [cmd] { return cmd->run(); };
 }
 

@@ -18,6 +18,7 @@ struct GenerateCommand {
     std::string output = "-";
     std::optional<std::string> format;
     std::string era = "current";
+    std::string line_end = "crlf";
 
     int run() {
         const ScheduleFamily* family = find_family(name);
@@ -26,7 +27,7 @@ struct GenerateCommand {
         auto out_format = parse_optional_format(format);
         if (!out_format && output == "-") out_format = FileFormat::Native;
         try {
-            save_schedule(schedule, output, out_format, parse_era(era));
+            save_schedule(schedule, output, out_format, parse_era(era), line_end == "crlf");
         } catch (const std::invalid_argument& e) {
             throw UsageError(e.what());
         }
@@ -57,6 +58,8 @@ Runner add_generate(CLI::App& app) {
     sub->add_option("-o,--output", cmd->output, "output file (format from its extension; - = stdout)");
     sub->add_option("--format", cmd->format, "native, torch-csv or json");
     sub->add_option("--torch-era", cmd->era, "letters for PyTorch CSV output")->check(CLI::IsMember({"current", "2024"}));
+    sub->add_option("--csv-line-end", cmd->line_end, "PyTorch CSV line ends: crlf (as PyTorch writes) or lf")
+        ->check(CLI::IsMember({"crlf", "lf"}));
     return [cmd] { return cmd->run(); };
 }
 

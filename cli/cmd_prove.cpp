@@ -1,17 +1,158 @@
-// Placeholder: `pipeproof prove` is not written yet.
+// pipeproof prove FAMILY -P p --property bubble-constant|dependencies|deadlock-free|memory-bound
+// Statements for every admissible micro-batch count (solver/prove.hpp, proofs/method.md).
+// Exit: 0 PROVED, 1 REFUTED, 3 UNKNOWN, 2 bad input.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "render/ascii_gantt.hpp"
+#include "solver/claim.hpp"
+#include "solver/prove.hpp"
+#include "solver/simulate.hpp"
 
 #include <iostream>
+#include <memory>
 
 namespace pp::cli {
+namespace {
+
+nlohmann::json point_json(const CostPoint& p) {
+    nlohmann::json j;
+    for (int i = 0; i < kCostVars; ++i) j[cost_var_name(i)] = exact_json(p[i]);
+    return j;
+}
+
+nlohmann::json proof_json(const ProofResult& r) {
+    nlohmann::json j;
+    j["family"] = r.family;
+    j["P"] = r.ranks;
+    j["M0"] = r.m_origin;
+    j["step"] = r.step;
+    j["statement"] = r.statement;
+    j["status"] = r.verdict == Verdict::Proved ? "proved" : r.verdict == Verdict::Refuted ? "refuted" : "unknown";
+    j["result"] = r.summary;
+    if (!r.missing.empty()) j["missing"] = r.missing;
+    j["assumptions"] = r.assumptions;
+    for (const auto& o : r.obligations)
+        j["obligations"].push_back({{"name", o.name}, {"statement", o.statement}, {"method", o.method},
+                                    {"holds", o.holds}, {"seconds", o.seconds}, {"file", o.file}});
+    if (r.counterexample) {
+        const auto& cx = *r.counterexample;
+        nlohmann::json c{{"P", cx.ranks}, {"M", cx.microbatches}, {"what", cx.what}};
+        if (cx.other_microbatches) c["other_M"] = *cx.other_microbatches;
+        if (cx.costs) c["costs"] = point_json(*cx.costs);
+        j["counterexample"] = c;
+    }
+    if (r.bubble_exact) j["bubble"] = exact_json(*r.bubble_exact);
+    if (r.bubble_symbolic) j["bubble"] = r.bubble_symbolic->str(true);
+    if (!r.peaks.empty()) {
+        for (const auto& p : r.peaks) j["peaks"].push_back(exact_json(p));
+        for (const auto& p : r.peaks_at_origin) j["peaks_at_M0"].push_back(exact_json(p));
+    }
+    return j;
+}
+
+struct ProveCommand {
+    std::string family;
+    int ranks = 0;
+    std::string property = "bubble-constant";
+    std::optional<std::string> costs;
+    std::vector<std::string> stage_costs;
+    std::vector<std::string> assume;
+    bool symbolic_comm = false;
+    std::optional<std::string> memory_bound;
+    std::optional<std::string> activation;
+    std::string emit;
+    std::string model = "dataflow";
+    bool json = false;
+    bool timeline = false;
+
+    int run() {
+        std::string why;
+        const auto spec = family_spec(family, ranks, &why);
+        if (!spec) throw UsageError(why);
+        const auto prop = parse_property(property);
+        if (!prop) throw UsageError("unknown property '" + property + "'");
+        ProveOptions options;
+        options.property = *prop;
+        options.model = model == "batched" ? TimingModel::Batched : TimingModel::Dataflow;
+        options.emit_dir = emit;
+        CostInput input;
+        input.stage_costs = stage_costs;
+        input.activation = activation;
+        options.activations = input.activations();
+        if (costs && *costs != "symbolic") {
+            input.costs = costs;
+            options.costs = input.resolve(Schedule{});
+        } else if (!stage_costs.empty()) {
+            throw UsageError("--stage-costs needs exact --costs (symbolic costs are uniform across stages)");
+        } else {
+            CostRegion region = CostRegion::standard(symbolic_comm);
+            for (const auto& text : assume) {
+                try {
+                    for (auto& c : parse_constraints(text)) region.add(std::move(c));
+                } catch (const ClaimError& e) {
+                    throw UsageError("--assume: " + e.message);
+                }
+            }
+            try {
+                region.finish();
+            } catch (const std::invalid_argument& e) {
+                throw UsageError(std::string("cost region: ") + e.what());
+            }
+            options.region = region;
+        }
+        if (memory_bound) {
+            auto v = parse_rational(*memory_bound);
+            if (!v) throw UsageError("--memory-bound expects a number");
+            options.memory_bound = *v;
+        }
+        const ProofResult result = prove(*spec, options);
+        if (json) {
+            std::cout << proof_json(result).dump(2) << "\n";
+        } else {
+            std::cout << format_proof(result);
+            if (timeline && result.counterexample && result.counterexample->schedule) {
+                const Schedule& s = *result.counterexample->schedule;
+                const Costs c = result.counterexample->costs ? costs_at(*result.counterexample->costs)
+                                                             : options.costs.value_or(Costs{});
+                try {
+                    std::cout << "\ntimeline of the counterexample (P=" << result.counterexample->ranks
+                              << ", M=" << s.placement.total_microbatches() << "):\n"
+                              << ascii_gantt(s, simulate(s, c));
+                } catch (const SimulationError&) {
+                }
+            }
+        }
+        switch (result.verdict) {
+            case Verdict::Proved: return kOk;
+            case Verdict::Refuted: return kViolations;
+            case Verdict::Unknown: return kUndecided;
+        }
+        return kUndecided;
+    }
+};
+
+}  // namespace
 
 Runner add_prove(CLI::App& app) {
-    app.add_subcommand("prove", "(not available yet) prove a property of a schedule family for every micro-batch count")->allow_extras();
-    return [] {
-        std::cerr << "pipeproof: error: 'prove' is not available yet\n";
-        return kBadInput;
-    };
+    auto cmd = std::make_shared<ProveCommand>();
+    auto* sub = app.add_subcommand("prove", "prove a property of a schedule family for every micro-batch count");
+    sub->add_option("family", cmd->family, "schedule family (see `pipeproof list`)")->required();
+    sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required();
+    sub->add_option("--property", cmd->property, "bubble-constant | dependencies | deadlock-free | memory-bound")
+        ->check(CLI::IsMember({"bubble-constant", "dependencies", "deadlock-free", "memory-bound"}));
+    sub->add_option("--costs", cmd->costs, "exact costs F=..,I=..,W=..,B=..,FB=..,comm=.. or 'symbolic' (default)");
+    sub->add_option("--stage-costs", cmd->stage_costs, "per-block override BLOCK:F=..,.. (exact costs only)");
+    sub->add_option("--assume", cmd->assume,
+                    "extra linear assumption on symbolic costs, e.g. 'FB >= B' or 'I == F' (repeatable; '&&' joins)");
+    sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
+    sub->add_option("--memory-bound", cmd->memory_bound, "memory-bound: the per-rank activation bound to prove");
+    sub->add_option("--activation-sizes", cmd->activation, "activation sizes F=..,I=.. (as in verify)");
+    sub->add_option("--emit", cmd->emit, "write the SMT-LIB2 obligations into this directory");
+    sub->add_option("--model", cmd->model, "timing model: dataflow (default) or batched")
+        ->check(CLI::IsMember({"dataflow", "batched"}));
+    sub->add_flag("--json", cmd->json, "machine-readable result");
+    sub->add_flag("--timeline", cmd->timeline, "draw the counterexample's timeline");
+    return [cmd] { return cmd->run(); };
 }
 
 }  // namespace pp::cli

@@ -1,17 +1,9 @@
-// Placeholder: `pipeproof refute` is not written yet.
+// placeholder while being written
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-
-#include <iostream>
-
 namespace pp::cli {
-
 Runner add_refute(CLI::App& app) {
-    app.add_subcommand("refute", "(not available yet) search for the smallest counterexample to a claim")->allow_extras();
-    return [] {
-        std::cerr << "pipeproof: error: 'refute' is not available yet\n";
-        return kBadInput;
-    };
+    app.add_subcommand("refute", "(being written)")->allow_extras();
+    return [] { return kBadInput; };
 }
-
 }  // namespace pp::cli

@@ -1,17 +1,107 @@
-// Placeholder: `pipeproof report` is not written yet.
+// pipeproof report NAME... -P -M [-V] [--costs ...] -o report.html: one self-contained HTML page with the
+// compare table, the published bubble formulas next to the measured values, and the timelines.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/report.hpp"
+#include "render/html_report.hpp"
+#include "render/svg_timeline.hpp"
+#include "solver/compare.hpp"
 
+#include <fmt/format.h>
+
+#include <fstream>
 #include <iostream>
+#include <memory>
 
 namespace pp::cli {
+namespace {
+
+struct ReportCommand {
+    std::vector<std::string> names;
+    std::optional<int> ranks, microbatches, stages_per_rank;
+    CostInput costs;
+    std::string output = "report.html";
+    std::string comm_model = "dataflow";
+    std::optional<std::int64_t> tokens_per_microbatch;
+    std::optional<std::string> seconds_per_unit;
+    std::string title = "pipeproof report";
+
+    Schedule load(const std::string& name) const {
+        ScheduleInput input;
+        input.source = name;
+        input.ranks = ranks;
+        input.microbatches = microbatches;
+        input.stages_per_rank = stages_per_rank;
+        return input.load();
+    }
+
+    CompareOptions compare_options() const {
+        CompareOptions options;
+        options.comm_model = comm_model_from(comm_model);
+        options.activations = costs.activations();
+        if (tokens_per_microbatch.has_value() != seconds_per_unit.has_value())
+            throw UsageError("GPU-hours need both --tokens-per-microbatch and --seconds-per-unit");
+        if (seconds_per_unit) {
+            auto seconds = parse_rational(*seconds_per_unit);
+            if (!seconds || *seconds <= Rational(0)) throw UsageError("--seconds-per-unit expects a positive number");
+            options.seconds_per_unit = seconds;
+            options.tokens_per_microbatch = tokens_per_microbatch;
+        }
+        return options;
+    }
+
+    ReportSchedule entry(const std::string& name, size_t index, const CompareOptions& options, std::string& costs_text) const {
+        const Schedule schedule = load(name);
+        const Costs c = costs.resolve(schedule);
+        costs_text = format_costs(c);
+        const auto timed = verify_and_simulate(schedule, c, costs.activations(), options.comm_model);
+        ReportSchedule s;
+        s.family = name;
+        s.row = compare_schedule(schedule, c, options);
+        if (ranks && microbatches) s.formula = published_bubble_formula(name, *ranks, *microbatches, stages_per_rank, c);
+        SvgOptions svg;
+        svg.activations = costs.activations();
+        svg.costs = &c;
+        svg.id_prefix = fmt::format("s{}", index);
+        svg.subtitle = "costs " + costs_text + "; timing model: " + timed.timing.label();
+        s.svg = svg_timeline(schedule, timed.sim, svg);
+        return s;
+    }
+
+    int run() {
+        const CompareOptions options = compare_options();
+        ReportPage page;
+        page.title = title;
+        std::string costs_text;
+        for (size_t k = 0; k < names.size(); ++k) page.schedules.push_back(entry(names[k], k, options, costs_text));
+        page.parameters = fmt::format("{}{}{}costs {}; timing model {}", ranks ? fmt::format("P = {}, ", *ranks) : "",
+                                      microbatches ? fmt::format("M = {}, ", *microbatches) : "",
+                                      stages_per_rank ? fmt::format("V = {}, ", *stages_per_rank) : "", costs_text, comm_model);
+        std::ofstream out(output, std::ios::binary);
+        if (!out) throw UsageError("cannot write '" + output + "'");
+        out << html_report(page);
+        if (!out) throw UsageError("error while writing '" + output + "'");
+        std::cout << "wrote " << output << " (" << names.size() << " schedules)\n";
+        return kOk;
+    }
+};
+
+}  // namespace
 
 Runner add_report(CLI::App& app) {
-    app.add_subcommand("report", "(not available yet) one self-contained HTML page with the compare table, pictures and formulas")->allow_extras();
-    return [] {
-        std::cerr << "pipeproof: error: 'report' is not available yet\n";
-        return kBadInput;
-    };
+    auto cmd = std::make_shared<ReportCommand>();
+    auto* sub = app.add_subcommand("report", "one self-contained HTML page with the compare table, pictures and formulas");
+    sub->add_option("schedules", cmd->names, "family names (see `pipeproof list`) or schedule files")->required();
+    sub->add_option("-P,--ranks", cmd->ranks, "ranks (generator)");
+    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (generator)");
+    sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank (generator)");
+    cmd->costs.add_options(*sub);
+    add_comm_model_option(*sub, cmd->comm_model);
+    sub->add_option("-o,--output", cmd->output, "HTML file to write (default report.html)");
+    sub->add_option("--title", cmd->title, "page title");
+    sub->add_option("--tokens-per-microbatch", cmd->tokens_per_microbatch, "tokens in one micro-batch (for GPU-hours)");
+    sub->add_option("--seconds-per-unit", cmd->seconds_per_unit, "seconds per cost unit (for GPU-hours)");
+    return [cmd] { return cmd->run(); };
 }
 
 }  // namespace pp::cli

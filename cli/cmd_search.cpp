@@ -1,17 +1,297 @@
-// Placeholder: `pipeproof search` is not written yet.
+// pipeproof search: the best schedule for a placement, costs and memory cap, with a proven lower bound
+// (solver/search.hpp). Exit 0 with a schedule (OPTIMAL or FEASIBLE), 1 when proven infeasible, 3 when
+// nothing was found in time.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "formats/load.hpp"
+#include "solver/search.hpp"
+#include "solver/search_generators.hpp"
 
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <memory>
 
 namespace pp::cli {
 
+// Shared with cmd_sweep.cpp (declared there): the JSON summary of one search.
+nlohmann::json search_result_json(const SearchResult& r);
+SearchProblem search_problem_from(const std::string& placement, std::optional<int> ranks, std::optional<int> microbatches,
+                                  const std::optional<std::string>& costs, const std::optional<std::string>& memory,
+                                  const std::optional<std::string>& overlap, const std::string& objective,
+                                  std::vector<WarmStart>* file_start);
+
+namespace {
+
+nlohmann::json certificate_json(const SearchResult& r) {
+    nlohmann::json j;
+    j["kind"] = r.lower_bound_kind;
+    j["value"] = exact_json(r.units(r.lower_bound));
+    j["argument"] = r.lower_bound_argument;
+    if (r.infeasible) {
+        j["memory_floor"] = r.infeasible->units;
+        j["rank"] = r.infeasible->rank;
+        return j;
+    }
+    const LowerBound& a = r.analytic;
+    nlohmann::json analytic;
+    analytic["kind"] = a.kind;
+    analytic["value"] = exact_json(r.units(a.value * r.quantum));
+    if (a.rank >= 0) analytic["rank"] = a.rank;
+    if (a.kind == "rank-load") {
+        analytic["start_threshold"] = exact_json(r.units(a.a * r.quantum));
+        analytic["load"] = exact_json(r.units(a.load * r.quantum));
+        analytic["tail_threshold"] = exact_json(r.units(a.b * r.quantum));
+        analytic["ops"] = a.count;
+    }
+    analytic["head_chain"] = a.head_chain;
+    analytic["tail_chain"] = a.tail_chain;
+    analytic["derivation"] = a.derivation;
+    j["analytic"] = analytic;
+    if (r.proof_bound >= 0) {
+        j["smt2_query_bound"] = exact_json(r.units(r.proof_bound));
+        j["smt2_engine"] = r.proof_engine;
+    }
+    return j;
+}
+
+std::string proof_header(const SearchResult& r, const std::string& what) {
+    std::string h;
+    h += "; pipeproof search: " + what + "\n";
+    h += "; Query: is there a schedule whose " + std::string(r.objective == Objective::Span ? "span" : "makespan") +
+         " is <= " + format_rational(r.units(r.proof_bound)) + "?  Expected answer: unsat.\n";
+    h += "; Time unit of the formula: 1 = " + format_rational(r.units(r.quantum)) +
+         " (the gcd of every duration and the latency: as-soon-as-possible schedules start on multiples of it).\n";
+    h += "; Encoding: " + r.proof_engine + ". " +
+         (r.proof_engine == "time-indexed"
+              ? "'X.s.m<=t' is true iff op X (F, I, W) of stage s, micro-batch m (@p: pipeline p) starts at or before t;\n"
+                "; a variable outside an op's window [earliest, latest start] is a constant (the windows follow from\n"
+                "; the precedence clauses in this file). 'run.*' and 'live.*' are auxiliaries for the per-rank\n"
+                "; one-at-a-time and memory cardinality constraints; 'pair.*' chooses overlapped F&I pairs.\n"
+              : "'s.X.s.m' is the start of op X of stage s, micro-batch m; 'o.a<b' orders two ops of one rank;\n"
+                "; 'live.*' counts activations for the memory cap.\n");
+    h += "; Symmetry breaking: each (stage, kind) runs its micro-batches in order (lossless for identical\n"
+         "; micro-batches, proof in solver/search_instance.hpp); with it a memory cap L on a one-stage rank is the\n"
+         "; precedence F(s,m) after W(s,m-L).\n";
+    h += "; Re-check: z3 " + std::string(r.status == SearchStatus::Optimal ? "optimality.smt2" : "lower_bound.smt2") + "\n";
+    return h;
+}
+
+void write_proof(const SearchResult& r, const std::string& dir, const SearchProblem& problem) {
+    std::filesystem::create_directories(dir);
+    const auto path = [&](const std::string& name) { return (std::filesystem::path(dir) / name).string(); };
+    nlohmann::json cert = search_result_json(r);
+    std::ofstream(path("certificate.json")) << cert.dump(2) << "\n";
+    std::string readme = "pipeproof search certificate\n\nstatus: " + std::string(search_status_name(r.status)) + "\n";
+    if (r.schedule) {
+        save_schedule(*r.schedule, path("schedule.txt"), FileFormat::Native);
+        readme += "schedule.txt: the schedule found; re-check it with\n  pipeproof verify schedule.txt && pipeproof simulate schedule.txt\n";
+    }
+    readme += "certificate.json: the lower bound and its argument (kind, numbers, the chains of ops behind them).\n";
+    if (!r.proof_smt2.empty()) {
+        const std::string name = r.proof_bound + r.quantum >= r.value && r.status == SearchStatus::Optimal
+                                     ? "optimality.smt2"
+                                     : "lower_bound.smt2";
+        std::ofstream(path(name)) << proof_header(r, "P=" + std::to_string(problem.placement.ranks) + " M=" +
+                                                          std::to_string(problem.placement.total_microbatches()) +
+                                                          " costs " + format_costs(problem.costs) +
+                                                          (problem.memory_limit ? " memory-limit " + std::to_string(*problem.memory_limit) : ""))
+                                  << r.proof_smt2;
+        readme += name + ": the SMT-LIB2 query \"value <= " + format_rational(r.units(r.proof_bound)) +
+                  "\"; re-check with a stock z3 (Debian package z3):\n  z3 " + name + "    # prints: unsat\n";
+    } else {
+        readme += "No SMT-LIB2 file: the lower bound is the analytic argument in certificate.json.\n";
+    }
+    std::ofstream(path("README.txt")) << readme;
+}
+
+struct SearchCommand {
+    std::optional<int> ranks, microbatches;
+    std::string placement = "1f1b";
+    std::optional<std::string> costs, memory, overlap;
+    std::string objective = "makespan";
+    double time_limit = 60;
+    std::optional<std::string> output, proof_dir, format;
+    std::string engine = "auto";
+    unsigned seed = 0;
+    bool json = false, no_generators = false, no_symmetry = false;
+
+    int run() {
+        std::vector<WarmStart> starts;
+        SearchProblem problem =
+            search_problem_from(placement, ranks, microbatches, costs, memory, overlap, objective, &starts);
+        problem.symmetry_breaking = !no_symmetry;
+        SearchOptions options;
+        options.time_limit = time_limit;
+        options.seed = seed;
+        options.want_proof = proof_dir.has_value();
+        options.engine = engine == "time-indexed" ? SearchEngine::TimeIndexed
+                         : engine == "disjunctive" ? SearchEngine::Disjunctive
+                         : engine == "none"        ? SearchEngine::None
+                                                   : SearchEngine::Auto;
+        if (!no_generators)
+            for (auto& w : generator_warm_starts(problem.placement)) starts.push_back(std::move(w));
+        options.warm_starts = std::move(starts);
+
+        const SearchResult r = search(problem, options);
+        if (r.schedule && output) {
+            try {
+                save_schedule(*r.schedule, *output, parse_optional_format(format));
+            } catch (const std::invalid_argument& e) {
+                throw UsageError(e.what());
+            }
+        }
+        if (proof_dir) write_proof(r, *proof_dir, problem);
+        if (json) {
+            nlohmann::json j = search_result_json(r);
+            if (r.schedule && !output) j["schedule"] = render_schedule(*r.schedule, FileFormat::Native);
+            if (output && r.schedule) j["schedule_file"] = *output;
+            if (proof_dir) j["proof_dir"] = *proof_dir;
+            std::cout << j.dump(2) << "\n";
+        } else {
+            print_text(r);
+        }
+        if (r.status == SearchStatus::Infeasible) return kViolations;
+        if (!r.schedule) return kUndecided;
+        return kOk;
+    }
+
+    void print_text(const SearchResult& r) const {
+        const char* what = r.objective == Objective::Span ? "span" : "makespan";
+        std::cout << "status: " << search_status_name(r.status) << "\n";
+        if (r.status == SearchStatus::Infeasible) {
+            std::cout << "reason: " << r.lower_bound_argument << "\n";
+        } else if (r.schedule) {
+            std::cout << what << ": " << format_rational(r.units(r.value)) << "  (simulator; makespan "
+                      << format_rational(r.units(r.makespan)) << ")\n";
+            std::cout << "lower bound: " << format_rational(r.units(r.lower_bound)) << "  (" << r.lower_bound_kind << ")\n";
+            const Rational gap = r.units(r.value - r.lower_bound);
+            std::cout << "gap: " << format_rational(gap);
+            if (r.lower_bound > 0)
+                std::cout << fmt::format("  ({:.3f} %)", 100.0 * static_cast<double>(r.value - r.lower_bound) /
+                                                             static_cast<double>(r.lower_bound));
+            std::cout << "\nfrom: " << r.origin << "\n";
+            std::cout << "argument: " << r.lower_bound_argument << "\n";
+        }
+        std::cout << fmt::format("time: {:.2f} s\n", r.seconds);
+        for (const auto& line : r.log) std::cout << "  " << line << "\n";
+        if (r.schedule && !output) std::cout << "\n" << render_schedule(*r.schedule, FileFormat::Native);
+    }
+};
+
+}  // namespace
+
+SearchProblem search_problem_from(const std::string& placement, std::optional<int> ranks, std::optional<int> microbatches,
+                                  const std::optional<std::string>& costs, const std::optional<std::string>& memory,
+                                  const std::optional<std::string>& overlap, const std::string& objective,
+                                  std::vector<WarmStart>* file_start) {
+    SearchProblem problem;
+    problem.objective = objective == "span" ? Objective::Span : Objective::Makespan;
+    bool from_file = false;
+    if (is_placement_name(placement)) {
+        if (!ranks || !microbatches) throw UsageError("search --placement " + placement + " needs -P and -M");
+        try {
+            problem.placement = placement_from_name(placement, *ranks, *microbatches);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(e.what());
+        }
+    } else {
+        if (!std::filesystem::exists(placement))
+            throw UsageError("--placement: '" + placement + "' is neither 1f1b, v, interleaved:V, dualpipe nor a schedule file");
+        Schedule s = load_schedule(placement, std::nullopt);
+        problem.placement = s.placement;
+        if (s.costs) problem.costs = *s.costs;
+        if (s.memory_limit) problem.memory_limit = static_cast<int>(s.memory_limit->numerator() / s.memory_limit->denominator());
+        from_file = true;
+        if (file_start) file_start->push_back({"file:" + placement, std::move(s)});
+    }
+    try {
+        if (costs) {
+            const Costs parsed = parse_costs(*costs);
+            problem.costs.base = parsed.base;
+            problem.costs.comm = parsed.comm;
+        } else if (!from_file) {
+            problem.costs = Costs{};
+        }
+    } catch (const CostSyntaxError& e) {
+        throw UsageError("--costs: " + e.message);
+    }
+    if (memory && *memory != "none") {
+        const auto value = parse_rational(*memory);
+        if (!value) throw UsageError("--memory-limit expects a number of activations, got '" + *memory + "'");
+        problem.memory_limit = static_cast<int>(value->numerator() / value->denominator());  // peaks are whole
+    } else if (memory) {
+        problem.memory_limit.reset();
+    }
+    if (overlap) {
+        std::string text = *overlap;
+        if (text.rfind("FB=", 0) == 0) text = text.substr(3);
+        const auto value = parse_rational(text);
+        if (!value || *value <= Rational(0)) throw UsageError("--overlap expects FB=<duration>, got '" + *overlap + "'");
+        problem.overlap = *value;
+    }
+    return problem;
+}
+
+nlohmann::json search_result_json(const SearchResult& r) {
+    nlohmann::json j;
+    j["status"] = search_status_name(r.status);
+    j["objective"] = r.objective == Objective::Span ? "span" : "makespan";
+    j["seconds"] = std::round(r.seconds * 1000) / 1000;
+    if (r.schedule) {
+        j["makespan"] = exact_json(r.units(r.makespan));
+        if (r.objective == Objective::Span) j["span"] = exact_json(r.units(r.value));
+        j["value"] = exact_json(r.units(r.value));
+        j["simulator_span"] = exact_json(r.units(r.simulator_span));
+        j["lower_bound"] = exact_json(r.units(r.lower_bound));
+        j["gap"] = exact_json(r.units(r.value - r.lower_bound));
+        j["gap_fraction"] = r.lower_bound > 0 ? static_cast<double>(r.value - r.lower_bound) / static_cast<double>(r.lower_bound) : 0.0;
+        j["origin"] = r.origin;
+    } else {
+        j["makespan"] = nullptr;
+        j["lower_bound"] = r.status == SearchStatus::Infeasible ? nlohmann::json(nullptr) : exact_json(r.units(r.lower_bound));
+    }
+    j["lower_bound_certificate"] = certificate_json(r);
+    j["tasks"] = r.tasks;
+    j["time_unit"] = exact_json(r.units(r.quantum));
+    if (r.greedy_value >= 0) j["greedy"] = {{"value", exact_json(r.units(r.greedy_value))}, {"rules", r.greedy_rules}};
+    if (r.warm_start_value >= 0) j["best_generator"] = {{"origin", r.best_warm_start}, {"value", exact_json(r.units(r.warm_start_value))}};
+    nlohmann::json calls = nlohmann::json::array();
+    for (const auto& c : r.calls)
+        calls.push_back({{"bound", exact_json(r.units(c.bound))}, {"answer", z3_answer_name(c.answer)}, {"engine", c.engine},
+                         {"variables", c.variables}, {"constraints", c.constraints},
+                         {"seconds", std::round((c.build_seconds + c.solve_seconds) * 1000) / 1000}, {"note", c.reason}});
+    j["z3_calls"] = calls;
+    j["log"] = r.log;
+    return j;
+}
+
 Runner add_search(CLI::App& app) {
-    app.add_subcommand("search", "(not available yet) optimal schedule search with Z3 (minimum makespan under a memory cap, with a proof)")->allow_extras();
-    return [] {
-        std::cerr << "pipeproof: error: 'search' is not available yet\n";
-        return kBadInput;
-    };
+    auto cmd = std::make_shared<SearchCommand>();
+    auto* sub = app.add_subcommand("search", "optimal schedule search: minimum makespan (or span) under a memory cap, with a proof");
+    sub->add_option("-P,--ranks", cmd->ranks, "ranks")->check(CLI::Range(1, 100000));
+    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (total)")->check(CLI::Range(1, 1000000));
+    sub->add_option("--placement", cmd->placement,
+                    "1f1b (one stage per rank), v (2 stages per rank, V map), interleaved:V (loop map), dualpipe "
+                    "(bidirectional), or a schedule FILE (its placement, costs and memory limit)");
+    sub->add_option("--costs", cmd->costs, "durations F=..,I=..,W=..,comm=.. (exact: 1.75 or 7/4); default F=I=W=1, comm=0");
+    sub->add_option("--memory-limit", cmd->memory, "activations per rank (one unit = one stage's stash of one micro-batch), or none");
+    sub->add_option("--overlap", cmd->overlap, "FB=..: an F and an I on one rank may run as one overlapped unit of this cost");
+    sub->add_option("--objective", cmd->objective, "makespan (default) or span (Zero Bubble's per-stage span)")
+        ->check(CLI::IsMember({"makespan", "span"}));
+    sub->add_option("--time-limit", cmd->time_limit, "seconds for the whole search (default 60)")->check(CLI::PositiveNumber);
+    sub->add_option("-o,--output", cmd->output, "write the schedule found here (format from the extension)");
+    sub->add_option("--format", cmd->format, "output format: native, torch-csv or json");
+    sub->add_option("--emit-proof", cmd->proof_dir, "write certificate.json, schedule.txt and the UNSAT query as SMT-LIB2 here");
+    sub->add_option("--engine", cmd->engine, "auto, time-indexed, disjunctive or none (greedy and bounds only)")
+        ->check(CLI::IsMember({"auto", "time-indexed", "disjunctive", "none"}));
+    sub->add_option("--seed", cmd->seed, "Z3 random seed");
+    sub->add_flag("--no-generators", cmd->no_generators, "do not start from the schedule library");
+    sub->add_flag("--no-symmetry-breaking", cmd->no_symmetry, "search without per-class micro-batch order (slow; for cross-checks)");
+    sub->add_flag("--json", cmd->json, "machine-readable output");
+    return [cmd] { return cmd->run(); };
 }
 
 }  // namespace pp::cli

@@ -1,26 +1,57 @@
-// pipeproof show FILE|NAME: the timeline as an ASCII Gantt chart.
+// pipeproof show FILE|NAME: the timeline as an ASCII Gantt chart, and on request as an SVG picture
+// (--svg) and a Chrome/Perfetto trace (--trace).
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "render/ascii_gantt.hpp"
+#include "render/svg_timeline.hpp"
+#include "render/trace_json.hpp"
 
+#include <fstream>
 #include <iostream>
 #include <memory>
 
 namespace pp::cli {
 namespace {
 
+void write_file(const std::string& path, const std::string& content) {
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw UsageError("cannot write '" + path + "'");
+    out << content;
+    if (!out) throw UsageError("error while writing '" + path + "'");
+}
+
 struct ShowCommand {
     ScheduleInput input;
     CostInput costs;
     GanttOptions gantt;
+    std::optional<std::string> svg_path, trace_path;
+    int svg_width = 0;
+    double us_per_unit = 1000;
+    std::string comm_model = "dataflow";
 
     int run() {
         const Schedule schedule = input.load();
         const Costs c = costs.resolve(schedule);
-        const auto timed = verify_and_simulate(schedule, c, costs.activations());
+        const auto timed = verify_and_simulate(schedule, c, costs.activations(), comm_model_from(comm_model));
         std::cout << ascii_gantt(schedule, timed.sim, gantt);
-        std::cout << simulation_text(schedule, timed.graph, timed.sim, c);
+        std::cout << simulation_text(schedule, timed.graph, timed.sim, c, timed.timing);
+        if (svg_path) {
+            SvgOptions options;
+            options.width = svg_width;
+            options.activations = costs.activations();
+            options.costs = &c;
+            options.subtitle = "costs " + format_costs(c) + "; timing model: " + timed.timing.label();
+            write_file(*svg_path, svg_timeline(schedule, timed.sim, options));
+            std::cout << "wrote " << *svg_path << "\n";
+        }
+        if (trace_path) {
+            TraceOptions options;
+            options.us_per_unit = us_per_unit;
+            options.activations = costs.activations();
+            write_file(*trace_path, trace_json(schedule, timed.sim, options));
+            std::cout << "wrote " << *trace_path << " (1 cost unit = " << us_per_unit << " us; open in ui.perfetto.dev)\n";
+        }
         return kOk;
     }
 };
@@ -29,10 +60,16 @@ struct ShowCommand {
 
 Runner add_show(CLI::App& app) {
     auto cmd = std::make_shared<ShowCommand>();
-    auto* sub = app.add_subcommand("show", "draw the timeline (ASCII Gantt chart, time to scale)");
+    auto* sub = app.add_subcommand("show", "draw the timeline (ASCII Gantt chart, time to scale; --svg picture, --trace for Perfetto)");
     cmd->input.add_options(*sub);
     cmd->costs.add_options(*sub);
     sub->add_option("--width", cmd->gantt.max_width, "characters for the time axis")->check(CLI::Range(20, 2000));
+    add_comm_model_option(*sub, cmd->comm_model);
+    sub->add_option("--svg", cmd->svg_path, "also write the timeline as an SVG picture to this file");
+    sub->add_option("--svg-width", cmd->svg_width, "SVG width in px (default: adaptive)")->check(CLI::Range(300, 20000));
+    sub->add_option("--trace", cmd->trace_path, "also write a Chrome/Perfetto trace-event JSON to this file");
+    sub->add_option("--trace-unit-us", cmd->us_per_unit, "microseconds per cost unit in the trace (default 1000)")
+        ->check(CLI::PositiveNumber);
     return [cmd] { return cmd->run(); };
 }
 

@@ -15,13 +15,14 @@ struct SimulateCommand {
     CostInput costs;
     bool json = false;
     bool ops = false;
+    std::string comm_model = "dataflow";
 
     int run() {
         const Schedule schedule = input.load();
         const Costs c = costs.resolve(schedule);
-        const auto timed = verify_and_simulate(schedule, c, costs.activations());
+        const auto timed = verify_and_simulate(schedule, c, costs.activations(), comm_model_from(comm_model));
         if (json) {
-            auto j = simulation_json(schedule, timed.graph, timed.sim, c);
+            auto j = simulation_json(schedule, timed.graph, timed.sim, c, timed.timing);
             if (ops)
                 for (std::uint32_t s = 0; s < timed.graph.slot_count(); ++s)
                     j["slots"].push_back({{"rank", timed.graph.slot_rank[s]},
@@ -30,7 +31,7 @@ struct SimulateCommand {
                                           {"end", exact_json(timed.sim.scale.to_units(timed.sim.end[s]))}});
             std::cout << j.dump(2) << "\n";
         } else {
-            std::cout << simulation_text(schedule, timed.graph, timed.sim, c);
+            std::cout << simulation_text(schedule, timed.graph, timed.sim, c, timed.timing);
             if (ops)
                 for (std::uint32_t s = 0; s < timed.graph.slot_count(); ++s)
                     std::cout << "rank " << timed.graph.slot_rank[s] << " " << format_slot(timed.graph.slot(schedule, s))
@@ -50,6 +51,7 @@ Runner add_simulate(CLI::App& app) {
     cmd->costs.add_options(*sub);
     sub->add_flag("--json", cmd->json, "machine-readable output");
     sub->add_flag("--ops", cmd->ops, "also list the start and end of every slot");
+    add_comm_model_option(*sub, cmd->comm_model);
     return [cmd] { return cmd->run(); };
 }
 

@@ -18,7 +18,23 @@ std::string violations_text(const Schedule& schedule, const VerifyReport& report
     return text;
 }
 
-Timed verify_and_simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations) {
+std::string TimingModel::label() const {
+    if (model == CommModel::Dataflow) return "dataflow";
+    return attached_program ? "batched (reference comm order)" : "batched (generic rule)";
+}
+
+void add_comm_model_option(CLI::App& app, std::string& comm_model) {
+    app.add_option("--comm-model", comm_model,
+                   "timing model: dataflow (each op starts once its inputs arrived) or batched (a blocking batch of "
+                   "sends and receives before every op, as DeepSeek's DualPipe runs it)")
+        ->check(CLI::IsMember({"dataflow", "batched"}))
+        ->capture_default_str();
+}
+
+CommModel comm_model_from(const std::string& name) { return parse_comm_model(name).value_or(CommModel::Dataflow); }
+
+Timed verify_and_simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations,
+                          CommModel model) {
     VerifyOptions options;
     options.activations = activations;
     ScheduleGraph graph = build_schedule_graph(schedule);
@@ -26,8 +42,19 @@ Timed verify_and_simulate(const Schedule& schedule, const Costs& costs, const Ac
     if (!report.ok())
         throw SimulationError("the schedule is not valid, so it has no timing (run `pipeproof verify`):\n" +
                               violations_text(schedule, report));
-    Simulation sim = simulate(schedule, graph, costs, activations);
-    return {std::move(graph), std::move(sim)};
+    TimingModel timing{model, model == CommModel::Batched && uses_attached_program(schedule)};
+    if (model == CommModel::Dataflow) {
+        Simulation sim = simulate(schedule, graph, costs, activations);
+        return {std::move(graph), std::move(sim), timing};
+    }
+    const CommProgram program = batched_program(schedule);
+    VerifyReport comm;
+    comm.violations = check_comm_program(schedule, program);
+    if (!comm.ok())
+        throw SimulationError("the schedule's blocking communication batches (" + timing.label() +
+                              ") cannot run, so it has no batched timing:\n" + violations_text(schedule, comm));
+    Simulation sim = simulate_batched(schedule, graph, program, costs, activations);
+    return {std::move(graph), std::move(sim), timing};
 }
 
 namespace {
@@ -38,10 +65,11 @@ std::string percent(const Rational& fraction) {
 
 }  // namespace
 
-std::string simulation_text(const Schedule& schedule, const ScheduleGraph& graph, const Simulation& sim, const Costs& costs) {
+std::string simulation_text(const Schedule& schedule, const ScheduleGraph& graph, const Simulation& sim, const Costs& costs,
+                            const TimingModel& timing) {
     const auto& t = sim.scale;
-    std::string text = fmt::format("{}: {} ranks, {} ops; costs {}; timing model: dataflow\n", schedule.source,
-                                   schedule.placement.ranks, schedule.op_count(), format_costs(costs));
+    std::string text = fmt::format("{}: {} ranks, {} ops; costs {}; timing model: {}\n", schedule.source,
+                                   schedule.placement.ranks, schedule.op_count(), format_costs(costs), timing.label());
     text += fmt::format("makespan {}   bubble (largest idle) {}   bubble fraction {} ({})\n", t.format(sim.makespan),
                         t.format(sim.bubble), format_rational(sim.bubble_fraction), percent(sim.bubble_fraction));
     text += fmt::format("{:>5} {:>12} {:>12} {:>12} {:>6}\n", "rank", "busy", "idle", "span", "peak");
@@ -56,10 +84,12 @@ std::string simulation_text(const Schedule& schedule, const ScheduleGraph& graph
     return text;
 }
 
-nlohmann::json simulation_json(const Schedule& schedule, const ScheduleGraph& graph, const Simulation& sim, const Costs& costs) {
+nlohmann::json simulation_json(const Schedule& schedule, const ScheduleGraph& graph, const Simulation& sim, const Costs& costs,
+                               const TimingModel& timing) {
     auto units = [&](Ticks ticks) { return exact_json(sim.scale.to_units(ticks)); };
     nlohmann::json j = {{"file", schedule.source},
-                        {"timing_model", "dataflow"},
+                        {"timing_model", comm_model_name(timing.model)},
+                        {"timing_model_detail", timing.label()},
                         {"costs", format_costs(costs)},
                         {"makespan", units(sim.makespan)},
                         {"bubble", units(sim.bubble)},

@@ -51,18 +51,22 @@ Schedule load_schedule(const std::string& path, std::optional<FileFormat> format
     throw std::logic_error("unreachable");
 }
 
-std::string render_schedule(const Schedule& schedule, FileFormat format, TorchEra era) {
+std::string render_schedule(const Schedule& schedule, FileFormat format, TorchEra era, bool csv_crlf) {
     switch (format) {
-        case FileFormat::TorchCsv:
-            return write_torch_csv(schedule, detect_torch_csv_format(schedule), era);
+        case FileFormat::TorchCsv: {
+            std::string text = write_torch_csv(schedule, detect_torch_csv_format(schedule), era);
+            if (!csv_crlf) std::erase(text, '\r');  // cells never contain CR, so every CR is a line end's
+            return text;
+        }
         case FileFormat::Json: return write_json(schedule);
         case FileFormat::Native: return write_native(schedule);
     }
     throw std::logic_error("unreachable");
 }
 
-void save_schedule(const Schedule& schedule, const std::string& path, std::optional<FileFormat> format, TorchEra era) {
-    const std::string text = render_schedule(schedule, format.value_or(format_from_name(path)), era);
+void save_schedule(const Schedule& schedule, const std::string& path, std::optional<FileFormat> format, TorchEra era,
+                   bool csv_crlf) {
+    const std::string text = render_schedule(schedule, format.value_or(format_from_name(path)), era, csv_crlf);
     if (path == "-") {
         std::cout << text;
         return;

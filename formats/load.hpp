@@ -18,9 +18,12 @@ FileFormat parse_format_name(const std::string& name);
 // Throws InputError (including for unreadable files).
 std::string read_file_text(const std::string& path);
 Schedule load_schedule(const std::string& path, std::optional<FileFormat> format, const TorchCsvOptions& csv = {});
-std::string render_schedule(const Schedule& schedule, FileFormat format, TorchEra era = TorchEra::Current);
+// PyTorch CSV lines end in CRLF as Python's csv module writes them; csv_crlf = false writes LF (as some
+// published copies of PyTorch's artifacts are stored).
+std::string render_schedule(const Schedule& schedule, FileFormat format, TorchEra era = TorchEra::Current,
+                            bool csv_crlf = true);
 // Writes to path ("-" = standard output); throws InputError when the file cannot be written.
 void save_schedule(const Schedule& schedule, const std::string& path, std::optional<FileFormat> format,
-                   TorchEra era = TorchEra::Current);
+                   TorchEra era = TorchEra::Current, bool csv_crlf = true);
 
 }  // namespace pp

@@ -26,6 +26,29 @@ struct RankAction {
     SourceLoc loc{};
 };
 
+// DeepSeek-style blocking communication (solver/batched.hpp): one point-to-point operation as a rank posts
+// it. A message is named by the op that computes its tensor on the sending rank: the output activation of
+// an F (activation = true), or the input gradient of a backward (activation = false; I and B carry the
+// same gradient, so the backward's kind is not part of the name).
+struct P2POp {
+    bool is_send = true;
+    bool activation = true;
+    int pipeline = 0;
+    int stage = 0;       // the producing op's stage
+    int microbatch = 0;
+    int peer = -1;       // the rank at the other end
+    friend bool operator==(const P2POp&, const P2POp&) = default;
+};
+
+// One step of a rank's communication program: commit `batch` as one batch_isend_irecv and wait for all of
+// it, then run slot `slot` of the rank (an index into Schedule::ranks[r]); slot -1 is a trailing commit
+// with no compute after it. Steps list the rank's slots in order, each exactly once.
+struct CommStep {
+    std::vector<P2POp> batch;
+    int slot = -1;
+};
+using CommProgram = std::vector<std::vector<CommStep>>;  // per rank
+
 struct Schedule {
     Placement placement;
     std::vector<std::vector<Slot>> ranks;  // per rank, in execution order
@@ -38,6 +61,9 @@ struct Schedule {
     std::vector<std::vector<int>> gaps;
     // Present only for schedules read from a compute_comms file.
     std::optional<std::vector<std::vector<RankAction>>> actions;
+    // The reference implementation's own communication order, when a generator knows it (DualPipe,
+    // DualPipeV); batched timing uses the generic rule without it. Not written to files.
+    std::optional<CommProgram> comm_program;
 
     int rank_count() const { return placement.ranks; }
     size_t op_count() const;

@@ -39,8 +39,10 @@ void check_dualpipe_preconditions(const GenerateParams& params) {
 DualPipeRank dualpipe_rank(int ranks, int microbatches, int rank) {
     const bool second_half = rank >= ranks / 2;
     const int h = second_half ? ranks - 1 - rank : rank;
-    const PhaseLocation down{0, rank};               // pipeline 0: stage s on rank s
-    const PhaseLocation up{1, ranks - 1 - rank};     // pipeline 1: stage s on rank P-1-s
+    // Activations of pipeline 0 flow to rank r+1, those of pipeline 1 to rank r-1; no neighbour past the ends.
+    const int lower = rank > 0 ? rank - 1 : -1, upper = rank + 1 < ranks ? rank + 1 : -1;
+    const PhaseLocation down{0, rank, lower, upper};            // pipeline 0: stage s on rank s
+    const PhaseLocation up{1, ranks - 1 - rank, upper, lower};  // pipeline 1: stage s on rank P-1-s
     DualPipeRank shape;
     shape.ranks_per_half = ranks / 2;
     shape.distance = h;
@@ -56,8 +58,13 @@ Schedule generate_dualpipe(const GenerateParams& params) {
     Schedule schedule;
     schedule.source = "dualpipe(P=" + std::to_string(params.ranks) + ",M=" + std::to_string(params.microbatches) + ")";
     schedule.placement = Placement::bidirectional(params.ranks, params.microbatches / 2);
-    for (int r = 0; r < params.ranks; ++r)
-        schedule.ranks.push_back(dualpipe_rank_order(dualpipe_rank(params.ranks, params.microbatches, r)));
+    // Each rank also carries the reference's communication order (dualpipe.md section d).
+    schedule.comm_program.emplace();
+    for (int r = 0; r < params.ranks; ++r) {
+        DualPipeRankProgram program = dualpipe_rank_program(dualpipe_rank(params.ranks, params.microbatches, r));
+        schedule.ranks.push_back(std::move(program.slots));
+        schedule.comm_program->push_back(std::move(program.comm));
+    }
     return schedule;
 }
 

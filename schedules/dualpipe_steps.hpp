@@ -10,6 +10,7 @@
 //   p0 the rank's local phase whose pipeline starts nearer this rank (stage h),
 //   p1 the other one (stage 2n-1-h); far = n-h-1 is 0 exactly on the turn rank(s).
 #include "model/op.hpp"
+#include "model/schedule.hpp"
 
 #include <array>
 #include <vector>
@@ -17,9 +18,14 @@
 namespace pp {
 
 // Where one local phase lives: the pipeline and the stage (position along that pipeline) on this rank.
+// prev_rank / next_rank: the ranks holding the neighbouring stages of that pipeline, which this phase
+// receives activations from and sends them to (gradients the other way); -1 at the ends of the pipeline
+// and where the neighbour lives on this rank (DualPipeV's turn), since the reference skips those.
 struct PhaseLocation {
     int pipeline = 0;
     int stage = 0;
+    int prev_rank = -1;
+    int next_rank = -1;
 };
 
 struct DualPipeRank {
@@ -31,5 +37,15 @@ struct DualPipeRank {
 
 // The rank's slots in execution order: F, B (full), I + later W (FIFO), and (F;B) overlapped pairs.
 std::vector<Slot> dualpipe_rank_order(const DualPipeRank& rank);
+
+// The same slots with the reference's communication order (dualpipe.md section d): the P2P ops queued
+// by the reference's _recv_forward / _send_forward / _recv_backward / _send_backward calls, cut into the
+// batches that each _commit_and_wait_comm launches (before every compute and every W, and once at the
+// end). comm[k].slot == k for every slot; a last step with slot -1 holds the final commit, if not empty.
+struct DualPipeRankProgram {
+    std::vector<Slot> slots;
+    std::vector<CommStep> comm;
+};
+DualPipeRankProgram dualpipe_rank_program(const DualPipeRank& rank);
 
 }  // namespace pp

@@ -38,13 +38,19 @@ Schedule generate_dualpipev(const GenerateParams& params) {
     Schedule schedule;
     schedule.source = "dualpipev(P=" + std::to_string(params.ranks) + ",M=" + std::to_string(params.microbatches) + ")";
     schedule.placement = Placement::single(P, v_stage_map(P, 2 * P), M);
+    schedule.comm_program.emplace();  // the reference's communication order (dualpipe.md section d)
     for (int r = 0; r < P; ++r) {
         DualPipeRank shape;
         shape.ranks_per_half = P;
         shape.distance = r;
         shape.microbatches = M;
-        shape.phase = {PhaseLocation{0, r}, PhaseLocation{0, 2 * P - 1 - r}};
-        schedule.ranks.push_back(dualpipe_rank_order(shape));
+        // Descending leg: stage r gets activations from rank r-1 and sends them to rank r+1; the ascending
+        // leg (stage 2P-1-r) the other way. The turn on rank P-1 is local, so it has no neighbour there.
+        const int lower = r > 0 ? r - 1 : -1, upper = r + 1 < P ? r + 1 : -1;
+        shape.phase = {PhaseLocation{0, r, lower, upper}, PhaseLocation{0, 2 * P - 1 - r, upper, lower}};
+        DualPipeRankProgram program = dualpipe_rank_program(shape);
+        schedule.ranks.push_back(std::move(program.slots));
+        schedule.comm_program->push_back(std::move(program.comm));
     }
     return schedule;
 }

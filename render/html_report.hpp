@@ -1,0 +1,34 @@
+#pragma once
+// One self-contained HTML page (inline CSS and SVG, no scripts, no external resources) for a set of
+// schedules timed under the same costs: the compare table, the published bubble formulas next to the
+// measured values, and one timeline picture per schedule. The page only lays out what it is given; the
+// numbers come from solver/compare.hpp, the formulas from render/published_formulas.hpp and the
+// pictures from render/svg_timeline.hpp.
+#include "render/published_formulas.hpp"
+#include "solver/compare.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pp {
+
+struct ReportSchedule {
+    std::string family;  // as named on the command line ("dualpipe"), or the file name
+    CompareRow row;
+    std::optional<PublishedFormula> formula;
+    std::string svg;     // the timeline picture, an <svg> element
+};
+
+struct ReportPage {
+    std::string title = "pipeproof report";
+    std::string parameters;  // one line: P, M, V, costs, timing model
+    std::vector<ReportSchedule> schedules;
+};
+
+std::string html_report(const ReportPage& page);
+
+// What a formula's measured counterpart is in a compare row (largest idle, or ZB span minus work).
+Rational measured_bubble(const CompareRow& row, BubbleMeasure measure);
+
+}  // namespace pp

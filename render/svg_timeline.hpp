@@ -1,0 +1,35 @@
+#pragma once
+// The timeline as an SVG picture, in the spirit of DualPipe's README figure: one lane per rank, time to
+// scale, one box per slot coloured by op kind (F orange, I blue, W purple, B green; the rank's 2nd, 3rd,
+// ... chunk in lighter shades), the micro-batch number on each box, a small triangle for the direction
+// its pipeline flows when a schedule has both directions (DualPipe, V shapes), overlapped F&B pairs as
+// one unit with a shared black border, idle time hatched, and under each lane the live activation
+// memory as a step curve.
+//
+// Structure that tests and scripts can rely on:
+//   <g class="lane" data-rank="r">                       one per rank
+//     <g class="slot" data-rank="r" data-slot="k">       one per slot (class "slot pair" for a pair)
+//       <rect class="op" data-rank="r" data-kind="F" data-op="2F3@1" .../>   one per op
+//       <rect class="pair-border" .../>                  pairs only
+//     <path class="memory" .../>                         when memory curves are on
+#include "model/costs.hpp"
+#include "model/schedule.hpp"
+#include "solver/simulate.hpp"
+
+#include <string>
+
+namespace pp {
+
+struct SvgOptions {
+    int width = 0;                  // whole picture in px; 0 = adaptive (about 18 px for the shortest slot)
+    bool memory_curves = true;
+    ActivationModel activations{};  // sizes for the memory curves
+    const Costs* costs = nullptr;   // splits a pair's box in proportion to its two ops; equal halves if null
+    std::string title;              // default: the schedule's source
+    std::string subtitle;           // extra text after the makespan and bubble line (e.g. the costs)
+    std::string id_prefix = "pp";   // for ids in <defs>: distinct per picture when several share a page
+};
+
+std::string svg_timeline(const Schedule& schedule, const Simulation& simulation, const SvgOptions& options = {});
+
+}  // namespace pp

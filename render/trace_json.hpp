@@ -1,0 +1,27 @@
+#pragma once
+// Chrome / Perfetto trace-event JSON (the "JSON Array/Object Format" that chrome://tracing and
+// ui.perfetto.dev open): one process per rank ("rank r"), one thread "compute" in it, and one complete
+// event ("ph":"X") per slot whose duration is the slot's cost. An overlapped F&B pair is one event
+// named "F3+B1" (category "pair") with both ops in its args, so a rank's event durations add up to its
+// busy time. A counter track "activations" per rank follows the live activation memory.
+//
+// Units: trace timestamps are microseconds. Costs have no unit of their own, so one cost unit is mapped
+// to `us_per_unit` microseconds (default 1000: F=1 becomes a 1 ms event); the mapping is written into the
+// file's metadata ("otherData").
+#include "model/costs.hpp"
+#include "model/schedule.hpp"
+#include "solver/simulate.hpp"
+
+#include <string>
+
+namespace pp {
+
+struct TraceOptions {
+    double us_per_unit = 1000.0;    // microseconds per cost unit
+    ActivationModel activations{};  // for the counter track
+    bool counters = true;
+};
+
+std::string trace_json(const Schedule& schedule, const Simulation& simulation, const TraceOptions& options = {});
+
+}  // namespace pp

@@ -1,0 +1,317 @@
+#include "solver/lower_bound.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+namespace pp {
+namespace {
+
+constexpr Ticks kNone = std::numeric_limits<Ticks>::min() / 4;
+
+}  // namespace
+
+// Computed one rank at a time with bitsets over that rank's tasks only: n * n_r bits per rank.
+std::vector<std::vector<int>> same_rank_relatives(const Instance& inst, bool ancestors) {
+    const size_t n = inst.size();
+    std::vector<std::vector<int>> result(n);
+    std::vector<int> local(n, -1);
+    std::vector<int> order = inst.topo_order;
+    if (!ancestors) std::reverse(order.begin(), order.end());
+    for (int r = 0; r < inst.ranks; ++r) {
+        const auto& mine = inst.rank_tasks[r];
+        for (size_t k = 0; k < mine.size(); ++k) local[mine[k]] = static_cast<int>(k);
+        const size_t words = (mine.size() + 63) / 64;
+        std::vector<std::uint64_t> bits(n * words, 0);
+        for (int t : order) {
+            std::uint64_t* row = &bits[static_cast<size_t>(t) * words];
+            const auto& edges = ancestors ? inst.in_edges[t] : inst.out_edges[t];
+            for (int e : edges) {
+                const int other = ancestors ? inst.edges[e].from : inst.edges[e].to;
+                const std::uint64_t* from = &bits[static_cast<size_t>(other) * words];
+                for (size_t w = 0; w < words; ++w) row[w] |= from[w];
+                if (inst.tasks[other].rank == r) row[local[other] / 64] |= std::uint64_t{1} << (local[other] % 64);
+            }
+        }
+        for (int t : mine) {
+            const std::uint64_t* row = &bits[static_cast<size_t>(t) * words];
+            for (size_t k = 0; k < mine.size(); ++k)
+                if (row[k / 64] >> (k % 64) & 1) result[t].push_back(mine[k]);
+        }
+        for (int t : mine) local[t] = -1;
+    }
+    return result;
+}
+
+namespace {
+
+std::string op_text(const Instance& inst, int task) { return describe_op(inst.tasks[task].op); }
+
+std::string units_text(const Instance& inst, Ticks value) { return format_rational(inst.to_units(value)); }
+
+// Walks the head explanation back to a source, one line per step.
+std::vector<std::string> head_chain(const Instance& inst, const TaskBounds& b, int task) {
+    std::vector<std::string> chain;
+    for (int t = task; t >= 0 && chain.size() < 4096;) {
+        if (b.head_load_count[t] > 0) {
+            chain.push_back(op_text(inst, t) + " starts >= " + units_text(inst, b.head[t]) + ": " +
+                            std::to_string(b.head_load_count[t]) + " same-rank ancestors run before it");
+            break;
+        }
+        const int e = b.head_edge[t];
+        if (e < 0) {
+            chain.push_back(op_text(inst, t) + " starts >= " + units_text(inst, b.head[t]));
+            break;
+        }
+        const auto& edge = inst.edges[e];
+        chain.push_back(op_text(inst, t) + " starts >= " + units_text(inst, b.head[t]) + " (after " +
+                        op_text(inst, edge.from) + (edge.lag ? " + comm" : "") +
+                        (edge.why == Why::Fifo ? ", FIFO" : edge.why == Why::Memory ? ", memory cap" : "") + ")");
+        t = edge.from;
+    }
+    return chain;
+}
+
+std::vector<std::string> tail_chain(const Instance& inst, const TaskBounds& b, int task) {
+    std::vector<std::string> chain;
+    for (int t = task; t >= 0 && chain.size() < 4096;) {
+        if (b.tail_load_count[t] > 0) {
+            chain.push_back("after " + op_text(inst, t) + " at least " + units_text(inst, b.tail[t]) + ": " +
+                            std::to_string(b.tail_load_count[t]) + " same-rank descendants run after it");
+            break;
+        }
+        const int e = b.tail_edge[t];
+        if (e < 0) {
+            chain.push_back("after " + op_text(inst, t) + " at least " + units_text(inst, b.tail[t]));
+            break;
+        }
+        const auto& edge = inst.edges[e];
+        chain.push_back("after " + op_text(inst, t) + " at least " + units_text(inst, b.tail[t]) + " (" +
+                        op_text(inst, edge.to) + (edge.lag ? " + comm" : "") + " follows)");
+        t = edge.to;
+    }
+    return chain;
+}
+
+// max over (a, b) of a + sum{occ : head >= a, delivery >= b} + b over one rank's tasks.
+struct Threshold {
+    Ticks value = kNone, a = 0, load = 0, b = 0;
+    int count = 0, a_task = -1, b_task = -1;
+};
+Threshold rank_threshold(const Instance& inst, const std::vector<int>& tasks, const std::vector<Ticks>& head,
+                         const std::vector<Ticks>& delivery) {
+    std::vector<int> by_head;
+    for (int t : tasks)
+        if (delivery[t] != kNone) by_head.push_back(t);
+    std::sort(by_head.begin(), by_head.end(), [&](int x, int y) { return head[x] > head[y]; });
+    Threshold best;
+    std::vector<int> by_delivery;  // the tasks with head >= a, sorted by delivery descending
+    for (size_t k = 0; k < by_head.size(); ++k) {
+        const int t = by_head[k];
+        by_delivery.insert(std::upper_bound(by_delivery.begin(), by_delivery.end(), t,
+                                            [&](int x, int y) { return delivery[x] > delivery[y]; }),
+                           t);
+        if (k + 1 < by_head.size() && head[by_head[k + 1]] == head[t]) continue;  // take all ties
+        Ticks load = 0;
+        for (size_t j = 0; j < by_delivery.size(); ++j) {
+            load += min_occupancy(inst, by_delivery[j]);
+            const Ticks value = head[t] + load + delivery[by_delivery[j]];
+            if (value > best.value)
+                best = {value, head[t], load, delivery[by_delivery[j]], static_cast<int>(j + 1), t, by_delivery[j]};
+        }
+    }
+    return best;
+}
+
+// Least time from the end of a task to the end of the last op on rank r (kNone: no path to r).
+std::vector<Ticks> deliveries_to_rank(const Instance& inst, int r, const std::vector<std::vector<int>>& same_rank_desc) {
+    std::vector<Ticks> q(inst.size(), kNone);
+    for (auto it = inst.topo_order.rbegin(); it != inst.topo_order.rend(); ++it) {
+        const int t = *it;
+        Ticks best = inst.tasks[t].rank == r ? 0 : kNone;
+        for (int e : inst.out_edges[t]) {
+            const auto& edge = inst.edges[e];
+            if (q[edge.to] == kNone) continue;
+            best = std::max(best, edge.lag + min_duration(inst, edge.to) + q[edge.to]);
+        }
+        if (inst.tasks[t].rank == r && !same_rank_desc.empty()) {
+            std::vector<int> desc = same_rank_desc[t];
+            std::sort(desc.begin(), desc.end(), [&](int x, int y) { return q[x] > q[y]; });
+            Ticks load = 0;
+            for (int d : desc) load += min_occupancy(inst, d), best = std::max(best, load + q[d]);
+        }
+        q[t] = best;
+    }
+    return q;
+}
+
+}  // namespace
+
+Ticks min_duration(const Instance& inst, int task) {
+    const Ticks d = inst.tasks[task].duration;
+    return inst.is_pairable(task) ? std::min(d, *inst.pair) : d;
+}
+
+Ticks min_occupancy(const Instance& inst, int task) {
+    const Ticks d = inst.tasks[task].duration;
+    return inst.is_pairable(task) ? std::min(d, *inst.pair / 2) : d;
+}
+
+TaskBounds compute_task_bounds(const Instance& inst, bool strengthen, size_t max_tasks) {
+    const size_t n = inst.size();
+    TaskBounds b;
+    b.head.assign(n, 0);
+    b.tail.assign(n, 0);
+    b.head_edge.assign(n, -1);
+    b.tail_edge.assign(n, -1);
+    b.head_load_count.assign(n, 0);
+    b.tail_load_count.assign(n, 0);
+    b.strengthened = strengthen && n <= max_tasks;
+
+    std::vector<std::vector<int>> relatives;
+    if (b.strengthened) relatives = same_rank_relatives(inst, true);
+    for (int t : inst.topo_order) {
+        for (int e : inst.in_edges[t]) {
+            const auto& edge = inst.edges[e];
+            const Ticks value = b.head[edge.from] + min_duration(inst, edge.from) + edge.lag;
+            if (value > b.head[t]) b.head[t] = value, b.head_edge[t] = e;
+        }
+        if (!b.strengthened) continue;
+        std::vector<int>& anc = relatives[t];
+        std::sort(anc.begin(), anc.end(), [&](int x, int y) { return b.head[x] > b.head[y]; });
+        Ticks load = 0;
+        for (size_t k = 0; k < anc.size(); ++k) {
+            load += min_occupancy(inst, anc[k]);
+            if (b.head[anc[k]] + load > b.head[t]) b.head[t] = b.head[anc[k]] + load, b.head_load_count[t] = static_cast<int>(k + 1);
+        }
+    }
+    if (b.strengthened) relatives = same_rank_relatives(inst, false);
+    for (auto it = inst.topo_order.rbegin(); it != inst.topo_order.rend(); ++it) {
+        const int t = *it;
+        for (int e : inst.out_edges[t]) {
+            const auto& edge = inst.edges[e];
+            const Ticks value = edge.lag + min_duration(inst, edge.to) + b.tail[edge.to];
+            if (value > b.tail[t]) b.tail[t] = value, b.tail_edge[t] = e;
+        }
+        if (!b.strengthened) continue;
+        std::vector<int>& desc = relatives[t];
+        std::sort(desc.begin(), desc.end(), [&](int x, int y) { return b.tail[x] > b.tail[y]; });
+        Ticks load = 0;
+        for (size_t k = 0; k < desc.size(); ++k) {
+            load += min_occupancy(inst, desc[k]);
+            if (load + b.tail[desc[k]] > b.tail[t]) b.tail[t] = load + b.tail[desc[k]], b.tail_load_count[t] = static_cast<int>(k + 1);
+        }
+    }
+    return b;
+}
+
+LowerBound analytic_lower_bound(const Instance& inst, const TaskBounds& b) {
+    LowerBound best;
+    best.kind = "none";
+    const bool span = inst.problem.objective == Objective::Span;
+
+    // Critical path (makespan only; for the span the per-rank threshold covers single tasks).
+    if (!span)
+        for (size_t t = 0; t < inst.size(); ++t) {
+            const Ticks value = b.head[t] + min_duration(inst, static_cast<int>(t)) + b.tail[t];
+            if (value > best.value) {
+                best = LowerBound{};
+                best.value = value;
+                best.kind = "critical-path";
+                best.task = static_cast<int>(t);
+                best.rank = inst.tasks[t].rank;
+            }
+        }
+    if (best.kind == "critical-path") {
+        const int t = best.task;
+        best.head_chain = head_chain(inst, b, t);
+        best.tail_chain = tail_chain(inst, b, t);
+        best.derivation = op_text(inst, t) + " cannot start before " + units_text(inst, b.head[t]) + ", takes " +
+                          units_text(inst, min_duration(inst, t)) + ", and at least " + units_text(inst, b.tail[t]) +
+                          " must follow its end: makespan >= " + units_text(inst, best.value);
+    }
+
+    std::vector<std::vector<int>> desc;
+    if (span && b.strengthened) desc = same_rank_relatives(inst, false);
+    for (int r = 0; r < inst.ranks; ++r) {
+        std::vector<Ticks> delivery = span ? deliveries_to_rank(inst, r, desc) : b.tail;
+        const Threshold th = rank_threshold(inst, inst.rank_tasks[r], b.head, delivery);
+        const Ticks origin = span ? inst.earliest_rank_start[r] : 0;
+        if (th.value == kNone || th.value - origin <= best.value) continue;
+        best = LowerBound{};
+        best.value = th.value - origin;
+        best.kind = "rank-load";
+        best.rank = r;
+        best.a = th.a;
+        best.load = th.load;
+        best.b = th.b;
+        best.count = th.count;
+        best.head_chain = head_chain(inst, b, th.a_task);
+        if (!span) best.tail_chain = tail_chain(inst, b, th.b_task);
+        const bool all = th.count == static_cast<int>(inst.rank_tasks[r].size());
+        best.derivation =
+            "rank " + std::to_string(r) + ": " + (all ? "all " : "") + std::to_string(th.count) + " of its " +
+            std::to_string(inst.rank_tasks[r].size()) + " ops " +
+            (all ? "" : "(those that cannot start before " + units_text(inst, th.a) + " and are followed by at least " +
+                            units_text(inst, th.b) + ") ") +
+            "run one at a time for " + units_text(inst, th.load) + " in total; the first cannot start before " +
+            units_text(inst, th.a) + " (" + op_text(inst, th.a_task) + "), and after the last ends at least " +
+            units_text(inst, th.b) + (span ? " more passes on rank " + std::to_string(r) : " more passes") + ": " +
+            (span ? "span >= " + units_text(inst, th.a) + " + " + units_text(inst, th.load) + " + " +
+                        units_text(inst, th.b) + " - " + units_text(inst, origin) + " (earliest start of rank " +
+                        std::to_string(r) + ") = "
+                  : "makespan >= " + units_text(inst, th.a) + " + " + units_text(inst, th.load) + " + " +
+                        units_text(inst, th.b) + " = ") +
+            units_text(inst, best.value);
+    }
+    return best;
+}
+
+Windows windows_for_bound(const Instance& inst, const TaskBounds& b, Ticks bound, bool strengthen) {
+    const size_t n = inst.size();
+    Windows w;
+    w.est = b.head;
+    std::vector<Ticks> latest_end(n);
+    const bool span = inst.problem.objective == Objective::Span;
+    std::vector<std::vector<int>> desc;
+    if (strengthen && b.strengthened) desc = same_rank_relatives(inst, false);
+    for (auto it = inst.topo_order.rbegin(); it != inst.topo_order.rend(); ++it) {
+        const int t = *it;
+        Ticks le = bound + (span ? inst.earliest_rank_start[inst.tasks[t].rank] : 0);
+        if (!span) le = std::min(le, bound - b.tail[t]);
+        for (int e : inst.out_edges[t]) {
+            const auto& edge = inst.edges[e];
+            le = std::min(le, latest_end[edge.to] - min_duration(inst, edge.to) - edge.lag);
+        }
+        if (!desc.empty()) {
+            std::vector<int>& d = desc[t];
+            std::sort(d.begin(), d.end(), [&](int x, int y) { return latest_end[x] < latest_end[y]; });
+            Ticks load = 0;
+            for (int x : d) load += min_occupancy(inst, x), le = std::min(le, latest_end[x] - load);
+        }
+        latest_end[t] = le;
+    }
+    w.lst.resize(n);
+    for (size_t t = 0; t < n; ++t) {
+        w.lst[t] = latest_end[t] - min_duration(inst, static_cast<int>(t));
+        if (w.lst[t] < w.est[t] && w.empty_task < 0) w.empty_task = static_cast<int>(t);
+    }
+    return w;
+}
+
+Ticks objective_of(const Instance& inst, const std::vector<Ticks>& end) {
+    if (inst.problem.objective == Objective::Makespan) {
+        Ticks makespan = 0;
+        for (Ticks e : end) makespan = std::max(makespan, e);
+        return makespan;
+    }
+    Ticks span = 0;
+    for (int r = 0; r < inst.ranks; ++r) {
+        Ticks last = 0;
+        for (int t : inst.rank_tasks[r]) last = std::max(last, end[t]);
+        span = std::max(span, last - inst.earliest_rank_start[r]);
+    }
+    return span;
+}
+
+}  // namespace pp

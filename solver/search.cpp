@@ -1,0 +1,327 @@
+#include "solver/search.hpp"
+
+#include "solver/greedy.hpp"
+#include "solver/simulate.hpp"
+#include "solver/verify.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pp {
+namespace {
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+Ticks ceil_div(Ticks a, Ticks b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+bool same_placement(const Placement& a, const Placement& b) {
+    if (a.ranks != b.ranks || a.pipeline_count() != b.pipeline_count()) return false;
+    for (int p = 0; p < a.pipeline_count(); ++p)
+        if (a.pipelines[p].microbatches != b.pipelines[p].microbatches ||
+            a.pipelines[p].stage_rank != b.pipelines[p].stage_rank ||
+            a.pipelines[p].stage_block != b.pipelines[p].stage_block)
+            return false;
+    return true;
+}
+
+// A fused B is inside the search space when it costs at least I + W and is not part of a pair (then
+// I immediately followed by W does as well); an F&B pair never is when pairs cost FB.
+std::string outside_search_space(const Instance& inst, const Schedule& s) {
+    for (const auto& slots : s.ranks)
+        for (const Slot& slot : slots)
+            for (const Op& op : slot) {
+                if (op.kind != OpKind::B) continue;
+                const int block = inst.problem.placement.block_of(op.pipeline, op.stage);
+                const auto& c = inst.problem.costs.of_block(block);
+                if (c.full_backward() < c.I + c.W) return "uses a fused B cheaper than I + W";
+                if (slot.is_pair() && inst.pairs_allowed()) return "pairs an F with a fused B";
+            }
+    return "";
+}
+
+class Driver {
+public:
+    Driver(const SearchProblem& problem, const SearchOptions& options)
+        : problem_(problem), options_(options), t0_(Clock::now()),
+          deadline_(t0_ + std::chrono::microseconds(static_cast<long long>(options.time_limit * 1e6))) {}
+
+    SearchResult run() {
+        result_.objective = problem_.objective;
+        if (problem_.memory_limit) {
+            const MemoryFloor floor = memory_floor(problem_.placement);
+            if (*problem_.memory_limit < floor.units) {
+                result_.status = SearchStatus::Infeasible;
+                result_.infeasible = floor;
+                result_.lower_bound_kind = "memory-floor";
+                result_.lower_bound_argument = floor.explanation;
+                log("memory cap " + std::to_string(*problem_.memory_limit) + " is below the floor " +
+                    std::to_string(floor.units) + ": infeasible");
+                return finish();
+            }
+        }
+        inst_ = build_instance(problem_);
+        result_.scale = inst_.scale;
+        result_.quantum = inst_.quantum;
+        result_.tasks = inst_.size();
+        bounds_ = compute_task_bounds(inst_, options_.strengthen);
+        result_.analytic = analytic_lower_bound(inst_, bounds_);
+        lower_ = result_.analytic.value;
+        result_.lower_bound_kind = result_.analytic.kind;
+        result_.lower_bound_argument = result_.analytic.derivation;
+        log("instance: " + std::to_string(inst_.size()) + " tasks, time unit " +
+            format_rational(inst_.to_units(1)) + ", analytic lower bound " + text(lower_ * inst_.quantum) + " (" +
+            result_.analytic.kind + ")");
+
+        take_warm_starts();
+        run_greedy_portfolio();
+        if (!result_.schedule) {
+            result_.status = SearchStatus::Unknown;
+            log("no schedule found");
+            return finish();
+        }
+        if (proven_optimal()) {
+            log("incumbent equals the lower bound: optimal without a solver call");
+            if (options_.want_proof) prove_with_plain_windows();
+        } else if (options_.engine != SearchEngine::None) {
+            run_z3();
+        }
+        result_.status = proven_optimal() ? SearchStatus::Optimal : SearchStatus::Feasible;
+        return finish();
+    }
+
+private:
+    std::string text(Ticks ticks) const { return format_rational(inst_.scale.to_units(ticks)); }
+    void log(const std::string& line) { result_.log.push_back(line); }
+
+    // The incumbent value in quantised units, rounded up (a query at T asks for value <= T * quantum).
+    Ticks upper_units() const { return ceil_div(result_.value, inst_.quantum); }
+    bool proven_optimal() const { return result_.schedule && lower_ >= upper_units(); }
+
+    bool offer(Schedule schedule, const std::string& origin) {
+        const Evaluation e = evaluate_schedule(inst_, schedule);
+        if (!e.ok) {
+            log(origin + ": not used (" + e.problem + ")");
+            return false;
+        }
+        if (result_.schedule && e.value >= result_.value) return false;
+        result_.schedule = std::move(schedule);
+        result_.origin = origin;
+        result_.value = e.value;
+        result_.makespan = e.makespan;
+        result_.simulator_span = e.simulator_span;
+        return true;
+    }
+
+    void take_warm_starts() {
+        for (const WarmStart& w : options_.warm_starts) {
+            if (!same_placement(w.schedule.placement, inst_.problem.placement)) continue;
+            Schedule s = w.schedule;
+            const std::string outside = outside_search_space(inst_, s);
+            if (!outside.empty()) {
+                log(w.origin + ": not used (" + outside + ")");
+                continue;
+            }
+            const Evaluation e = evaluate_schedule(inst_, s);
+            if (e.ok && (result_.warm_start_value < 0 || e.value < result_.warm_start_value))
+                result_.warm_start_value = e.value, result_.best_warm_start = w.origin;
+            if (offer(std::move(s), w.origin)) log(w.origin + ": " + text(result_.value));
+        }
+    }
+
+    void run_greedy_portfolio() {
+        const double budget = std::max(0.05, 0.3 * options_.time_limit);
+        const auto greedy_deadline = std::min(deadline_, t0_ + std::chrono::microseconds(static_cast<long long>(budget * 1e6)));
+        const GreedySchedule g = best_greedy(inst_, bounds_, greedy_deadline, &result_.greedy_rules);
+        if (!g.ok) return;
+        result_.greedy_value = g.objective * inst_.quantum;
+        if (offer(schedule_from_starts(inst_, g.start, g.partner), "greedy:" + g.rule.name()))
+            log("greedy " + g.rule.name() + ": " + text(result_.value) + " (" + std::to_string(result_.greedy_rules) + " rules)");
+    }
+
+    SearchEngine pick_engine(Ticks bound) const {
+        if (options_.engine != SearchEngine::Auto) return options_.engine;
+        const Windows w = windows_for_bound(inst_, bounds_, bound, options_.strengthen);
+        if (w.empty_task >= 0 || time_indexed_variables(inst_, w) <= options_.max_time_indexed_variables)
+            return SearchEngine::TimeIndexed;
+        if (!inst_.pairs_allowed() && disjunctive_variables(inst_, w) <= options_.max_disjunctive_variables)
+            return SearchEngine::Disjunctive;
+        return SearchEngine::None;
+    }
+
+    Z3Outcome query(SearchEngine engine, Ticks bound, Clock::time_point deadline, bool strengthen) {
+        Z3Query q;
+        q.bound = bound;
+        q.strengthen = strengthen;
+        q.keep_smt2 = options_.want_proof;
+        q.seed = options_.seed;
+        q.deadline = deadline;
+        q.max_variables = engine == SearchEngine::TimeIndexed ? options_.max_time_indexed_variables
+                                                               : options_.max_disjunctive_variables;
+        Z3Outcome out = engine == SearchEngine::TimeIndexed ? solve_time_indexed(inst_, bounds_, q)
+                                                             : solve_disjunctive(inst_, bounds_, q);
+        Z3Call call{bound * inst_.quantum, out.answer, out.engine, out.reason, out.variables, out.constraints,
+                    out.build_seconds, out.solve_seconds};
+        result_.calls.push_back(call);
+        log("z3 " + out.engine + " makespan" + std::string(problem_.objective == Objective::Span ? "/span" : "") +
+            " <= " + text(bound * inst_.quantum) + ": " + z3_answer_name(out.answer) +
+            (out.reason.empty() ? "" : " (" + out.reason + ")") + ", " + std::to_string(out.variables) + " vars, " +
+            std::to_string(out.build_seconds + out.solve_seconds).substr(0, 5) + " s");
+        return out;
+    }
+
+    // Records what an UNSAT at `bound` proves.
+    void proven_above(Ticks bound, const Z3Outcome& out) {
+        if (bound + 1 <= lower_) return;
+        lower_ = bound + 1;
+        const bool window = out.reason.rfind("empty window", 0) == 0;
+        result_.lower_bound_kind = window ? "empty-window" : "z3-unsat";
+        result_.lower_bound_argument =
+            window ? "no schedule has objective <= " + text(bound * inst_.quantum) + ": " + out.reason
+                   : "Z3 (" + out.engine + " encoding) proved that no schedule has objective <= " +
+                         text(bound * inst_.quantum);
+        if (!window && options_.want_proof) {
+            result_.proof_smt2 = out.smt2;
+            result_.proof_bound = bound * inst_.quantum;
+            result_.proof_engine = out.engine;
+        }
+    }
+
+    // Returns false when the model contradicts the encoding (it never should).
+    bool accept_model(Ticks bound, const Z3Outcome& out) {
+        Schedule s = schedule_from_starts(inst_, out.start, out.partner);
+        const Evaluation e = evaluate_schedule(inst_, s);
+        if (!e.ok || e.value > bound * inst_.quantum) {
+            log("internal error: the Z3 model does not re-time within the bound (" +
+                (e.ok ? text(e.value) : e.problem) + "); stopping");
+            return false;
+        }
+        offer(std::move(s), "z3");
+        return true;
+    }
+
+    void run_z3() {
+        bool probed = false, failed_probe = false;
+        while (!proven_optimal() && Clock::now() < deadline_) {
+            const Ticks hi = upper_units();  // a schedule with value <= hi * quantum is known
+            Ticks bound;
+            Clock::time_point deadline = deadline_;
+            if (!probed) {
+                bound = lower_;
+                const auto left = deadline_ - Clock::now();
+                deadline = Clock::now() + left / 4;
+                probed = true;
+            } else if (failed_probe) {
+                bound = hi - 1;  // the proof is the bottleneck: try to prove the incumbent optimal
+                failed_probe = false;
+            } else {
+                bound = lower_ + (hi - 1 - lower_) / 2;
+            }
+            const SearchEngine engine = pick_engine(bound);
+            if (engine == SearchEngine::None) {
+                log("no exact engine fits this instance (encodings too large): greedy and lower bound only");
+                return;
+            }
+            const Z3Outcome out = query(engine, bound, deadline, options_.strengthen);
+            if (out.answer == Z3Answer::Unsat) {
+                proven_above(bound, out);
+            } else if (out.answer == Z3Answer::Sat) {
+                if (!accept_model(bound, out)) return;
+            } else if (out.answer == Z3Answer::Skipped) {
+                return;
+            } else if (bound == lower_ && result_.calls.size() == 1) {
+                failed_probe = true;
+            } else {
+                return;  // out of time
+            }
+        }
+        if (proven_optimal() && options_.want_proof && result_.proof_bound < 0) prove_with_plain_windows();
+    }
+
+    // When the bound came from the analytic argument (or an empty window), a Z3-checkable query at
+    // value - 1 with windows from plain longest paths (implied by the constraints in the file itself) is
+    // still useful to emit, if it is small and quick.
+    void prove_with_plain_windows() {
+        if (upper_units() <= 0 || Clock::now() >= deadline_) return;
+        const Ticks bound = upper_units() - 1;
+        SearchEngine engine = options_.engine == SearchEngine::Auto ? SearchEngine::TimeIndexed : options_.engine;
+        if (engine == SearchEngine::None) return;
+        const Windows w = windows_for_bound(inst_, bounds_, bound, false);
+        if (w.empty_task >= 0) return;  // the critical path alone proves it; nothing for Z3 to do
+        if (engine == SearchEngine::TimeIndexed && time_indexed_variables(inst_, w) > options_.max_time_indexed_variables)
+            engine = SearchEngine::Disjunctive;
+        if (engine == SearchEngine::Disjunctive && (inst_.pairs_allowed() || disjunctive_variables(inst_, w) > options_.max_disjunctive_variables))
+            return;
+        const Z3Outcome out = query(engine, bound, deadline_, false);
+        if (out.answer == Z3Answer::Unsat && out.reason.empty()) {
+            result_.proof_smt2 = out.smt2;
+            result_.proof_bound = bound * inst_.quantum;
+            result_.proof_engine = out.engine;
+        }
+    }
+
+    SearchResult finish() {
+        if (result_.status != SearchStatus::Infeasible) {
+            result_.lower_bound = lower_ * inst_.quantum;
+            if (result_.schedule && result_.lower_bound > result_.value) {
+                // Never expected: a bound above a verified schedule means a bug in a bound or the encoding.
+                log("internal error: lower bound " + text(result_.lower_bound) + " exceeds the verified value " +
+                    text(result_.value));
+                result_.lower_bound = result_.value;
+                result_.status = SearchStatus::Feasible;
+                result_.lower_bound_kind = "internal-error";
+            }
+        }
+        result_.seconds = seconds_since(t0_);
+        return std::move(result_);
+    }
+
+    const SearchProblem& problem_;
+    const SearchOptions& options_;
+    Clock::time_point t0_, deadline_;
+    Instance inst_;
+    TaskBounds bounds_;
+    Ticks lower_ = 0;  // proven lower bound, quantised units
+    SearchResult result_;
+};
+
+}  // namespace
+
+const char* search_status_name(SearchStatus status) {
+    switch (status) {
+        case SearchStatus::Optimal: return "OPTIMAL";
+        case SearchStatus::Feasible: return "FEASIBLE";
+        case SearchStatus::Infeasible: return "INFEASIBLE";
+        case SearchStatus::Unknown: return "UNKNOWN";
+    }
+    return "UNKNOWN";
+}
+
+Evaluation evaluate_schedule(const Instance& inst, Schedule& schedule) {
+    Evaluation e;
+    schedule.costs = inst.problem.costs;
+    if (inst.problem.memory_limit) schedule.memory_limit = Rational(*inst.problem.memory_limit);
+    else schedule.memory_limit.reset();
+    const ScheduleGraph graph = build_schedule_graph(schedule);
+    VerifyOptions vo;
+    vo.memory_limit = schedule.memory_limit;
+    const VerifyReport report = verify(schedule, graph, vo);
+    if (!report.ok()) {
+        e.problem = std::string(violation_name(report.violations.front().kind)) + ": " + report.violations.front().message;
+        return e;
+    }
+    const Simulation sim = simulate(schedule, graph, inst.problem.costs);
+    e.makespan = sim.makespan;
+    for (int r = 0; r < inst.ranks; ++r) {
+        const RankTiming& t = sim.ranks[r];
+        e.simulator_span = std::max(e.simulator_span, t.last_end - t.first_start);
+        if (inst.problem.objective == Objective::Span)
+            e.value = std::max(e.value, t.last_end - inst.to_ticks(inst.earliest_rank_start[r]));
+    }
+    if (inst.problem.objective == Objective::Makespan) e.value = sim.makespan;
+    e.ok = true;
+    return e;
+}
+
+SearchResult search(const SearchProblem& problem, const SearchOptions& options) { return Driver(problem, options).run(); }
+
+}  // namespace pp

@@ -1,0 +1,98 @@
+#pragma once
+// Optimal schedule search (issue 2): the best schedule for a placement, costs and memory cap, with a
+// proven lower bound.
+//
+//   1. memory floor: a cap below it is infeasible (certificate: memory_floor).
+//   2. analytic lower bound (lower_bound.hpp) and upper bound: the best of the given warm starts
+//      (generated schedules) and the greedy portfolio (greedy.hpp).
+//   3. if they differ: Z3, one fresh context per bound (windows depend on it): probe the lower bound
+//      first (a quarter of the remaining time), then prove or improve the incumbent by bisection.
+//      Time-indexed encoding when the quantised horizon is small, disjunctive difference logic otherwise.
+//   4. every schedule is re-verified (verify, with the memory cap) and re-timed (simulate) before it
+//      counts; the value reported is the simulator's.
+//
+// The search space: F, I, W (split backward), one op or one F&I pair (with overlap) at a time per rank.
+// Warm starts outside it (a fused B cheaper than I + W, an F&B pair) are not used, so that "optimal" is
+// a claim about this space only.
+#include "model/schedule.hpp"
+#include "solver/lower_bound.hpp"
+#include "solver/search_instance.hpp"
+#include "solver/z3_encoding.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pp {
+
+enum class SearchStatus { Optimal, Feasible, Infeasible, Unknown };
+const char* search_status_name(SearchStatus status);  // "OPTIMAL", ...
+
+enum class SearchEngine { Auto, TimeIndexed, Disjunctive, None };
+
+struct WarmStart {
+    std::string origin;  // "generator:zb-h1", "file:x.txt"
+    Schedule schedule;
+};
+
+struct SearchOptions {
+    double time_limit = 60;            // seconds for the whole search, encoding builds included
+    SearchEngine engine = SearchEngine::Auto;
+    bool want_proof = false;           // keep the final UNSAT query as SMT-LIB2
+    bool strengthen = true;            // same-rank load windows
+    unsigned seed = 0;
+    size_t max_time_indexed_variables = 300000;
+    size_t max_disjunctive_variables = 60000;
+    std::vector<WarmStart> warm_starts;
+};
+
+struct Z3Call {
+    Ticks bound = 0;  // simulator ticks
+    Z3Answer answer = Z3Answer::Unknown;
+    std::string engine, reason;
+    size_t variables = 0, constraints = 0;
+    double build_seconds = 0, solve_seconds = 0;
+};
+
+struct SearchResult {
+    SearchStatus status = SearchStatus::Unknown;
+    Objective objective = Objective::Makespan;
+    std::optional<Schedule> schedule;  // verified, within the cap
+    std::string origin;                // where it came from: generator, greedy rule, z3
+    TimeScale scale;                   // simulator ticks
+    Ticks quantum = 1;                 // ticks per unit of the encodings
+    Ticks value = 0;                   // objective of the schedule (simulator), ticks
+    Ticks makespan = 0;                // simulator makespan, ticks
+    Ticks simulator_span = 0;          // max over ranks of last end - first start (simulator), ticks
+    Ticks lower_bound = 0;             // proven, ticks
+    LowerBound analytic;               // the analytic bound and its argument (quantised units)
+    std::string lower_bound_kind;      // "rank-load", "critical-path", "empty-window", "z3-unsat", ...
+    std::string lower_bound_argument;  // for empty-window / z3-unsat: what was shown
+    std::optional<MemoryFloor> infeasible;
+    std::string proof_smt2;            // UNSAT query "objective <= proof_bound" (want_proof)
+    Ticks proof_bound = -1;            // ticks; -1 when there is no SMT-LIB2 proof
+    std::string proof_engine;
+    std::vector<Z3Call> calls;
+    std::vector<std::string> log;      // one line per step
+    size_t tasks = 0;
+    int greedy_rules = 0;
+    Ticks greedy_value = -1;           // best greedy value, ticks
+    std::string best_warm_start;       // origin of the best warm start, if any
+    Ticks warm_start_value = -1;
+    double seconds = 0;
+
+    Rational units(Ticks ticks) const { return scale.to_units(ticks); }
+};
+
+SearchResult search(const SearchProblem& problem, const SearchOptions& options);
+
+// The objective of a verified schedule under the problem's costs (ticks), or nullopt with a reason when
+// it does not verify (including the memory cap) or lies outside the search space.
+struct Evaluation {
+    bool ok = false;
+    std::string problem;
+    Ticks value = 0, makespan = 0, simulator_span = 0;
+};
+Evaluation evaluate_schedule(const Instance& inst, Schedule& schedule);
+
+}  // namespace pp

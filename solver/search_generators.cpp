@@ -1,0 +1,58 @@
+// Depends on the schedule library (pp_schedules); the executables that use it link both.
+#include "solver/search_generators.hpp"
+
+#include "schedules/registry.hpp"
+
+#include <stdexcept>
+
+namespace pp {
+
+std::vector<WarmStart> generator_warm_starts(const Placement& placement) {
+    std::vector<WarmStart> starts;
+    const int P = placement.ranks, M = placement.total_microbatches();
+    std::vector<std::optional<int>> vs = {std::nullopt};
+    if (placement.pipeline_count() == 1 && placement.pipelines[0].stages() % P == 0)
+        vs.push_back(placement.pipelines[0].stages() / P);
+    for (const ScheduleFamily& family : schedule_families())
+        for (const auto& v : vs) {
+            try {
+                Schedule s = family.generate({P, M, v});
+                starts.push_back({"generator:" + family.name, std::move(s)});
+            } catch (const std::exception&) {
+                // the family does not exist for these parameters
+            }
+        }
+    return starts;
+}
+
+bool is_placement_name(const std::string& name) {
+    return name == "1f1b" || name == "v" || name == "dualpipe" || name.rfind("interleaved:", 0) == 0;
+}
+
+Placement placement_from_name(const std::string& name, int ranks, int microbatches) {
+    if (ranks < 1) throw std::invalid_argument("-P must be at least 1");
+    if (microbatches < 1) throw std::invalid_argument("-M must be at least 1");
+    if (name == "1f1b") return Placement::single(ranks, loop_stage_map(ranks, ranks), microbatches);
+    if (name == "v") return Placement::single(ranks, v_stage_map(ranks, 2 * ranks), microbatches);
+    if (name == "dualpipe") {
+        if (microbatches % 2 != 0)
+            throw std::invalid_argument("the dualpipe placement splits the micro-batches in two directions: -M must be even");
+        return Placement::bidirectional(ranks, microbatches / 2);
+    }
+    if (name.rfind("interleaved:", 0) == 0) {
+        const std::string v = name.substr(12);
+        int stages_per_rank = 0;
+        try {
+            size_t used = 0;
+            stages_per_rank = std::stoi(v, &used);
+            if (used != v.size()) stages_per_rank = 0;
+        } catch (const std::exception&) {
+            stages_per_rank = 0;
+        }
+        if (stages_per_rank < 1) throw std::invalid_argument("interleaved:V needs a positive whole V, got '" + v + "'");
+        return Placement::single(ranks, loop_stage_map(ranks, ranks * stages_per_rank), microbatches);
+    }
+    throw std::invalid_argument("unknown placement '" + name + "' (1f1b, v, interleaved:V, dualpipe, or a schedule file)");
+}
+
+}  // namespace pp

@@ -1,0 +1,253 @@
+#include "solver/search_instance.hpp"
+
+#include "solver/simulate.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+namespace pp {
+namespace {
+
+constexpr int kTaskKinds = 3;  // F, I, W
+int kind_slot(OpKind kind) { return kind == OpKind::F ? 0 : kind == OpKind::I ? 1 : 2; }
+constexpr OpKind kSlotKind[kTaskKinds] = {OpKind::F, OpKind::I, OpKind::W};
+
+// Stages of pipeline p held by `rank` that come before `stage`: each of them still holds micro-batch m
+// when F(stage, m) starts.
+int earlier_stages_on_rank(const Placement& placement, int pipeline, int stage) {
+    const int rank = placement.rank_of(pipeline, stage);
+    int count = 0;
+    for (int s = 0; s < stage; ++s)
+        if (placement.rank_of(pipeline, s) == rank) ++count;
+    return count;
+}
+
+void add_edge(Instance& inst, int from, int to, Ticks lag, Why why) {
+    const int id = static_cast<int>(inst.edges.size());
+    inst.edges.push_back({from, to, lag, why});
+    inst.out_edges[from].push_back(id);
+    inst.in_edges[to].push_back(id);
+}
+
+void add_dependency_edges(Instance& inst) {
+    const Placement& pl = inst.problem.placement;
+    for (int p = 0; p < pl.pipeline_count(); ++p) {
+        const int stages = pl.pipelines[p].stages();
+        for (int m = 0; m < pl.pipelines[p].microbatches; ++m) {
+            auto id = [&](OpKind kind, int s) { return inst.task_of({kind, p, s, m}); };
+            auto lag = [&](int s1, int s2) { return pl.rank_of(p, s1) == pl.rank_of(p, s2) ? Ticks{0} : inst.comm; };
+            for (int s = 1; s < stages; ++s) add_edge(inst, id(OpKind::F, s - 1), id(OpKind::F, s), lag(s - 1, s), Why::Dependency);
+            add_edge(inst, id(OpKind::F, stages - 1), id(OpKind::I, stages - 1), 0, Why::Dependency);
+            for (int s = stages - 2; s >= 0; --s) add_edge(inst, id(OpKind::I, s + 1), id(OpKind::I, s), lag(s + 1, s), Why::Dependency);
+            for (int s = 0; s < stages; ++s) add_edge(inst, id(OpKind::I, s), id(OpKind::W, s), 0, Why::Dependency);
+        }
+    }
+}
+
+void add_fifo_edges(Instance& inst) {
+    const Placement& pl = inst.problem.placement;
+    for (int p = 0; p < pl.pipeline_count(); ++p)
+        for (int s = 0; s < pl.pipelines[p].stages(); ++s)
+            for (OpKind kind : kSlotKind)
+                for (int m = 1; m < pl.pipelines[p].microbatches; ++m)
+                    add_edge(inst, inst.task_of({kind, p, s, m - 1}), inst.task_of({kind, p, s, m}), 0, Why::Fifo);
+}
+
+// Under FIFO, a cap L on a rank holding stage s and u earlier stages of the same pipeline means
+// F(s,m) starts after W(s, m-(L-u)) ends (see the header).
+void add_memory_edges(Instance& inst, int limit) {
+    const Placement& pl = inst.problem.placement;
+    for (int p = 0; p < pl.pipeline_count(); ++p)
+        for (int s = 0; s < pl.pipelines[p].stages(); ++s) {
+            const int window = limit - earlier_stages_on_rank(pl, p, s);
+            if (window < 1) continue;  // below the memory floor: the search reports infeasible first
+            for (int m = window; m < pl.pipelines[p].microbatches; ++m)
+                add_edge(inst, inst.task_of({OpKind::W, p, s, m - window}), inst.task_of({OpKind::F, p, s, m}), 0,
+                         Why::Memory);
+        }
+}
+
+void compute_topological_order(Instance& inst) {
+    const size_t n = inst.size();
+    std::vector<int> indegree(n, 0);
+    for (const auto& e : inst.edges) ++indegree[e.to];
+    inst.topo_order.clear();
+    for (size_t t = 0; t < n; ++t)
+        if (indegree[t] == 0) inst.topo_order.push_back(static_cast<int>(t));
+    for (size_t head = 0; head < inst.topo_order.size(); ++head)
+        for (int e : inst.out_edges[inst.topo_order[head]])
+            if (--indegree[inst.edges[e].to] == 0) inst.topo_order.push_back(inst.edges[e].to);
+    if (inst.topo_order.size() != n) throw std::logic_error("search instance: precedence edges form a cycle");
+    inst.topo_position.assign(n, 0);
+    for (size_t k = 0; k < n; ++k) inst.topo_position[inst.topo_order[k]] = static_cast<int>(k);
+}
+
+// h_r: the earliest time any op of rank r can start, from dependencies alone (the same for every
+// micro-batch, so FIFO does not change it).
+void compute_earliest_rank_starts(Instance& inst) {
+    std::vector<Ticks> head(inst.size(), 0);
+    for (int t : inst.topo_order)
+        for (int e : inst.out_edges[t]) {
+            const auto& edge = inst.edges[e];
+            if (edge.why != Why::Dependency) continue;
+            head[edge.to] = std::max(head[edge.to], head[t] + inst.tasks[t].duration + edge.lag);
+        }
+    inst.earliest_rank_start.assign(inst.ranks, 0);
+    std::vector<bool> seen(inst.ranks, false);
+    for (size_t t = 0; t < inst.size(); ++t) {
+        const int r = inst.tasks[t].rank;
+        if (!seen[r] || head[t] < inst.earliest_rank_start[r]) inst.earliest_rank_start[r] = head[t], seen[r] = true;
+    }
+}
+
+}  // namespace
+
+int Instance::task_of(const Op& op) const {
+    if (op.kind == OpKind::B || op.pipeline < 0 || op.pipeline >= problem.placement.pipeline_count()) return -1;
+    const auto& pipe = problem.placement.pipelines[op.pipeline];
+    if (op.stage < 0 || op.stage >= pipe.stages() || op.microbatch < 0 || op.microbatch >= pipe.microbatches) return -1;
+    return static_cast<int>(pipeline_base_[op.pipeline] +
+                            (static_cast<size_t>(op.stage) * pipe.microbatches + op.microbatch) * kTaskKinds +
+                            kind_slot(op.kind));
+}
+
+bool Instance::is_pairable(int task) const {
+    return pair.has_value() && (tasks[task].op.kind == OpKind::F || tasks[task].op.kind == OpKind::I);
+}
+
+MemoryFloor memory_floor(const Placement& placement) {
+    MemoryFloor floor;
+    for (int p = 0; p < placement.pipeline_count(); ++p)
+        for (int r = 0; r < placement.ranks; ++r) {
+            const int held = static_cast<int>(placement.stages_on_rank(p, r).size());
+            if (held > floor.units) floor = {held, r, p, ""};
+        }
+    floor.explanation = "rank " + std::to_string(floor.rank) + " holds " + std::to_string(floor.units) +
+                        " stages of pipeline " + std::to_string(floor.pipeline) +
+                        "; when the last of them starts F of a micro-batch, every earlier one still holds that "
+                        "micro-batch's activation (its W runs after the backward has come back), so every "
+                        "schedule has a peak of at least " + std::to_string(floor.units) + " on that rank";
+    return floor;
+}
+
+Instance build_instance(const SearchProblem& problem) {
+    problem.placement.validate();
+    Instance inst;
+    inst.problem = problem;
+    if (problem.overlap) {
+        inst.problem.costs.base.FB = *problem.overlap;
+        for (auto& [block, c] : inst.problem.costs.per_block) c.FB = *problem.overlap;
+    } else {
+        // Without --overlap a pair costs the sum of its ops (never better than running them apart).
+        inst.problem.costs.base.FB.reset();
+        for (auto& [block, c] : inst.problem.costs.per_block) c.FB.reset();
+    }
+    const Placement& pl = inst.problem.placement;
+    const Costs& costs = inst.problem.costs;
+    inst.scale = time_scale_for(costs);
+    inst.ranks = pl.ranks;
+
+    // Tasks in the dense order (pipeline, stage, micro-batch, kind).
+    size_t total = 0;
+    for (const auto& pipe : pl.pipelines) {
+        inst.pipeline_base_.push_back(total);
+        total += static_cast<size_t>(pipe.stages()) * pipe.microbatches * kTaskKinds;
+    }
+    inst.tasks.resize(total);
+    inst.rank_tasks.assign(pl.ranks, {});
+    int class_base = 0;
+    for (int p = 0; p < pl.pipeline_count(); ++p) {
+        const auto& pipe = pl.pipelines[p];
+        for (int s = 0; s < pipe.stages(); ++s)
+            for (int m = 0; m < pipe.microbatches; ++m)
+                for (OpKind kind : kSlotKind) {
+                    const Op op{kind, p, s, m};
+                    const int id = inst.task_of(op);
+                    Task& t = inst.tasks[id];
+                    t.op = op;
+                    t.rank = pl.rank_of(p, s);
+                    t.duration = inst.scale.to_ticks(costs.duration(kind, pl.block_of(p, s)));
+                    if (t.duration <= 0)
+                        throw std::invalid_argument("search needs positive durations; " + format_op(op) + " costs 0");
+                    t.cls = (class_base + s) * kTaskKinds + kind_slot(kind);
+                }
+        class_base += pipe.stages();
+    }
+
+    // Quantise by the gcd of everything that adds up to a start time.
+    Ticks g = 0;
+    for (const Task& t : inst.tasks) g = std::gcd(g, t.duration);
+    const Ticks comm_ticks = inst.scale.to_ticks(costs.comm);
+    g = std::gcd(g, comm_ticks);
+    Ticks pair_ticks = 0;
+    if (problem.overlap) {
+        pair_ticks = inst.scale.to_ticks(*problem.overlap);
+        if (pair_ticks <= 0) throw std::invalid_argument("--overlap FB must be positive");
+        g = std::gcd(g, pair_ticks);
+    }
+    inst.quantum = std::max<Ticks>(g, 1);
+    for (Task& t : inst.tasks) t.duration /= inst.quantum;
+    inst.comm = comm_ticks / inst.quantum;
+    if (problem.overlap) inst.pair = pair_ticks / inst.quantum;
+
+    for (size_t id = 0; id < inst.tasks.size(); ++id) inst.rank_tasks[inst.tasks[id].rank].push_back(static_cast<int>(id));
+
+    // Activations (one per pipeline, stage, micro-batch).
+    for (int p = 0; p < pl.pipeline_count(); ++p)
+        for (int s = 0; s < pl.pipelines[p].stages(); ++s)
+            for (int m = 0; m < pl.pipelines[p].microbatches; ++m) {
+                const int f = inst.task_of({OpKind::F, p, s, m}), w = inst.task_of({OpKind::W, p, s, m});
+                inst.tasks[f].activation = inst.tasks[w].activation = static_cast<int>(inst.activations.size());
+                inst.activations.push_back({f, w, pl.rank_of(p, s)});
+            }
+
+    inst.out_edges.assign(total, {});
+    inst.in_edges.assign(total, {});
+    add_dependency_edges(inst);
+    if (problem.symmetry_breaking) {
+        add_fifo_edges(inst);
+        if (problem.memory_limit) add_memory_edges(inst, *problem.memory_limit);
+    }
+
+    // A rank whose activations all belong to one stage is exactly described by its memory edges.
+    inst.rank_needs_cardinality.assign(pl.ranks, false);
+    if (problem.memory_limit)
+        for (int r = 0; r < pl.ranks; ++r) {
+            int classes = 0;
+            for (int p = 0; p < pl.pipeline_count(); ++p) classes += static_cast<int>(pl.stages_on_rank(p, r).size());
+            inst.rank_needs_cardinality[r] = classes > 1 || !problem.symmetry_breaking;
+        }
+
+    compute_topological_order(inst);
+    compute_earliest_rank_starts(inst);
+    return inst;
+}
+
+Schedule schedule_from_starts(const Instance& inst, const std::vector<Ticks>& start, const std::vector<int>& partner) {
+    Schedule schedule;
+    schedule.placement = inst.problem.placement;
+    schedule.costs = inst.problem.costs;
+    if (inst.problem.memory_limit) schedule.memory_limit = Rational(*inst.problem.memory_limit);
+    schedule.ranks.resize(inst.ranks);
+    for (int r = 0; r < inst.ranks; ++r) {
+        std::vector<int> order = inst.rank_tasks[r];
+        std::sort(order.begin(), order.end(), [&](int a, int b) {
+            if (start[a] != start[b]) return start[a] < start[b];
+            return inst.topo_position[a] < inst.topo_position[b];
+        });
+        for (int t : order) {
+            const int other = partner.empty() ? -1 : partner[t];
+            if (other < 0) {
+                schedule.ranks[r].push_back(Slot::single(inst.tasks[t].op));
+            } else if (inst.tasks[t].op.kind == OpKind::F) {
+                schedule.ranks[r].push_back(Slot::pair(inst.tasks[t].op, inst.tasks[other].op));
+            }  // the backward of a pair was emitted with its forward
+        }
+    }
+    return schedule;
+}
+
+std::string describe_op(const Op& op) { return format_op(op); }
+
+}  // namespace pp

@@ -1,0 +1,123 @@
+#pragma once
+// The search's integer model of a placement (issue 2). One task per (pipeline, stage, micro-batch, kind)
+// with kind F, I or W: the search always splits the backward, because a fused B (cost I + W, or more) is
+// never better than I immediately followed by W -- same release of memory, earlier gradient for the
+// previous stage. Times are integers in units of `quantum` simulator ticks, the gcd of every duration
+// and the latency, so a time-indexed encoding stays as small as the costs allow; as-soon-as-possible
+// schedules start everything at multiples of that gcd, so nothing is lost.
+//
+// Precedence edges (start(to) >= start(from) + duration(from) + lag):
+//   dependencies  F(s-1,m) -> F(s,m), F(last,m) -> I(last,m), I(s+1,m) -> I(s,m), I(s,m) -> W(s,m);
+//                 lag = comm when the two stages sit on different ranks.
+//   FIFO          X(s,m-1) -> X(s,m) for each kind X and stage s (symmetry breaking, see below).
+//   memory        W(s,m-(L-u)) -> F(s,m), u = stages of the same pipeline on that rank before s.
+//
+// Symmetry breaking (lossless for identical micro-batches). Take any feasible schedule; on every stage
+// and kind, give micro-batch m the m-th smallest start time of that class. Durations do not depend on
+// m, so every device still runs the same multiset of busy intervals (no overlap, same makespan, same
+// first start and last end per rank). Every dependency links the same micro-batch with the same offset
+// d: from start(to_m) >= end(from_m) + d for all m follows k-th smallest start(to) >= k-th smallest
+// end(from) + d, and the intervals of one class are disjoint (one device), so the k-th smallest end is
+// the end of the k-th interval. Memory at time t is #F started - #W finished, which only depends on
+// the multisets. Hence an optimum exists in which each class runs in micro-batch order (DualPipe: within
+// each direction). With that order, the live activations of one stage form a contiguous range of
+// micro-batches, so a cap L is exactly "F(s,m) starts after W(s,m-L) ends" on a rank that holds one
+// stage; at F(s,m) every earlier stage of the same pipeline on that rank also holds m (its W comes after
+// I(s,m)), which gives the u offset. Ranks with more than one stage also get a cardinality constraint.
+#include "model/costs.hpp"
+#include "model/placement.hpp"
+#include "model/rational.hpp"
+#include "model/schedule.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pp {
+
+enum class Objective {
+    Makespan,  // end of the last op
+    Span,      // Zero Bubble: max over ranks of (end of its last op - earliest possible start of its first)
+};
+
+struct SearchProblem {
+    Placement placement;
+    Costs costs;                        // durations per kind (and block), latency
+    std::optional<int> memory_limit;    // per rank, in stage activations; nullopt = unlimited
+    Objective objective = Objective::Makespan;
+    std::optional<Rational> overlap;    // FB: an F and an I on one rank may run as one unit of this cost
+    bool symmetry_breaking = true;      // FIFO per class + memory as precedence (lossless, see above)
+};
+
+enum class Why : std::uint8_t { Dependency, Fifo, Memory };
+
+struct Task {
+    Op op;
+    int rank = 0;
+    Ticks duration = 0;    // quantised
+    int cls = 0;           // (pipeline, stage, kind) class: FIFO chains run inside a class
+    int activation = -1;   // F and W: index into Instance::activations
+};
+
+struct PrecedenceEdge {
+    int from = 0, to = 0;
+    Ticks lag = 0;  // start(to) >= start(from) + duration(from) + lag
+    Why why = Why::Dependency;
+};
+
+// One (pipeline, stage, micro-batch) stash: allocated at the start of F, released at the end of W.
+struct Activation {
+    int forward = 0, weight = 0, rank = 0;
+};
+
+struct Instance {
+    SearchProblem problem;
+    TimeScale scale;             // the simulator's ticks for these costs
+    Ticks quantum = 1;           // one instance time unit = quantum ticks
+    Ticks comm = 0;              // quantised latency
+    std::optional<Ticks> pair;   // quantised FB, when pairs are allowed
+    int ranks = 0;
+    std::vector<Task> tasks;
+    std::vector<std::vector<int>> rank_tasks;       // per rank, task ids
+    std::vector<PrecedenceEdge> edges;
+    std::vector<std::vector<int>> out_edges, in_edges;  // edge ids per task
+    std::vector<Activation> activations;
+    std::vector<bool> rank_needs_cardinality;       // memory cap not fully expressed by memory edges
+    std::vector<int> topo_position;                 // a topological order of tasks over all edges
+    std::vector<int> topo_order;
+    std::vector<Ticks> earliest_rank_start;         // h_r: longest dependency path to any op of rank r
+
+    size_t size() const { return tasks.size(); }
+    int task_of(const Op& op) const;  // -1 when absent
+    Rational to_units(Ticks quantised) const { return scale.to_units(quantised * quantum); }
+    Ticks to_ticks(Ticks quantised) const { return quantised * quantum; }
+    bool fifo() const { return problem.symmetry_breaking; }
+    bool pairs_allowed() const { return pair.has_value(); }
+    bool is_pairable(int task) const;  // F or I, when pairs are allowed
+
+    std::vector<int> task_index_;  // OpIndex-like dense map (pipeline, stage, mb, kind) -> task
+    std::vector<size_t> pipeline_base_;
+};
+
+// The least memory cap any schedule of this placement needs: at the start of F on the last stage a rank
+// holds of a pipeline, every earlier stage of that pipeline on the rank still holds the same
+// micro-batch. A cap below this is infeasible; at this cap, running micro-batches one at a time works.
+struct MemoryFloor {
+    int units = 1;
+    int rank = 0, pipeline = 0;
+    std::string explanation;
+};
+MemoryFloor memory_floor(const Placement& placement);
+
+// Throws std::invalid_argument for problems the search does not model (a zero duration). A memory cap
+// below the floor is not an error here: the search reports it as infeasible.
+Instance build_instance(const SearchProblem& problem);
+
+// Turns start times (and, with pairs, partner[t] = the task paired with t or -1) into a schedule:
+// per rank, in order of start time, ties broken topologically.
+Schedule schedule_from_starts(const Instance& inst, const std::vector<Ticks>& start, const std::vector<int>& partner);
+
+// "F(stage 3, mb 5)" style text for certificates ("@1" for pipeline 1).
+std::string describe_op(const Op& op);
+
+}  // namespace pp

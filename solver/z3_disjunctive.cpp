@@ -1,0 +1,205 @@
+// Disjunctive encoding in difference logic (z3-lessons.md, encoding (c)), for durations too large for
+// a time-indexed model: an integer start s(i) per task in its window [est, lst], and
+//   precedence   s(j) - s(i) >= duration(i) + lag                  for every edge i -> j
+//   one at a time   o(i,j) -> s(j) - s(i) >= d(i);  !o(i,j) -> s(i) - s(j) >= d(j)
+//                for every same-rank pair that neither the precedence closure nor the windows order
+//                (an ordered pair gets its difference constraint directly, or nothing if implied)
+//   memory       on ranks holding several stages: at each F, at most L - 1 other activations live,
+//                live(a, f) <= before(F_a, f) & before(f, W_a)
+// The objective bound is in the windows (every task ends by its deadline). Solved by Z3's SMT core with
+// the Bellman-Ford difference-logic engine (arith.solver=1, the best setting measured in z3-lessons §4).
+#include "solver/z3_encoding.hpp"
+
+#include <z3++.h>
+
+#include <algorithm>
+#include <map>
+
+namespace pp {
+namespace {
+
+std::string task_name(const Task& t) {
+    std::string name = std::string(1, kind_letter(t.op.kind)) + "." + std::to_string(t.op.stage) + "." +
+                       std::to_string(t.op.microbatch);
+    if (t.op.pipeline > 0) name += "@" + std::to_string(t.op.pipeline);
+    return name;
+}
+
+class DisjunctiveEncoder {
+public:
+    DisjunctiveEncoder(const Instance& inst, const Windows& w, const Z3Query& query)
+        : inst_(inst), w_(w), query_(query), start_(ctx_), solver_(ctx_) {}
+
+    void build() {
+        ancestors_ = same_rank_relatives(inst_, true);
+        for (size_t i = 0; i < inst_.size(); ++i) {
+            start_.push_back(ctx_.int_const(("s." + task_name(inst_.tasks[i])).c_str()));
+            add(start_[i] >= ctx_.int_val(w_.est[i]));
+            add(start_[i] <= ctx_.int_val(w_.lst[i]));
+        }
+        for (const auto& e : inst_.edges)
+            add(start_[e.to] - start_[e.from] >= ctx_.int_val(inst_.tasks[e.from].duration + e.lag));
+        for (int r = 0; r < inst_.ranks; ++r) add_rank_order(r);
+        for (int r = 0; r < inst_.ranks; ++r)
+            if (inst_.rank_needs_cardinality[r]) add_memory(r);
+    }
+
+    size_t variables() const { return start_.size() + orders_; }
+    size_t constraints() const { return constraints_; }
+    z3::solver& solver() { return solver_; }
+
+    std::vector<Ticks> extract(const z3::model& model) {
+        std::vector<Ticks> s(inst_.size());
+        for (size_t i = 0; i < inst_.size(); ++i) s[i] = model.eval(start_[i], true).get_numeral_int64();
+        return s;
+    }
+
+private:
+    void add(const z3::expr& e) {
+        solver_.add(e);
+        if (++constraints_ % 4096 == 0 && Clock::now() > query_.deadline) throw BuildTimeout{};
+    }
+
+    bool is_ancestor(int a, int b) const {  // a runs before b by precedence (same rank)
+        const auto& anc = ancestors_[b];
+        return std::binary_search(anc.begin(), anc.end(), a);
+    }
+
+    // "i starts before j" on one rank: a constant (from the closure or the windows) or an order variable.
+    z3::expr before(int i, int j) {
+        if (is_ancestor(i, j)) return ctx_.bool_val(true);
+        if (is_ancestor(j, i)) return ctx_.bool_val(false);
+        const auto key = std::make_pair(std::min(i, j), std::max(i, j));
+        auto it = order_.find(key);
+        if (it == order_.end()) return ctx_.bool_val(i < j);  // never reached: pairs are created first
+        return i < j ? it->second : !it->second;
+    }
+
+    void add_rank_order(int r) {
+        const auto& tasks = inst_.rank_tasks[r];
+        for (size_t a = 0; a < tasks.size(); ++a)
+            for (size_t b = a + 1; b < tasks.size(); ++b) {
+                const int i = std::min(tasks[a], tasks[b]), j = std::max(tasks[a], tasks[b]);
+                if (is_ancestor(i, j) || is_ancestor(j, i)) continue;
+                const Ticks di = inst_.tasks[i].duration, dj = inst_.tasks[j].duration;
+                const bool i_first = w_.est[i] + di <= w_.lst[j], j_first = w_.est[j] + dj <= w_.lst[i];
+                const z3::expr i_then_j = start_[j] - start_[i] >= ctx_.int_val(di);
+                const z3::expr j_then_i = start_[i] - start_[j] >= ctx_.int_val(dj);
+                if (!i_first && !j_first) {
+                    add(ctx_.bool_val(false));
+                } else if (!j_first) {
+                    add(i_then_j);
+                    order_.emplace(std::make_pair(i, j), ctx_.bool_val(true));
+                } else if (!i_first) {
+                    add(j_then_i);
+                    order_.emplace(std::make_pair(i, j), ctx_.bool_val(false));
+                } else {
+                    z3::expr o = ctx_.bool_const(("o." + task_name(inst_.tasks[i]) + "<" + task_name(inst_.tasks[j])).c_str());
+                    ++orders_;
+                    add(z3::implies(o, i_then_j));
+                    add(z3::implies(!o, j_then_i));
+                    order_.emplace(std::make_pair(i, j), o);
+                }
+            }
+    }
+
+    void add_memory(int r) {
+        const int limit = *inst_.problem.memory_limit;
+        for (int f : inst_.rank_tasks[r]) {
+            if (inst_.tasks[f].op.kind != OpKind::F) continue;
+            z3::expr_vector live(ctx_);
+            for (const Activation& a : inst_.activations) {
+                if (a.rank != r || a.forward == f) continue;
+                z3::expr l = ctx_.bool_const(("live." + task_name(inst_.tasks[a.forward]).substr(2) + "@" +
+                                              task_name(inst_.tasks[f])).c_str());
+                add(z3::implies(before(a.forward, f) && before(f, a.weight), l));
+                live.push_back(l);
+            }
+            if (static_cast<int>(live.size()) > limit - 1) add(z3::atmost(live, static_cast<unsigned>(std::max(0, limit - 1))));
+        }
+    }
+
+    const Instance& inst_;
+    const Windows& w_;
+    const Z3Query& query_;
+    z3::context ctx_;
+    z3::expr_vector start_;
+    z3::solver solver_;
+    std::vector<std::vector<int>> ancestors_;
+    std::map<std::pair<int, int>, z3::expr> order_;
+    size_t orders_ = 0, constraints_ = 0;
+};
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+}  // namespace
+
+size_t disjunctive_variables(const Instance& inst, const Windows& w) {
+    size_t pairs = 0;
+    for (int r = 0; r < inst.ranks; ++r) pairs += inst.rank_tasks[r].size() * (inst.rank_tasks[r].size() - 1) / 2;
+    return inst.size() + pairs;
+}
+
+Z3Outcome solve_disjunctive(const Instance& inst, const TaskBounds& bounds, const Z3Query& query) {
+    const auto t0 = Clock::now();
+    Z3Outcome out;
+    out.engine = "disjunctive";
+    if (inst.pairs_allowed()) {
+        out.answer = Z3Answer::Skipped;
+        out.reason = "overlapped pairs need the time-indexed encoding";
+        return out;
+    }
+    const Windows w = windows_for_bound(inst, bounds, query.bound, query.strengthen);
+    if (w.empty_task >= 0) {
+        out.answer = Z3Answer::Unsat;
+        out.reason = "empty window: " + describe_op(inst.tasks[w.empty_task].op) + " cannot start before " +
+                     format_rational(inst.to_units(w.est[w.empty_task])) + " and must start by " +
+                     format_rational(inst.to_units(w.lst[w.empty_task]));
+        return out;
+    }
+    if (disjunctive_variables(inst, w) > query.max_variables) {
+        out.answer = Z3Answer::Skipped;
+        out.reason = "encoding too large";
+        return out;
+    }
+    DisjunctiveEncoder enc(inst, w, query);
+    try {
+        enc.build();
+    } catch (const BuildTimeout&) {
+        out.answer = Z3Answer::Unknown;
+        out.reason = "time limit reached while building the encoding";
+        out.build_seconds = seconds_since(t0);
+        return out;
+    }
+    out.variables = enc.variables();
+    out.constraints = enc.constraints();
+    out.build_seconds = seconds_since(t0);
+    const double left_ms = std::chrono::duration<double, std::milli>(query.deadline - Clock::now()).count();
+    if (left_ms < 1) {
+        out.answer = Z3Answer::Unknown;
+        out.reason = "time limit reached";
+        return out;
+    }
+    z3::params params(enc.solver().ctx());
+    params.set("timeout", static_cast<unsigned>(left_ms));
+    params.set("random_seed", query.seed);
+    params.set("arith.solver", 1u);
+    enc.solver().set(params);
+    if (query.keep_smt2) out.smt2 = enc.solver().to_smt2();
+    const auto t1 = Clock::now();
+    const z3::check_result r = enc.solver().check();
+    out.solve_seconds = seconds_since(t1);
+    if (r == z3::sat) {
+        out.start = enc.extract(enc.solver().get_model());
+        out.partner.assign(inst.size(), -1);
+        out.answer = Z3Answer::Sat;
+    } else if (r == z3::unsat) {
+        out.answer = Z3Answer::Unsat;
+    } else {
+        out.answer = Z3Answer::Unknown;
+        out.reason = enc.solver().reason_unknown();
+    }
+    return out;
+}
+
+}  // namespace pp

@@ -1,0 +1,51 @@
+#pragma once
+// What the two Z3 encodings share: one query "is there a schedule with objective <= bound?", answered
+// in a fresh z3::context (the windows depend on the bound), with a wall-clock deadline that also covers
+// building the formula (Z3's own timeout only covers check()).
+#include "solver/lower_bound.hpp"
+#include "solver/search_instance.hpp"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace pp {
+
+using Clock = std::chrono::steady_clock;
+
+enum class Z3Answer { Sat, Unsat, Unknown, Skipped };
+const char* z3_answer_name(Z3Answer answer);
+
+struct Z3Query {
+    Ticks bound = 0;              // quantised
+    bool strengthen = true;       // same-rank load windows (see lower_bound.hpp)
+    bool keep_smt2 = false;       // keep the formula as SMT-LIB2 text (for --emit-proof)
+    size_t max_variables = 400000;  // skip (Skipped) above this, to keep memory in check
+    unsigned seed = 0;
+    Clock::time_point deadline{};
+};
+
+struct Z3Outcome {
+    Z3Answer answer = Z3Answer::Unknown;
+    std::vector<Ticks> start;     // Sat: start of every task (quantised)
+    std::vector<int> partner;     // Sat: paired task or -1
+    std::string smt2;             // keep_smt2: the whole query
+    std::string reason;           // why Unknown or Skipped; for Unsat by an empty window, which one
+    size_t variables = 0, constraints = 0;
+    double build_seconds = 0, solve_seconds = 0;
+    std::string engine;           // "time-indexed" or "disjunctive"
+};
+
+// Time-indexed order encoding: y(i,t) <=> start(i) <= t; SAT with cardinality (QF_FD).
+size_t time_indexed_variables(const Instance& inst, const Windows& windows);
+Z3Outcome solve_time_indexed(const Instance& inst, const TaskBounds& bounds, const Z3Query& query);
+
+// Disjunctive difference logic: an integer start per task, a Boolean per unordered same-rank pair.
+// Scales with the number of tasks, not with the size of the durations. No pairs.
+size_t disjunctive_variables(const Instance& inst, const Windows& windows);
+Z3Outcome solve_disjunctive(const Instance& inst, const TaskBounds& bounds, const Z3Query& query);
+
+// Thrown while a formula is built past the deadline.
+struct BuildTimeout {};
+
+}  // namespace pp

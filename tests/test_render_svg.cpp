@@ -1,0 +1,117 @@
+// The SVG timeline, golden-free: it is well-formed XML, has one lane per rank, one slot group per slot
+// with one box per op, pairs drawn as one bordered unit holding their two ops, and a memory curve per lane.
+#include "render/svg_timeline.hpp"
+#include "schedules/registry.hpp"
+#include "solver/simulate.hpp"
+#include "test_render_xml.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace pp;
+using pp::test::parse_xml;
+using pp::test::XmlElement;
+
+namespace {
+
+Schedule generate(const std::string& family, int P, int M, std::optional<int> V = std::nullopt) {
+    return find_family(family)->generate({P, M, V});
+}
+
+std::string draw(const Schedule& schedule, const Costs& costs, SvgOptions options = {}) {
+    options.costs = &costs;
+    return svg_timeline(schedule, simulate(schedule, costs), options);
+}
+
+// Checks the structure against the schedule: lanes, slots in order, ops in order, pair borders.
+void check_structure(const Schedule& schedule, const XmlElement& svg) {
+    const auto lanes = svg.with_class("g", "lane");
+    REQUIRE(lanes.size() == schedule.ranks.size());
+    for (size_t r = 0; r < lanes.size(); ++r) {
+        CHECK(lanes[r]->attr("data-rank") == std::to_string(r));
+        const auto slots = lanes[r]->with_class("g", "slot");
+        REQUIRE(slots.size() == schedule.ranks[r].size());
+        for (size_t k = 0; k < slots.size(); ++k) {
+            const Slot& slot = schedule.ranks[r][k];
+            const auto ops = slots[k]->with_class("rect", "op");
+            REQUIRE(ops.size() == slot.count);
+            for (size_t i = 0; i < ops.size(); ++i) {
+                CHECK(ops[i]->attr("data-rank") == std::to_string(r));
+                CHECK(ops[i]->attr("data-op") == format_op(slot.ops[i]));
+                CHECK(ops[i]->attr("data-kind") == std::string(1, kind_letter(slot.ops[i].kind)));
+            }
+            CHECK(slots[k]->has_class("pair") == slot.is_pair());
+            CHECK(slots[k]->with_class("rect", "pair-border").size() == (slot.is_pair() ? 1u : 0u));
+        }
+    }
+}
+
+size_t total_ops(const Schedule& s) { return s.op_count(); }
+
+}  // namespace
+
+TEST_CASE("svg: DualPipe P=4 M=8 parses and has one lane per rank, one box per op, bordered pairs", "[render]") {
+    const Schedule schedule = generate("dualpipe", 4, 8);
+    const std::string text = draw(schedule, parse_costs("F=1,I=1,W=1,FB=3"));
+    const auto svg = parse_xml(text);
+    REQUIRE(svg->name == "svg");
+    CHECK(svg->attr("xmlns") == "http://www.w3.org/2000/svg");
+    check_structure(schedule, *svg);
+    CHECK(svg->with_class("rect", "op").size() == total_ops(schedule));
+    // DualPipe has pairs, and both directions, so direction triangles are drawn.
+    CHECK(!svg->with_class("g", "pair").empty());
+    CHECK(!svg->with_class("polygon", "dir").empty());
+    CHECK(svg->with_class("path", "memory").size() == 4);
+}
+
+TEST_CASE("svg: a one-way pipeline gets no direction marks; memory curves can be switched off", "[render]") {
+    const Schedule schedule = generate("1f1b", 4, 8);
+    SvgOptions options;
+    options.memory_curves = false;
+    const auto svg = parse_xml(draw(schedule, Costs{}, options));
+    check_structure(schedule, *svg);
+    CHECK(svg->with_class("polygon", "dir").empty());
+    CHECK(svg->with_class("path", "memory").empty());
+    CHECK(svg->with_class("g", "pair").empty());
+}
+
+TEST_CASE("svg: legible at P=16 M=64 -- every op boxed, labels shrink or drop but never overflow", "[render]") {
+    for (const char* family : {"dualpipe", "zbv", "interleaved-1f1b"}) {
+        const Schedule schedule = generate(family, 16, 64);
+        const std::string text = draw(schedule, parse_costs("F=1,I=1,W=1,FB=2.5"));
+        const auto svg = parse_xml(text);
+        check_structure(schedule, *svg);
+        // A label is at least 7 px and at most 11 px; width is bounded so browsers keep it.
+        std::vector<const XmlElement*> labels;
+        svg->collect([](const XmlElement& e) { return e.name == "text"; }, labels);
+        for (const auto* label : labels) {
+            const double size = std::stod(label->attr("font-size"));
+            CHECK(size >= 7);
+            CHECK(size <= 15);
+        }
+        CHECK(std::stod(svg->attr("width")) <= 4400 + 200);
+    }
+}
+
+TEST_CASE("svg: text from the schedule is escaped; V shapes and per-block costs draw", "[render]") {
+    Schedule schedule = generate("dualpipev", 4, 8);
+    schedule.source = "a<b & \"c\"";
+    Costs costs = parse_costs("F=1,I=1,W=1");
+    costs.per_block[3] = costs.base;
+    costs.per_block[3].F = Rational(5, 2);
+    SvgOptions options;
+    options.subtitle = "x > y & z";
+    const auto svg = parse_xml(draw(schedule, costs, options));
+    check_structure(schedule, *svg);
+    std::vector<const XmlElement*> texts;
+    svg->collect([](const XmlElement& e) { return e.name == "text" && e.text == "a<b & \"c\""; }, texts);
+    CHECK(texts.size() == 1);
+}
+
+TEST_CASE("svg: the XML checker itself rejects malformed input", "[render]") {
+    CHECK_THROWS(parse_xml("<svg><g></svg>"));
+    CHECK_THROWS(parse_xml("<svg a=\"1\" a=\"2\"/>"));
+    CHECK_THROWS(parse_xml("<svg>a & b</svg>"));
+    CHECK_THROWS(parse_xml("<svg x=1/>"));
+    CHECK_THROWS(parse_xml("<svg/><svg/>"));
+    CHECK_NOTHROW(parse_xml("<svg><title>a &amp; b &#39;</title><g class=\"x\"/></svg>"));
+}
