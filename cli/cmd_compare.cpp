@@ -105,9 +105,13 @@ struct CompareCommand {
         if (o.comm_model != CommModel::Batched) return;
         VerifyReport comm;
         comm.violations = check_comm_program(schedule, batched_program(schedule, o.batched));
-        if (!comm.ok())
-            throw SimulationError(schedule.source + ": its blocking communication batches cannot run, so it has no batched timing:\n" +
-                                  violations_text(schedule, comm));
+        if (!comm.ok()) {
+            std::string text = violations_text(schedule, comm);
+            for (const auto& v : comm.violations)
+                for (const auto& step : v.witness) text += "  " + step + "\n";
+            throw SimulationError(schedule.source + ": its blocking communication batches cannot run, so it has no batched "
+                                  "timing:\n" + text);
+        }
     }
 
     int run() {
@@ -178,7 +182,9 @@ struct CompareCommand {
         }
         std::cout << "\nZB bubble rate: the Zero Bubble paper's (T - W)/T; T = the largest per-rank span (last end - first "
                      "start, P2P latency included), W = the largest per-rank compute with nothing overlapped (M(F+I+W) with "
-                     "one stage per rank). Bubble fraction = total idle / (P x makespan); utilisation = 1 - bubble fraction.\n";
+                     "one stage per rank). Bubble fraction = total idle / (P x makespan); utilisation = 1 - bubble fraction. Costs "
+                     "are per stage (one model block): a schedule with V stages per rank cuts the model into V x P blocks, "
+                     "so compare it at equal model size with per-stage costs divided by V (--stage-costs or --costs).\n";
     }
 
     void print_json(const std::vector<CompareRow>& rows, const std::vector<Costs>& row_costs, const CompareOptions& o) const {

@@ -1,9 +1,142 @@
-// placeholder while being written
+// pipeproof refute --claim 'EXPR' FAMILY -P a..b [-M a..b] [--costs symbolic|GRID] [--json]
+// Searches for the smallest instance and costs that break a claim (solver/claim.hpp for the language).
+// Exit: 1 counterexample found (the claim is false), 0 the claim holds over the searched space, 3 undecided,
+// 2 bad input.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "render/ascii_gantt.hpp"
+#include "solver/claim.hpp"
+#include "solver/simulate.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
 namespace pp::cli {
-Runner add_refute(CLI::App& app) {
-    app.add_subcommand("refute", "(being written)")->allow_extras();
-    return [] { return kBadInput; };
+namespace {
+
+std::pair<int, int> parse_range(const std::string& text, const char* what) {
+    const size_t dots = text.find("..");
+    try {
+        if (dots == std::string::npos) {
+            const int v = std::stoi(text);
+            return {v, v};
+        }
+        return {std::stoi(text.substr(0, dots)), std::stoi(text.substr(dots + 2))};
+    } catch (const std::exception&) {
+        throw UsageError(std::string(what) + " expects N or A..B, got '" + text + "'");
+    }
 }
+
+struct RefuteCommand {
+    std::string claim;
+    std::string family;
+    std::string ranks;
+    std::optional<std::string> microbatches;
+    std::string costs = "symbolic";
+    std::vector<std::string> assume;
+    bool symbolic_comm = false;
+    std::string model = "dataflow";
+    int steps = 3;
+    int width = 120;
+    bool json = false;
+
+    int run() {
+        RefuteOptions options;
+        std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P");
+        if (microbatches) options.m_range = parse_range(*microbatches, "-M");
+        options.symbolic = costs == "symbolic";
+        options.grid = options.symbolic ? "" : costs;
+        options.model = model == "batched" ? TimingModel::Batched : TimingModel::Dataflow;
+        options.default_steps = steps;
+        options.region = CostRegion::standard(symbolic_comm);
+        RefuteResult r;
+        try {
+            for (const auto& text : assume)
+                for (auto& c : parse_constraints(text)) options.region.add(std::move(c));
+            if (options.symbolic && options.model == TimingModel::Batched)
+                throw UsageError("symbolic costs are available for the dataflow model only; give a cost grid");
+            r = refute(family, claim, options);
+        } catch (const ClaimError& e) {
+            throw UsageError("claim: " + e.message);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(e.what());
+        }
+        if (json) {
+            nlohmann::json j{{"status", refute_status_name(r.status)}, {"claim", r.claim}, {"family", r.family}};
+            if (r.status == RefuteResult::Refuted) {
+                nlohmann::json c{{"P", r.P}, {"M", r.M}};
+                for (int i = 0; i < kCostVars; ++i) c["costs"][cost_var_name(i)] = exact_json((*r.costs)[i]);
+                for (const auto& v : r.values) c["values"][v.text] = v.value;
+                j["counterexample"] = c;
+            } else {
+                j["counterexample"] = nullptr;
+            }
+            j["searched"] = {{"instances", r.instances}, {"cost_points", r.cost_points}, {"solver_calls", r.solver_calls}};
+            j["notes"] = r.notes;
+            std::cout << j.dump(2) << "\n";
+        } else {
+            std::cout << "claim: " << r.claim << "\n" << "family: " << r.family << "\n";
+            if (r.status == RefuteResult::Refuted) {
+                std::string costs_line;
+                for (int i = 0; i < kCostVars; ++i)
+                    costs_line += fmt::format("{}{}={}", i ? "," : "", cost_var_name(i), format_rational((*r.costs)[i]));
+                std::cout << "REFUTED: counterexample at P=" << r.P << ", M=" << r.M << ", costs " << costs_line << "\n";
+                for (const auto& v : r.values) std::cout << "  " << v.text << " = " << v.value << "\n";
+                std::cout << "(re-checked by exact simulation)\n";
+                if (r.schedule && r.schedule_costs) {
+                    try {
+                        GanttOptions g;
+                        g.max_width = width;
+                        std::cout << "\ntimeline:\n" << ascii_gantt(*r.schedule, simulate(*r.schedule, *r.schedule_costs), g);
+                    } catch (const SimulationError& e) {
+                        std::cout << "(no timeline: " << e.what() << ")\n";
+                    }
+                }
+            } else {
+                std::cout << (r.status == RefuteResult::Holds ? "HOLDS" : "UNDECIDED")
+                          << fmt::format(": no counterexample among {} instance(s){}\n", r.instances,
+                                         options.symbolic ? ", every cost point of the region (Z3: unsat per instance)"
+                                                          : fmt::format(", {} cost point(s)", r.cost_points));
+            }
+            for (const auto& n : r.notes) std::cout << "note: " << n << "\n";
+            if (options.symbolic) {
+                std::cout << "cost region:";
+                for (const auto& c : options.region.describe()) std::cout << " [" << c << "]";
+                std::cout << "\n";
+            }
+        }
+        switch (r.status) {
+            case RefuteResult::Refuted: return kViolations;
+            case RefuteResult::Holds: return kOk;
+            case RefuteResult::Undecided: return kUndecided;
+        }
+        return kUndecided;
+    }
+};
+
+}  // namespace
+
+Runner add_refute(CLI::App& app) {
+    auto cmd = std::make_shared<RefuteCommand>();
+    auto* sub = app.add_subcommand("refute", "search for the smallest instance and costs that break a claim");
+    sub->add_option("--claim", cmd->claim, "the claim, e.g. 'bubble == (P/2-1)*(FB+B-3*W)' or 'bubble(M+2) > bubble(M)'")
+        ->required();
+    sub->add_option("family", cmd->family, "schedule family (see `pipeproof list`)")->required();
+    sub->add_option("-P,--ranks", cmd->ranks, "ranks: N or A..B")->required();
+    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches: N or A..B (default: every admissible M)");
+    sub->add_option("--costs", cmd->costs,
+                    "'symbolic' (default: every cost point of the region, by Z3) or a grid such as "
+                    "'F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5' (B defaults to I+W, FB to F+B)");
+    sub->add_option("--assume", cmd->assume, "extra linear assumption on symbolic costs (repeatable)");
+    sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
+    sub->add_option("--model", cmd->model, "timing model: dataflow (default) or batched (grids only)")
+        ->check(CLI::IsMember({"dataflow", "batched"}));
+    sub->add_option("--steps", cmd->steps, "admissible M values per P searched when M is unbounded and no proof closes it");
+    sub->add_option("--width", cmd->width, "timeline width");
+    sub->add_flag("--json", cmd->json, "machine-readable result");
+    return [cmd] { return cmd->run(); };
+}
+
 }  // namespace pp::cli

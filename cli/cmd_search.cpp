@@ -50,6 +50,13 @@ nlohmann::json certificate_json(const SearchResult& r) {
     analytic["tail_chain"] = a.tail_chain;
     analytic["derivation"] = a.derivation;
     j["analytic"] = analytic;
+    nlohmann::json formulas = nlohmann::json::array();
+    for (const FormulaBound& f : r.formulas)
+        formulas.push_back({{"formula", f.name},
+                            {"value", exact_json(r.units(f.value * r.quantum))},
+                            {"equals_lower_bound", f.value * r.quantum == r.lower_bound},
+                            {"derivation", f.derivation}});
+    j["formulas"] = formulas;
     if (r.proof_bound >= 0) {
         j["smt2_query_bound"] = exact_json(r.units(r.proof_bound));
         j["smt2_engine"] = r.proof_engine;
@@ -67,11 +74,16 @@ std::string proof_header(const SearchResult& r, const std::string& what) {
     h += "; Encoding: " + r.proof_engine + ". " +
          (r.proof_engine == "time-indexed"
               ? "'X.s.m<=t' is true iff op X (F, I, W) of stage s, micro-batch m (@p: pipeline p) starts at or before t;\n"
-                "; a variable outside an op's window [earliest, latest start] is a constant (the windows follow from\n"
-                "; the precedence clauses in this file). 'run.*' and 'live.*' are auxiliaries for the per-rank\n"
-                "; one-at-a-time and memory cardinality constraints; 'pair.*' chooses overlapped F&I pairs.\n"
+                "; a variable outside an op's window [earliest, latest start] is a constant. 'run.*' and 'live.*' are\n"
+                "; auxiliaries for the per-rank one-at-a-time and memory cardinality constraints; 'pair.*' chooses\n"
+                "; overlapped F&I pairs.\n"
               : "'s.X.s.m' is the start of op X of stage s, micro-batch m; 'o.a<b' orders two ops of one rank;\n"
                 "; 'live.*' counts activations for the memory cap.\n");
+    h += r.proof_plain_windows
+             ? "; Windows: longest paths over the precedence constraints written in this file, so they remove no solution.\n"
+             : "; Windows: longest paths plus same-rank loads (solver/lower_bound.hpp: every same-rank ancestor of an op runs\n"
+               "; before it, one at a time, so start >= a + their total duration for any a below all their earliest starts);\n"
+               "; the query with plain longest-path windows was not shown in time.\n";
     h += "; Symmetry breaking: each (stage, kind) runs its micro-batches in order (lossless for identical\n"
          "; micro-batches, proof in solver/search_instance.hpp); with it a memory cap L on a one-stage rank is the\n"
          "; precedence F(s,m) after W(s,m-L).\n";

@@ -50,7 +50,8 @@ struct ShowCommand {
             options.us_per_unit = us_per_unit;
             options.activations = costs.activations();
             write_file(*trace_path, trace_json(schedule, timed.sim, options));
-            std::cout << "wrote " << *trace_path << " (1 cost unit = " << us_per_unit << " us; open in ui.perfetto.dev)\n";
+            std::cout << "wrote " << *trace_path << " (1 cost unit = " << us_per_unit
+                      << " us; timing model: " << timed.timing.label() << "; open in ui.perfetto.dev)\n";
         }
         return kOk;
     }

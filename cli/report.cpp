@@ -50,9 +50,13 @@ Timed verify_and_simulate(const Schedule& schedule, const Costs& costs, const Ac
     const CommProgram program = batched_program(schedule);
     VerifyReport comm;
     comm.violations = check_comm_program(schedule, program);
-    if (!comm.ok())
+    if (!comm.ok()) {
+        std::string text = violations_text(schedule, comm);
+        for (const auto& v : comm.violations)
+            for (const auto& step : v.witness) text += "  " + step + "\n";
         throw SimulationError("the schedule's blocking communication batches (" + timing.label() +
-                              ") cannot run, so it has no batched timing:\n" + violations_text(schedule, comm));
+                              ") cannot run, so it has no batched timing:\n" + text);
+    }
     Simulation sim = simulate_batched(schedule, graph, program, costs, activations);
     return {std::move(graph), std::move(sim), timing};
 }

@@ -71,7 +71,7 @@ std::string compare_table(const std::vector<ReportSchedule>& schedules) {
 std::string formula_row(const ReportSchedule& s) {
     if (!s.formula)
         return fmt::format("<tr><td class=\"name\">{}</td><td class=\"na text\" colspan=\"7\">no bubble formula stated by the "
-                           "family's sources</td></tr>\n",
+                           "family's sources (or not a generated family)</td></tr>\n",
                            xml_escape(s.family));
     const PublishedFormula& f = *s.formula;
     const Rational measured = measured_bubble(s.row, f.measure);

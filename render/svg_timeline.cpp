@@ -25,7 +25,8 @@ constexpr double kMemH = 18;       // its memory curve
 constexpr double kLaneGap = 9;
 constexpr double kLegendRow = 22;  // one row of the legend
 constexpr double kFooter = 10;
-constexpr double kMinSlotPx = 18;  // adaptive width: the shortest slot gets about this much room
+constexpr double kMinSlotPx = 18;    // adaptive width: the shortest slot gets about this much room,
+constexpr double kLabelSlotPx = 12;  // and at least this much (a two-digit label at 7 px) up to 9600 px
 constexpr double kCharW = 0.6;     // average glyph width of the sans font, in font sizes
 constexpr const char* kFont = "DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif";
 
@@ -52,8 +53,10 @@ Layout make_layout(const Schedule& schedule, const Simulation& sim, const SvgOpt
     if (options.width > 0) {
         l.plot_w = std::max(200.0, options.width - kLeft - kRight);
     } else {
-        const double wanted = static_cast<double>(sim.makespan) / static_cast<double>(shortest_slot(sim)) * kMinSlotPx;
-        l.plot_w = std::clamp(wanted, 760.0, 4400.0);
+        const double ratio = static_cast<double>(sim.makespan) / static_cast<double>(shortest_slot(sim));
+        l.plot_w = std::clamp(ratio * kMinSlotPx, 760.0, 4400.0);
+        // Past 4400 px, grow only as far as the shortest slot still fits a two-digit label at 7 px.
+        if (ratio * kLabelSlotPx > l.plot_w) l.plot_w = std::min(ratio * kLabelSlotPx, 9600.0);
     }
     l.width = kLeft + l.plot_w + kRight;
     l.mem_h = options.memory_curves ? kMemH : 0;
@@ -287,7 +290,7 @@ void draw_axis(std::string& out, const Simulation& sim, const Layout& l) {
     }
     out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#888\"/>", px(kLeft), px(l.lanes_top - 6),
                        px(kLeft + l.plot_w), px(l.lanes_top - 6));
-    text(out, kLeft + l.plot_w + 6, l.lanes_top - 10, 10, "start", "time (cost units)", " fill=\"#555\"");
+    text(out, kLeft - 8, l.lanes_top - 10, 10, "end", "time", " fill=\"#555\"");
     out += "</g>";
 }
 
@@ -348,7 +351,7 @@ std::vector<LegendItem> legend_items(const Schedule& schedule, const SvgOptions&
                                                 px(y));
                          }, "F&B overlapped pair (one unit)"});
     items.push_back(swatch_item(fmt::format("url(#{}-idle)", options.id_prefix), "idle"));
-    items.push_back({0, nullptr, "numbers: micro-batch (within its pipeline)"});
+    items.push_back({0, nullptr, "numbers: micro-batch (within its pipeline); time axis in cost units"});
     if (marks) {
         items.push_back({7, [](std::string& out, double x, double y) { triangle(out, x, y + 7, 1); }, "flows toward higher ranks"});
         items.push_back({7, [](std::string& out, double x, double y) { triangle(out, x, y + 7, -1); }, "toward lower ranks"});

@@ -21,7 +21,7 @@
 namespace pp {
 
 struct SvgOptions {
-    int width = 0;                  // whole picture in px; 0 = adaptive (about 18 px for the shortest slot)
+    int width = 0;                  // whole picture in px; 0 = adaptive (12-18 px for the shortest slot)
     bool memory_curves = true;
     ActivationModel activations{};  // sizes for the memory curves
     const Costs* costs = nullptr;   // splits a pair's box in proportion to its two ops; equal halves if null

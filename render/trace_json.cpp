@@ -79,7 +79,7 @@ std::string trace_json(const Schedule& schedule, const Simulation& sim, const Tr
                     {"time_unit", fmt::format("ts and dur in microseconds; 1 cost unit = {:g} us", options.us_per_unit)},
                     {"us_per_cost_unit", options.us_per_unit},
                     {"makespan_units", units_of(sim, sim.makespan)}}}};
-    return trace.dump(1) + "\n";
+    return trace.dump() + "\n";  // compact: large schedules have hundreds of thousands of events
 }
 
 }  // namespace pp

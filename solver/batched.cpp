@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <set>
 #include <tuple>
 
 namespace pp {
@@ -81,11 +79,6 @@ struct Posted {
     int rank = 0, step = 0, index = 0;
 };
 
-struct Matching {
-    // counterpart[r][k][i]: the step of the peer's batch holding the counterpart of op i of batch k; -1 if none.
-    std::vector<std::vector<std::vector<int>>> counterpart;
-};
-
 class ProgramChecker {
 public:
     ProgramChecker(const Schedule& schedule, const CommProgram& program)
@@ -111,7 +104,7 @@ private:
         v.position = step;
         v.op = op;
         const int slot = rank >= 0 && step >= 0 ? program_[rank][step].slot : -1;
-        if (slot >= 0) v.loc = s_.ranks[rank][slot].loc;
+        if (slot >= 0 && slot < static_cast<int>(s_.ranks[rank].size())) v.loc = s_.ranks[rank][slot].loc;
         v.message = std::move(message);
         out_.push_back(std::move(v));
     }
@@ -157,71 +150,83 @@ private:
 
     // Every op is addressed between the ranks that hold the two stages; a send carries a tensor already
     // computed on this rank; each message is sent and received at most once; and every compute has its
-    // cross-rank input from a receive in this or an earlier batch.
+    // cross-rank input from a receive in this or an earlier batch. Messages and computed tensors are
+    // numbered by OpIndex (an activation as its F, a gradient as the I of the same stage and micro-batch).
     void check_routes_and_inputs() {
         const Placement& pl = s_.placement;
-        std::set<std::pair<bool, MessageKey>> seen;  // (is_send, message)
+        const OpIndex index(pl);
+        std::vector<int> computed_by(index.size(), -1), sent(index.size(), 0), received_by(index.size(), -1);
         for (int r = 0; r < ranks_; ++r) {
-            std::set<std::tuple<int, int, int, int>> computed;  // kind class (0 F, 1 backward), pipeline, stage, mb
-            std::set<MessageKey> received;
             for (int k = 0; k < static_cast<int>(program_[r].size()); ++k) {
                 const CommStep& step = program_[r][k];
-                for (const P2POp& op : step.batch) check_op(r, k, op, computed, received, seen, pl);
+                for (const P2POp& op : step.batch) check_op(r, k, op, index, computed_by, sent, received_by);
                 if (step.slot < 0) continue;
                 for (const Op& op : s_.ranks[r][step.slot]) {
-                    if (auto need = input_receive(op, r, pl); need && !received.count(key_of(*need)))
+                    if (!index.in_range(op)) continue;  // the verifier reports it
+                    if (auto need = input_receive(op, r, pl); need && received_by[tensor_id(index, *need)] != r)
                         add(ViolationKind::CommMissing, r, k, op,
                             fmt::format("{} on rank {} needs {} from rank {}, but no batch up to {} receives it",
                                         format_op(op), r, message_text(*need), need->peer, where(r, k)));
-                    if (op.kind != OpKind::W)
-                        computed.insert({op.kind == OpKind::F ? 0 : 1, op.pipeline, op.stage, op.microbatch});
+                    if (op.kind != OpKind::W) {
+                        Op tensor = op;
+                        tensor.kind = op.kind == OpKind::F ? OpKind::F : OpKind::I;
+                        computed_by[index.id(tensor)] = r;
+                    }
                 }
             }
         }
     }
 
-    void check_op(int r, int k, const P2POp& op, const std::set<std::tuple<int, int, int, int>>& computed,
-                  std::set<MessageKey>& received, std::set<std::pair<bool, MessageKey>>& seen, const Placement& pl) {
-        const std::string what = fmt::format("{}: {} ({}{} {})", where(r, k), format_p2p(op), op.is_send ? "send " : "receive ",
-                                             message_text(op), op.is_send ? "to rank " + std::to_string(op.peer)
-                                                                          : "from rank " + std::to_string(op.peer));
+    static size_t tensor_id(const OpIndex& index, const P2POp& op) {
+        return index.id(Op{op.activation ? OpKind::F : OpKind::I, op.pipeline, op.stage, op.microbatch});
+    }
+
+    std::string op_text(int r, int k, const P2POp& op) const {
+        return fmt::format("{}: {} ({}{} {})", where(r, k), format_p2p(op), op.is_send ? "send " : "receive ",
+                           message_text(op), op.is_send ? "to rank " + std::to_string(op.peer) : "from rank " + std::to_string(op.peer));
+    }
+
+    void check_op(int r, int k, const P2POp& op, const OpIndex& index, const std::vector<int>& computed_by,
+                  std::vector<int>& sent, std::vector<int>& received_by) {
+        const Placement& pl = s_.placement;
         const int consumer = op.activation ? op.stage + 1 : op.stage - 1;
         if (!stage_exists(pl, op.pipeline, op.stage) || !stage_exists(pl, op.pipeline, consumer) || op.microbatch < 0 ||
             op.microbatch >= pl.pipelines[op.pipeline].microbatches) {
-            add(ViolationKind::CommMismatch, r, k, std::nullopt, what + ": no such transfer in the placement");
+            add(ViolationKind::CommMismatch, r, k, std::nullopt, op_text(r, k, op) + ": no such transfer in the placement");
             return;
         }
         const int producer_rank = pl.rank_of(op.pipeline, op.stage), consumer_rank = pl.rank_of(op.pipeline, consumer);
         const int self = op.is_send ? producer_rank : consumer_rank, other = op.is_send ? consumer_rank : producer_rank;
         if (self != r || other != op.peer || op.peer == r) {
             add(ViolationKind::CommMismatch, r, k, std::nullopt,
-                what + fmt::format(": that tensor travels from rank {} to rank {}", producer_rank, consumer_rank));
+                op_text(r, k, op) + fmt::format(": that tensor travels from rank {} to rank {}", producer_rank, consumer_rank));
             return;
         }
-        if (!seen.insert({op.is_send, key_of(op)}).second) {
+        const size_t id = tensor_id(index, op);
+        if (op.is_send ? sent[id]++ > 0 : received_by[id] >= 0) {
             add(ViolationKind::CommMismatch, r, k, std::nullopt,
-                what + (op.is_send ? ": sent a second time" : ": received a second time"));
+                op_text(r, k, op) + (op.is_send ? ": sent a second time" : ": received a second time"));
             return;
         }
-        if (op.is_send && !computed.count({op.activation ? 0 : 1, op.pipeline, op.stage, op.microbatch}))
-            add(ViolationKind::CommMismatch, r, k, std::nullopt, what + ": the tensor has not been computed yet");
-        if (!op.is_send) received.insert(key_of(op));
+        if (op.is_send && computed_by[id] != r)
+            add(ViolationKind::CommMismatch, r, k, std::nullopt, op_text(r, k, op) + ": the tensor has not been computed yet");
+        if (!op.is_send) received_by[id] = r;
     }
 
     // Per ordered rank pair, the k-th send must be the k-th receive (NCCL pairs them by order only).
     void check_channels() {
-        std::map<std::pair<int, int>, std::vector<Posted>> sends, recvs;  // (from, to)
+        // Indexed by from * ranks + to.
+        std::vector<std::vector<Posted>> sends(static_cast<size_t>(ranks_) * ranks_), recvs(sends.size());
         for (int r = 0; r < ranks_; ++r)
             for (int k = 0; k < static_cast<int>(program_[r].size()); ++k)
                 for (int i = 0; i < static_cast<int>(program_[r][k].batch.size()); ++i) {
                     const P2POp& op = program_[r][k].batch[i];
                     if (op.peer < 0 || op.peer >= ranks_ || op.peer == r) continue;  // reported above
-                    (op.is_send ? sends[{r, op.peer}] : recvs[{op.peer, r}]).push_back({r, k, i});
+                    if (op.is_send) sends[r * ranks_ + op.peer].push_back({r, k, i});
+                    else recvs[op.peer * ranks_ + r].push_back({r, k, i});
                 }
-        std::set<std::pair<int, int>> pairs;
-        for (const auto& [p, list] : sends) pairs.insert(p);
-        for (const auto& [p, list] : recvs) pairs.insert(p);
-        for (const auto& pair : pairs) compare_channel(pair.first, pair.second, sends[pair], recvs[pair]);
+        for (int a = 0; a < ranks_; ++a)
+            for (int b = 0; b < ranks_; ++b) compare_channel(a, b, sends[a * ranks_ + b], recvs[a * ranks_ + b]);
     }
 
     const P2POp& at(const Posted& p) const { return program_[p.rank][p.step].batch[p.index]; }
@@ -264,9 +269,10 @@ struct Run {
 
 class Rendezvous {
 public:
-    Rendezvous(const Schedule& schedule, const ScheduleGraph& graph, const CommProgram& program,
+    // rank_begin: the global id of each rank's first slot (ScheduleGraph numbering), and the total at the end.
+    Rendezvous(const Schedule& schedule, const std::vector<std::uint32_t>& rank_begin, const CommProgram& program,
                std::vector<Ticks> duration, Ticks comm)
-        : s_(schedule), g_(graph), program_(program), duration_(std::move(duration)), comm_(comm),
+        : s_(schedule), rank_begin_(rank_begin), program_(program), duration_(std::move(duration)), comm_(comm),
           ranks_(static_cast<int>(program.size())) {}
 
     Run run() {
@@ -276,17 +282,24 @@ public:
         std::vector<size_t> base(ranks_ + 1, 0);
         for (int r = 0; r < ranks_; ++r) base[r + 1] = base[r] + program_[r].size();
         const size_t n = base[ranks_];
-        std::vector<std::vector<size_t>> next(n);
+        std::vector<std::pair<size_t, size_t>> edges;  // (from, to)
         std::vector<int> indegree(n, 0);
-        auto edge = [&](size_t from, size_t to) { next[from].push_back(to), ++indegree[to]; };
         for (int r = 0; r < ranks_; ++r)
             for (size_t k = 0; k < program_[r].size(); ++k) {
-                if (k > 0) edge(base[r] + k - 1, base[r] + k);
+                if (k > 0) edges.emplace_back(base[r] + k - 1, base[r] + k);
                 for (size_t i = 0; i < program_[r][k].batch.size(); ++i) {
                     const int j = counterpart_[r][k][i];
-                    if (j > 0) edge(base[program_[r][k].batch[i].peer] + j - 1, base[r] + k);
+                    if (j > 0) edges.emplace_back(base[program_[r][k].batch[i].peer] + j - 1, base[r] + k);
                 }
             }
+        // Compressed adjacency: the successors of v are next[first[v] .. first[v+1]).
+        std::vector<size_t> first(n + 1, 0), next(edges.size());
+        for (const auto& e : edges) ++first[e.first + 1], ++indegree[e.second];
+        for (size_t v = 0; v < n; ++v) first[v + 1] += first[v];
+        {
+            std::vector<size_t> fill(first.begin(), first.end() - 1);
+            for (const auto& e : edges) next[fill[e.first]++] = e.second;
+        }
 
         Run out;
         out.done.resize(ranks_), out.end.resize(ranks_), out.pred.resize(ranks_);
@@ -308,8 +321,8 @@ public:
             const int k = static_cast<int>(v - base[r]);
             settle(out, r, k);
             finished[v] = 1;
-            for (size_t w : next[v])
-                if (--indegree[w] == 0) ready.push_back(w);
+            for (size_t e = first[v]; e < first[v + 1]; ++e)
+                if (--indegree[next[e]] == 0) ready.push_back(next[e]);
         }
         out.completed = ready.size() == n;
         if (!out.completed) out.deadlock = describe_deadlock(base, finished);
@@ -318,7 +331,7 @@ public:
 
 private:
     const Schedule& s_;
-    const ScheduleGraph& g_;
+    const std::vector<std::uint32_t>& rank_begin_;
     const CommProgram& program_;
     std::vector<Ticks> duration_;  // per global slot id
     Ticks comm_;
@@ -326,7 +339,7 @@ private:
     std::vector<std::vector<std::vector<int>>> counterpart_;
 
     void match() {
-        std::map<std::pair<int, int>, std::vector<Posted>> sends, recvs;
+        std::vector<std::vector<Posted>> sends(static_cast<size_t>(ranks_) * ranks_), recvs(sends.size());
         counterpart_.resize(ranks_);
         for (int r = 0; r < ranks_; ++r) {
             counterpart_[r].resize(program_[r].size());
@@ -334,11 +347,13 @@ private:
                 counterpart_[r][k].assign(program_[r][k].batch.size(), -1);
                 for (int i = 0; i < static_cast<int>(program_[r][k].batch.size()); ++i) {
                     const P2POp& op = program_[r][k].batch[i];
-                    (op.is_send ? sends[{r, op.peer}] : recvs[{op.peer, r}]).push_back({r, k, i});
+                    if (op.is_send) sends[r * ranks_ + op.peer].push_back({r, k, i});
+                    else recvs[op.peer * ranks_ + r].push_back({r, k, i});
                 }
             }
         }
-        for (auto& [pair, list] : sends) {
+        for (size_t pair = 0; pair < sends.size(); ++pair) {
+            const auto& list = sends[pair];
             const auto& other = recvs[pair];
             for (size_t i = 0; i < list.size() && i < other.size(); ++i) {
                 counterpart_[list[i].rank][list[i].step][list[i].index] = other[i].step;
@@ -352,7 +367,7 @@ private:
     // The global slot id whose end is that post time (the latest slot before step j), -1 if none.
     std::int64_t post_slot(int q, int j) const {
         for (int k = j - 1; k >= 0; --k)
-            if (program_[q][k].slot >= 0) return g_.rank_begin[q] + program_[q][k].slot;
+            if (program_[q][k].slot >= 0) return rank_begin_[q] + program_[q][k].slot;
         return -1;
     }
 
@@ -371,7 +386,7 @@ private:
         }
         out.done[r][k] = start;
         out.pred[r][k] = pred;
-        out.end[r][k] = start + (step.slot >= 0 ? duration_[g_.rank_begin[r] + step.slot] : 0);
+        out.end[r][k] = start + (step.slot >= 0 ? duration_[rank_begin_[r] + step.slot] : 0);
     }
 
     std::string step_text(int r, int k) const {
@@ -456,8 +471,9 @@ CommProgram batched_program(const Schedule& schedule, const BatchedOptions& opti
 std::vector<Violation> check_comm_program(const Schedule& schedule, const CommProgram& program) {
     std::vector<Violation> violations = ProgramChecker(schedule, program).run();
     if (!violations.empty()) return violations;
-    const ScheduleGraph graph = build_schedule_graph(schedule);
-    Run run = Rendezvous(schedule, graph, program, std::vector<Ticks>(graph.slot_count(), 0), 0).run();
+    std::vector<std::uint32_t> rank_begin{0};
+    for (const auto& slots : schedule.ranks) rank_begin.push_back(rank_begin.back() + static_cast<std::uint32_t>(slots.size()));
+    Run run = Rendezvous(schedule, rank_begin, program, std::vector<Ticks>(rank_begin.back(), 0), 0).run();
     if (!run.completed) violations.push_back(std::move(run.deadlock));
     return violations;
 }
@@ -471,7 +487,7 @@ Simulation simulate_batched(const Schedule& schedule, const ScheduleGraph& graph
     Simulation sim;
     sim.scale = time_scale_for(costs);
     const std::vector<Ticks> duration = slot_durations(schedule, graph, costs, sim.scale);
-    const Run run = Rendezvous(schedule, graph, program, duration, sim.scale.to_ticks(costs.comm)).run();
+    const Run run = Rendezvous(schedule, graph.rank_begin, program, duration, sim.scale.to_ticks(costs.comm)).run();
     if (!run.completed)
         throw SimulationError(run.deadlock.message + (run.deadlock.witness.empty() ? "" : "; " + run.deadlock.witness.front()));
 

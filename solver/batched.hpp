@@ -17,6 +17,13 @@
 // all its operations have, and an empty batch costs nothing. The slot starts when its batch completes.
 // Hence every slot starts no earlier than under dataflow (its inputs were sent after their producers
 // ended), and strictly later when a rank must wait for a peer to post.
+//
+// Not every schedule can run this way. With the generic rule, ZB-H2, ZBV, and interleaved 1F1B / looped
+// BFS / ZB1P with V >= 2 deadlock (two ranks each blocked on a send the other receives only later) or
+// mismatch (one channel carries activations and gradients in an order the receiver does not expect); so
+// does DualPipe without the reference's own order (deadlock at P = 2, 4, where the reference's step-3
+// receive breaks the cycle; a mismatched channel from P = 6 on). check_comm_program reports these;
+// simulate_batched refuses them.
 #include "model/costs.hpp"
 #include "model/dag.hpp"
 #include "model/schedule.hpp"

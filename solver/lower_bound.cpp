@@ -54,9 +54,13 @@ std::vector<std::string> head_chain(const Instance& inst, const TaskBounds& b, i
     std::vector<std::string> chain;
     for (int t = task; t >= 0 && chain.size() < 4096;) {
         if (b.head_load_count[t] > 0) {
+            const int from = b.head_load_task[t];
             chain.push_back(op_text(inst, t) + " starts >= " + units_text(inst, b.head[t]) + ": " +
-                            std::to_string(b.head_load_count[t]) + " same-rank ancestors run before it");
-            break;
+                            std::to_string(b.head_load_count[t]) + " of its same-rank ancestors cannot start before " +
+                            units_text(inst, b.head[from]) + " (" + op_text(inst, from) + ") and run before it, " +
+                            units_text(inst, b.head[t] - b.head[from]) + " in total");
+            t = from;
+            continue;
         }
         const int e = b.head_edge[t];
         if (e < 0) {
@@ -76,9 +80,13 @@ std::vector<std::string> tail_chain(const Instance& inst, const TaskBounds& b, i
     std::vector<std::string> chain;
     for (int t = task; t >= 0 && chain.size() < 4096;) {
         if (b.tail_load_count[t] > 0) {
+            const int to = b.tail_load_task[t];
             chain.push_back("after " + op_text(inst, t) + " at least " + units_text(inst, b.tail[t]) + ": " +
-                            std::to_string(b.tail_load_count[t]) + " same-rank descendants run after it");
-            break;
+                            std::to_string(b.tail_load_count[t]) + " of its same-rank descendants run after it, " +
+                            units_text(inst, b.tail[t] - b.tail[to]) + " in total, and after the last of them (" +
+                            op_text(inst, to) + ") at least " + units_text(inst, b.tail[to]) + " more");
+            t = to;
+            continue;
         }
         const int e = b.tail_edge[t];
         if (e < 0) {
@@ -166,6 +174,8 @@ TaskBounds compute_task_bounds(const Instance& inst, bool strengthen, size_t max
     b.tail_edge.assign(n, -1);
     b.head_load_count.assign(n, 0);
     b.tail_load_count.assign(n, 0);
+    b.head_load_task.assign(n, -1);
+    b.tail_load_task.assign(n, -1);
     b.strengthened = strengthen && n <= max_tasks;
 
     std::vector<std::vector<int>> relatives;
@@ -182,7 +192,8 @@ TaskBounds compute_task_bounds(const Instance& inst, bool strengthen, size_t max
         Ticks load = 0;
         for (size_t k = 0; k < anc.size(); ++k) {
             load += min_occupancy(inst, anc[k]);
-            if (b.head[anc[k]] + load > b.head[t]) b.head[t] = b.head[anc[k]] + load, b.head_load_count[t] = static_cast<int>(k + 1);
+            if (b.head[anc[k]] + load > b.head[t])
+                b.head[t] = b.head[anc[k]] + load, b.head_load_count[t] = static_cast<int>(k + 1), b.head_load_task[t] = anc[k];
         }
     }
     if (b.strengthened) relatives = same_rank_relatives(inst, false);
@@ -199,7 +210,8 @@ TaskBounds compute_task_bounds(const Instance& inst, bool strengthen, size_t max
         Ticks load = 0;
         for (size_t k = 0; k < desc.size(); ++k) {
             load += min_occupancy(inst, desc[k]);
-            if (load + b.tail[desc[k]] > b.tail[t]) b.tail[t] = load + b.tail[desc[k]], b.tail_load_count[t] = static_cast<int>(k + 1);
+            if (load + b.tail[desc[k]] > b.tail[t])
+                b.tail[t] = load + b.tail[desc[k]], b.tail_load_count[t] = static_cast<int>(k + 1), b.tail_load_task[t] = desc[k];
         }
     }
     return b;
@@ -265,6 +277,45 @@ LowerBound analytic_lower_bound(const Instance& inst, const TaskBounds& b) {
             units_text(inst, best.value);
     }
     return best;
+}
+
+std::vector<FormulaBound> formula_bounds(const Instance& inst) {
+    std::vector<FormulaBound> out;
+    const Placement& pl = inst.problem.placement;
+    const int P = pl.ranks;
+    if (pl.pipeline_count() != 1 || pl.pipelines[0].stages() != P || inst.pairs_allowed() ||
+        inst.problem.objective != Objective::Makespan)
+        return out;
+    for (int s = 0; s < P; ++s)
+        if (pl.rank_of(0, s) != s) return out;
+    const int M = pl.pipelines[0].microbatches;
+    auto first = [&](OpKind kind) { return inst.tasks[inst.task_of({kind, 0, 0, 0})].duration; };
+    const Ticks F = first(OpKind::F), I = first(OpKind::I), W = first(OpKind::W), c = inst.comm;
+    for (const Task& t : inst.tasks)
+        if (t.duration != (t.op.kind == OpKind::F ? F : t.op.kind == OpKind::I ? I : W)) return out;
+    const Ticks work = M * (F + I + W);
+    auto u = [&](Ticks v) { return units_text(inst, v); };
+    const std::string numbers = " with F=" + u(F) + ", I=" + u(I) + ", W=" + u(W) + ", comm=" + u(c) + ", P=" +
+                                std::to_string(P) + ", M=" + std::to_string(M);
+    out.push_back({"M(F+I+W) + (P-1)(F+comm)", work + (P - 1) * (F + c),
+                   "the last rank's first op, F of stage P-1 for micro-batch 0, cannot start before the forward "
+                   "has crossed P-1 ranks, (P-1)(F+comm); from then on the rank still has M(F+I+W) of work: " +
+                       u(work + (P - 1) * (F + c)) + numbers});
+    if (inst.problem.memory_limit && *inst.problem.memory_limit < M) {
+        const Ticks L = *inst.problem.memory_limit;
+        const Ticks front = std::max<Ticks>(0, P * F + (P - 1) * (I + 2 * c) - L * F);
+        const Ticks end = std::max<Ticks>(0, (P - 1) * (F + I + 2 * c) - (L - 1) * (I + W));
+        out.push_back(
+            {"M(F+I+W) + max(0, PF + (P-1)(I+2comm) - L F) + max(0, (P-1)(F+I+2comm) - (L-1)(I+W))", work + front + end,
+             "rank 0 (micro-batches in order per stage, which loses nothing): before I(0,0) it can only run its first L "
+             "forwards (F(0,L) needs W(0,0) done), and I(0,0) cannot start before PF + (P-1)(I+2comm), the round trip of "
+             "micro-batch 0, so it idles at least " + u(front) +
+                 " there; after its last forward F(0,M-1) ends, I(0,M-1) is (P-1)(F+I+2comm) away and the only work "
+                 "left to fill that wait is I and W of the at most L-1 other micro-batches it still holds, so it idles "
+                 "at least " + u(end) + " more (the two windows are disjoint because M > L): makespan >= " +
+                 u(work + front + end) + numbers + ", L=" + std::to_string(L)});
+    }
+    return out;
 }
 
 Windows windows_for_bound(const Instance& inst, const TaskBounds& b, Ticks bound, bool strengthen) {

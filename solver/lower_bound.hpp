@@ -29,6 +29,7 @@ struct TaskBounds {
     // the same-rank load raised it, the threshold and the number of ancestors counted.
     std::vector<int> head_edge, tail_edge;
     std::vector<int> head_load_count, tail_load_count;
+    std::vector<int> head_load_task, tail_load_task;  // the counted relative with the least head (tail)
     bool strengthened = false;
 };
 
@@ -55,6 +56,16 @@ struct LowerBound {
 
 // The best of the critical-path and rank-threshold bounds for the instance's objective.
 LowerBound analytic_lower_bound(const Instance& inst, const TaskBounds& bounds);
+
+// Closed forms for one pipeline with one stage per rank (loop map) and the same costs on every stage:
+// each is a valid lower bound on the makespan, stated with its derivation, so that a certificate can say
+// "= M(F+I+W) + (P-1)(F+comm)" instead of listing chains. Empty for other placements.
+struct FormulaBound {
+    std::string name;     // "M(F+I+W) + (P-1)(F+comm)"
+    Ticks value = 0;      // quantised
+    std::string derivation;
+};
+std::vector<FormulaBound> formula_bounds(const Instance& inst);
 
 struct Windows {
     std::vector<Ticks> est, lst;  // start window per task

@@ -906,13 +906,13 @@ struct Prover {
         }
         add("base-cases",
             fmt::format("bubble(M) for M = {}..{} is one piecewise-linear function of the costs: {}", M(0), M(t_end - 1),
-                        bubbles[0].str(true)),
+                        bubbles[0].str(region)),
             z3_needed == 0 ? "symbolic simulation; identical max-plus polynomials"
                            : fmt::format("symbolic simulation; {} case(s) proved equal by Z3", z3_needed),
             true, seconds_since(t1), base_file);
         for (auto& ri : res.idle) ri.slope_form = LinForm{};
         res.bubble_symbolic = bubbles[0];
-        return proved(fmt::format("bubble = {} for every M >= {} and every cost point of the region", bubbles[0].str(true),
+        return proved(fmt::format("bubble = {} for every M >= {} and every cost point of the region", bubbles[0].str(region),
                                   M(0)));
     }
 

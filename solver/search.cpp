@@ -1,11 +1,13 @@
 #include "solver/search.hpp"
 
 #include "solver/greedy.hpp"
+#include "solver/greedy_improve.hpp"
 #include "solver/simulate.hpp"
 #include "solver/verify.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace pp {
 namespace {
@@ -64,16 +66,25 @@ public:
         result_.quantum = inst_.quantum;
         result_.tasks = inst_.size();
         bounds_ = compute_task_bounds(inst_, options_.strengthen);
+        if (!options_.strengthen) plain_bounds_ = bounds_;
         result_.analytic = analytic_lower_bound(inst_, bounds_);
         lower_ = result_.analytic.value;
         result_.lower_bound_kind = result_.analytic.kind;
         result_.lower_bound_argument = result_.analytic.derivation;
+        result_.formulas = formula_bounds(inst_);
+        for (const FormulaBound& f : result_.formulas)
+            if (f.value > lower_) {
+                lower_ = f.value;
+                result_.lower_bound_kind = "formula";
+                result_.lower_bound_argument = f.name + ": " + f.derivation;
+            }
         log("instance: " + std::to_string(inst_.size()) + " tasks, time unit " +
             format_rational(inst_.to_units(1)) + ", analytic lower bound " + text(lower_ * inst_.quantum) + " (" +
             result_.analytic.kind + ")");
 
         take_warm_starts();
-        run_greedy_portfolio();
+        if (!proven_optimal()) run_greedy_portfolio();
+        if (result_.schedule && !proven_optimal()) improve_incumbent();
         if (!result_.schedule) {
             result_.status = SearchStatus::Unknown;
             log("no schedule found");
@@ -81,17 +92,21 @@ public:
         }
         if (proven_optimal()) {
             log("incumbent equals the lower bound: optimal without a solver call");
-            if (options_.want_proof) prove_with_plain_windows();
         } else if (options_.engine != SearchEngine::None) {
             run_z3();
         }
+        finalize_proof();
         result_.status = proven_optimal() ? SearchStatus::Optimal : SearchStatus::Feasible;
         return finish();
     }
 
 private:
     std::string text(Ticks ticks) const { return format_rational(inst_.scale.to_units(ticks)); }
-    void log(const std::string& line) { result_.log.push_back(line); }
+    void log(const std::string& line) {
+        char stamp[32];
+        std::snprintf(stamp, sizeof stamp, "[%.2fs] ", seconds_since(t0_));
+        result_.log.push_back(stamp + line);
+    }
 
     // The incumbent value in quantised units, rounded up (a query at T asks for value <= T * quantum).
     Ticks upper_units() const { return ceil_div(result_.value, inst_.quantum); }
@@ -104,6 +119,7 @@ private:
             return false;
         }
         if (result_.schedule && e.value >= result_.value) return false;
+        schedule.gaps.clear();  // explicit idle cells of a generator say nothing about our timing
         result_.schedule = std::move(schedule);
         result_.origin = origin;
         result_.value = e.value;
@@ -134,8 +150,20 @@ private:
         const GreedySchedule g = best_greedy(inst_, bounds_, greedy_deadline, &result_.greedy_rules);
         if (!g.ok) return;
         result_.greedy_value = g.objective * inst_.quantum;
-        if (offer(schedule_from_starts(inst_, g.start, g.partner), "greedy:" + g.rule.name()))
-            log("greedy " + g.rule.name() + ": " + text(result_.value) + " (" + std::to_string(result_.greedy_rules) + " rules)");
+        log("greedy " + g.rule.name() + ": " + text(result_.greedy_value) + " (best of " +
+            std::to_string(result_.greedy_rules) + " rules)");
+        offer(schedule_from_starts(inst_, g.start, g.partner), "greedy:" + g.rule.name());
+    }
+
+    // Local search from the incumbent's orders (greedy_improve.hpp), on a slice of the budget.
+    void improve_incumbent() {
+        const auto orders = orders_of(inst_, *result_.schedule);
+        if (!orders) return;
+        const double budget = 0.15 * options_.time_limit;
+        const auto until = std::min(deadline_, Clock::now() + std::chrono::microseconds(static_cast<long long>(budget * 1e6)));
+        const GreedySchedule g = improve_by_moves(inst_, *orders, until);
+        if (g.ok && offer(schedule_from_starts(inst_, g.start, g.partner), "local-search(" + result_.origin + ")"))
+            log("local search: " + text(result_.value));
     }
 
     SearchEngine pick_engine(Ticks bound) const {
@@ -157,8 +185,8 @@ private:
         q.deadline = deadline;
         q.max_variables = engine == SearchEngine::TimeIndexed ? options_.max_time_indexed_variables
                                                                : options_.max_disjunctive_variables;
-        Z3Outcome out = engine == SearchEngine::TimeIndexed ? solve_time_indexed(inst_, bounds_, q)
-                                                             : solve_disjunctive(inst_, bounds_, q);
+        const TaskBounds& b = strengthen ? bounds_ : plain_bounds_;
+        Z3Outcome out = engine == SearchEngine::TimeIndexed ? solve_time_indexed(inst_, b, q) : solve_disjunctive(inst_, b, q);
         Z3Call call{bound * inst_.quantum, out.answer, out.engine, out.reason, out.variables, out.constraints,
                     out.build_seconds, out.solve_seconds};
         result_.calls.push_back(call);
@@ -183,6 +211,7 @@ private:
             result_.proof_smt2 = out.smt2;
             result_.proof_bound = bound * inst_.quantum;
             result_.proof_engine = out.engine;
+            result_.proof_plain_windows = !options_.strengthen;
         }
     }
 
@@ -234,28 +263,36 @@ private:
                 return;  // out of time
             }
         }
-        if (proven_optimal() && options_.want_proof && result_.proof_bound < 0) prove_with_plain_windows();
     }
 
-    // When the bound came from the analytic argument (or an empty window), a Z3-checkable query at
-    // value - 1 with windows from plain longest paths (implied by the constraints in the file itself) is
-    // still useful to emit, if it is small and quick.
-    void prove_with_plain_windows() {
-        if (upper_units() <= 0 || Clock::now() >= deadline_) return;
-        const Ticks bound = upper_units() - 1;
+    // The proof to emit: "objective <= value - 1" (or "<= lower bound - 1" when a gap remains) with
+    // windows from plain longest paths, which follow from the clauses in the file itself. A query that
+    // used the same-rank load windows is kept only when the plain one cannot be shown in time.
+    void finalize_proof() {
+        if (!options_.want_proof || !result_.schedule) return;
+        const Ticks bound = (proven_optimal() ? upper_units() : lower_) - 1;
+        if (bound < 0 || Clock::now() >= deadline_) return;
+        if (result_.proof_bound == bound * inst_.quantum && result_.proof_plain_windows) return;
+        if (plain_bounds_.head.empty()) plain_bounds_ = compute_task_bounds(inst_, false);
+        const Windows w = windows_for_bound(inst_, plain_bounds_, bound, false);
+        if (w.empty_task >= 0) {
+            log("the longest paths alone rule out " + text(bound * inst_.quantum) + ": no SMT-LIB2 query needed");
+            return;
+        }
         SearchEngine engine = options_.engine == SearchEngine::Auto ? SearchEngine::TimeIndexed : options_.engine;
         if (engine == SearchEngine::None) return;
-        const Windows w = windows_for_bound(inst_, bounds_, bound, false);
-        if (w.empty_task >= 0) return;  // the critical path alone proves it; nothing for Z3 to do
         if (engine == SearchEngine::TimeIndexed && time_indexed_variables(inst_, w) > options_.max_time_indexed_variables)
             engine = SearchEngine::Disjunctive;
-        if (engine == SearchEngine::Disjunctive && (inst_.pairs_allowed() || disjunctive_variables(inst_, w) > options_.max_disjunctive_variables))
+        if (engine == SearchEngine::Disjunctive &&
+            (inst_.pairs_allowed() || disjunctive_variables(inst_, w) > options_.max_disjunctive_variables))
             return;
-        const Z3Outcome out = query(engine, bound, deadline_, false);
+        const auto budget = std::chrono::microseconds(static_cast<long long>(std::max(1.0, 0.25 * options_.time_limit) * 1e6));
+        const Z3Outcome out = query(engine, bound, std::min(deadline_, Clock::now() + budget), false);
         if (out.answer == Z3Answer::Unsat && out.reason.empty()) {
             result_.proof_smt2 = out.smt2;
             result_.proof_bound = bound * inst_.quantum;
             result_.proof_engine = out.engine;
+            result_.proof_plain_windows = true;
         }
     }
 
@@ -279,7 +316,7 @@ private:
     const SearchOptions& options_;
     Clock::time_point t0_, deadline_;
     Instance inst_;
-    TaskBounds bounds_;
+    TaskBounds bounds_, plain_bounds_;  // with and without the same-rank load strengthening
     Ticks lower_ = 0;  // proven lower bound, quantised units
     SearchResult result_;
 };

@@ -66,12 +66,14 @@ struct SearchResult {
     Ticks simulator_span = 0;          // max over ranks of last end - first start (simulator), ticks
     Ticks lower_bound = 0;             // proven, ticks
     LowerBound analytic;               // the analytic bound and its argument (quantised units)
+    std::vector<FormulaBound> formulas;  // closed forms that apply (quantised units)
     std::string lower_bound_kind;      // "rank-load", "critical-path", "empty-window", "z3-unsat", ...
     std::string lower_bound_argument;  // for empty-window / z3-unsat: what was shown
     std::optional<MemoryFloor> infeasible;
     std::string proof_smt2;            // UNSAT query "objective <= proof_bound" (want_proof)
     Ticks proof_bound = -1;            // ticks; -1 when there is no SMT-LIB2 proof
     std::string proof_engine;
+    bool proof_plain_windows = false;  // its windows follow from its own clauses (else: same-rank loads too)
     std::vector<Z3Call> calls;
     std::vector<std::string> log;      // one line per step
     size_t tasks = 0;

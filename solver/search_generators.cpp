@@ -3,6 +3,7 @@
 
 #include "schedules/registry.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace pp {
@@ -17,7 +18,15 @@ std::vector<WarmStart> generator_warm_starts(const Placement& placement) {
         for (const auto& v : vs) {
             try {
                 Schedule s = family.generate({P, M, v});
-                starts.push_back({"generator:" + family.name, std::move(s)});
+                const bool repeat = !starts.empty() && starts.back().origin == "generator:" + family.name &&
+                                    starts.back().schedule.ranks.size() == s.ranks.size() &&
+                                    std::equal(s.ranks.begin(), s.ranks.end(), starts.back().schedule.ranks.begin(),
+                                               [](const auto& a, const auto& b) {
+                                                   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Slot& x, const Slot& y) {
+                                                       return x.count == y.count && x.ops == y.ops;
+                                                   });
+                                               });
+                if (!repeat) starts.push_back({"generator:" + family.name, std::move(s)});
             } catch (const std::exception&) {
                 // the family does not exist for these parameters
             }

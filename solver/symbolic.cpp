@@ -175,12 +175,12 @@ CostRegion CostRegion::standard(bool comm_free) {
 void CostRegion::add(CostConstraint constraint) {
     // Recognise the two equalities the printers use.
     auto is = [&](std::initializer_list<std::pair<CostVar, int>> terms) {
-        std::array<Rational, kCostVars> a{};
-        for (auto [v, k] : terms) a[static_cast<int>(v)] = Rational(k);
+        std::array<int, kCostVars> a{0, 0, 0, 0, 0, 0};
+        for (auto [v, k] : terms) a[static_cast<int>(v)] = k;
         bool same = true, negated = true;
         for (int i = 0; i < kCostVars; ++i) {
-            same = same && constraint.a[i] == a[i];
-            negated = negated && constraint.a[i] == -a[i];
+            same = same && constraint.a[i] == Rational(a[i]);
+            negated = negated && constraint.a[i] == Rational(-a[i]);
         }
         return (same || negated) && constraint.b == Rational(0) && constraint.rel == CostConstraint::Eq;
     };
@@ -320,8 +320,10 @@ void MaxPoly::prune() {
     size_t w = 0;
     for (size_t k = 0; k < n; ++k)
         if (!drop[k]) {
-            forms[w] = forms[k];
-            values[w] = std::move(values[k]);
+            if (w != k) {
+                forms[w] = forms[k];
+                values[w] = std::move(values[k]);
+            }
             ++w;
         }
     forms.resize(w);
@@ -357,6 +359,27 @@ std::string MaxPoly::str(bool deepseek_basis) const {
     std::string out = "max(";
     for (size_t k = 0; k < forms.size(); ++k) out += (k ? ", " : "") + format_form(forms[k], deepseek_basis);
     return out + ")";
+}
+
+std::string MaxPoly::str(const CostRegion& region, bool deepseek_basis) const {
+    MaxPoly n;
+    for (const auto& f : forms) {
+        const LinForm g = normalize_form(f, region);
+        if (std::find(n.forms.begin(), n.forms.end(), g) == n.forms.end()) n.forms.push_back(g);
+    }
+    std::sort(n.forms.begin(), n.forms.end());
+    return n.str(deepseek_basis);
+}
+
+LinForm normalize_form(LinForm f, const CostRegion& region) {
+    if (region.comm_zero) f.c[static_cast<int>(CostVar::comm)] = 0;
+    if (region.b_is_i_plus_w) {
+        const std::int64_t b = f.c[static_cast<int>(CostVar::B)];
+        f.c[static_cast<int>(CostVar::I)] += b;
+        f.c[static_cast<int>(CostVar::W)] += b;
+        f.c[static_cast<int>(CostVar::B)] = 0;
+    }
+    return f;
 }
 
 // ---------------------------------------------------------------------------------------------------

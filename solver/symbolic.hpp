@@ -116,7 +116,12 @@ struct MaxPoly {
     // Identical after pruning (a sufficient test of equality as functions on the region).
     bool same_forms(const MaxPoly& other) const;
     std::string str(bool deepseek_basis = false) const;
+    // The same after dropping what the region's equalities make irrelevant (normalize_form), deduplicated.
+    std::string str(const CostRegion& region, bool deepseek_basis = true) const;
 };
+
+// comm dropped when the region says comm = 0; B written as I + W when it says B = I + W.
+LinForm normalize_form(LinForm form, const CostRegion& region);
 
 // Cost of each slot kind as a linear form: F, I, W, B; a pair costs FB.
 LinForm slot_form(const Slot& slot);

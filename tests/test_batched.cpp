@@ -302,16 +302,71 @@ TEST_CASE("batched: generic program of 1F1B P=2 M=2, derived by hand", "[batched
 }
 
 TEST_CASE("batched: a schedule carrying no program is timed by the generic rule", "[batched]") {
-    // DualPipe with the attached program dropped, and with the option that ignores it, time the same.
-    Schedule s = dualpipe(4, 8);
-    const pp::Costs c = costs(1, 1, 1, Rational(3, 2));
-    const pp::Simulation generic = pp::simulate_batched(s, c, {}, pp::BatchedOptions{false});
-    CHECK_FALSE(pp::uses_attached_program(s, pp::BatchedOptions{false}));
-    CHECK(pp::uses_attached_program(s));
-    s.comm_program.reset();
-    const pp::Simulation plain = pp::simulate_batched(s, c);
-    CHECK(generic.makespan == plain.makespan);
-    CHECK(generic.start == plain.start);
+    // The attached program when there is one and the options allow it, else the generic rule; the same
+    // timing either way when the two coincide (Chimera with its generic program attached).
+    auto same = [](const CommProgram& a, const CommProgram& b) {
+        if (a.size() != b.size()) return false;
+        for (size_t r = 0; r < a.size(); ++r) {
+            if (a[r].size() != b[r].size()) return false;
+            for (size_t k = 0; k < a[r].size(); ++k)
+                if (a[r][k].slot != b[r][k].slot || !(a[r][k].batch == b[r][k].batch)) return false;
+        }
+        return true;
+    };
+    Schedule d = dualpipe(4, 8);
+    CHECK(pp::uses_attached_program(d));
+    CHECK_FALSE(pp::uses_attached_program(d, pp::BatchedOptions{false}));
+    CHECK(same(pp::batched_program(d), *d.comm_program));
+    CHECK(same(pp::batched_program(d, pp::BatchedOptions{false}), pp::generic_comm_program(d)));
+    CHECK_FALSE(same(pp::generic_comm_program(d), *d.comm_program));
+    d.comm_program.reset();
+    CHECK(same(pp::batched_program(d), pp::generic_comm_program(d)));
+
+    Schedule c = pp::generate_chimera({4, 8, std::nullopt});
+    CHECK_FALSE(c.comm_program.has_value());
+    const pp::Costs cost = costs(1, 1, 1, std::nullopt, Rational(1, 2));
+    const pp::Simulation plain = batched(c, cost);
+    c.comm_program = pp::generic_comm_program(c);
+    const pp::Simulation attached = batched(c, cost);
+    CHECK(plain.start == attached.start);
+    CHECK(plain.makespan == attached.makespan);
+}
+
+TEST_CASE("batched: the generic rule deadlocks DualPipe P=4, which the reference's step-3 receive avoids", "[batched]") {
+    // Generic rule on dualpipe(4, 8), by hand from the trace of dualpipe.md section c:
+    //   rank 0: ... B3r.0 {sG3r.0>1} W3r.0 {rA2r.1<1} F3r.1 ...   (the W's batch only sends B3r.0's gradient)
+    //   rank 1: ... F2r.1 {sA2r.1>0,rA0.2<0} F1.2 {sA1.2>2,rG3r.0<0} BW2r.0 ...
+    // Rank 0's send of G3r.0 meets its receive only in rank 1's batch before BW2r.0; rank 1 first has to
+    // finish the batch before F1.2, whose send of A2r.1 meets its receive only in rank 0's batch before
+    // F3r.1, after the W. Both ranks wait on a send: deadlock (ranks 2 and 3 mirror it). The reference
+    // queues that receive right after the split B (section d, "Step 3"), so it rides in the W's batch.
+    const Schedule s = dualpipe(4, 8);
+    const auto violations = pp::check_comm_program(s, pp::generic_comm_program(s));
+    REQUIRE(violations.size() == 1);
+    CHECK(violations[0].kind == pp::ViolationKind::CommDeadlock);
+    REQUIRE(violations[0].witness.size() == 4);
+    CHECK(violations[0].witness[0].find("rank 0 waits in batch 5 before 3W0@1: sG3r.0>1") == 0);
+    CHECK(violations[0].witness[1].find("rank 1 waits in batch 4 before 1F2: sA2r.1>0") == 0);
+    CHECK(pp::check_comm_program(s, *s.comm_program).empty());
+    CHECK_THROWS_AS(pp::simulate_batched(s, costs(1, 1, 1), {}, pp::BatchedOptions{false}), pp::SimulationError);
+}
+
+TEST_CASE("batched: the generic rule deadlocks ZB-H2 P=2 M=4", "[batched]") {
+    // Orders (test_schedules_pytorch.cpp): rank 0 F0 F1 F2 I0 W0 F3 I1 W1 I2 W2 I3 W3,
+    // rank 1 F0 I0 F1 I1 F2 I2 W0 F3 I3 W1 W2 W3. Generic batches, by hand:
+    //   rank 0: ... W0.0 F0.3 {sA0.3>1,rG1.1<1} I0.1 W0.1 {rG1.2<1} I0.2 ...
+    //   rank 1: ... F1.2 I1.2 {sG1.2>0} W1.0 {rA0.3<0} F1.3 ...
+    // Rank 0 sends A0.3 before I0.1 and rank 1 receives it only before F1.3; rank 1 sends G1.2 before W1.0
+    // and rank 0 receives it only before I0.2. Each waits on its send: deadlock.
+    const Schedule s = pp::generate_zb_h2({2, 4, std::nullopt});
+    const auto violations = pp::check_comm_program(s, pp::generic_comm_program(s));
+    REQUIRE(violations.size() == 1);
+    CHECK(violations[0].kind == pp::ViolationKind::CommDeadlock);
+    REQUIRE(violations[0].witness.size() == 2);
+    CHECK(violations[0].witness[0].find("rank 0 waits in batch 6 before 0I1: sA0.3>1 needs rank 1 to post batch 7 "
+                                        "before 1F3") == 0);
+    CHECK(violations[0].witness[1].find("rank 1 waits in batch 6 before 1W0: sG1.2>0 needs rank 0 to post batch 8 "
+                                        "before 0I2") == 0);
 }
 
 TEST_CASE("batched: no slot starts before its dataflow time", "[batched]") {
@@ -319,7 +374,7 @@ TEST_CASE("batched: no slot starts before its dataflow time", "[batched]") {
     // the latency), so it is at least the dataflow (earliest) start.
     std::vector<Schedule> schedules = {dualpipe(8, 16), dualpipev(4, 9), pp::generate_1f1b({4, 8, std::nullopt}),
                                        pp::generate_gpipe({3, 5, std::nullopt}), pp::generate_zb_h1({4, 8, std::nullopt}),
-                                       pp::generate_zb_h2({4, 8, std::nullopt})};
+                                       pp::generate_chimera({4, 8, std::nullopt})};
     const std::vector<pp::Costs> cost_sets = {costs(1, 1, 1), costs(1, 1, 1, Rational(7, 4), Rational(1, 2)),
                                               costs(2, 3, 1, std::nullopt, 1), costs(1, Rational(3, 2), Rational(1, 2), Rational(2))};
     for (const Schedule& s : schedules)
@@ -337,10 +392,11 @@ TEST_CASE("batched: no slot starts before its dataflow time", "[batched]") {
 // Violations
 
 TEST_CASE("batched: a receive posted too early deadlocks the rendezvous", "[batched]") {
-    // 1F1B P=2 M=1. Rank 0 receives the gradient in the batch before its forward: that batch waits until
-    // rank 1 posts the gradient send, after its backward, which needs rank 0's activation -- sent only in
-    // rank 0's next batch. A cycle of waits, though the dataflow order is fine.
-    const Schedule s = pp::generate_1f1b({2, 1, std::nullopt});
+    // GPipe P=2 M=1 (rank 0: F0.0 BW0.0, rank 1: F1.0 BW1.0). Rank 0 receives the gradient in the batch
+    // before its forward: that batch waits until rank 1 posts the gradient send, after its backward, which
+    // needs rank 0's activation -- sent only in rank 0's next batch. A cycle of waits, though the dataflow
+    // order is fine.
+    const Schedule s = pp::generate_gpipe({2, 1, std::nullopt});
     CommProgram program(2);
     program[0] = {CommStep{{P2POp{false, false, 0, 1, 0, 1}}, 0}, CommStep{{P2POp{true, true, 0, 0, 0, 1}}, 1}};
     program[1] = {CommStep{{P2POp{false, true, 0, 0, 0, 0}}, 0}, CommStep{{}, 1}, CommStep{{P2POp{true, false, 0, 1, 0, 0}}, -1}};

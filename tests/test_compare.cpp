@@ -22,7 +22,13 @@ Rational exact(const nlohmann::json& j) {
         const auto slash = text.find('/');
         return Rational(std::stoll(text.substr(0, slash)), std::stoll(text.substr(slash + 1)));
     }
-    return *pp::parse_rational(j.dump());
+    // A short decimal such as 0.018310546875 (more digits than parse_rational takes).
+    const std::string text = j.dump();
+    const auto dot = text.find('.');
+    REQUIRE(dot != std::string::npos);
+    std::int64_t den = 1;
+    for (size_t k = dot + 1; k < text.size(); ++k) den *= 10;
+    return Rational(std::stoll(text.substr(0, dot)) * den + std::stoll(text.substr(dot + 1)), den);
 }
 
 std::vector<Rational> exact_list(const nlohmann::json& j) {

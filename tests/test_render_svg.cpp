@@ -88,7 +88,9 @@ TEST_CASE("svg: legible at P=16 M=64 -- every op boxed, labels shrink or drop bu
             CHECK(size >= 7);
             CHECK(size <= 15);
         }
-        CHECK(std::stod(svg->attr("width")) <= 4400 + 200);
+        CHECK(std::stod(svg->attr("width")) <= 9600 + 200);
+        // Two-digit micro-batch numbers stay on the boxes: most ops carry a label.
+        CHECK(labels.size() > schedule.op_count() / 2);
     }
 }
 

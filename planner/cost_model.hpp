@@ -1,0 +1,36 @@
+#pragma once
+// Per-chunk time of one micro-batch through one model block, and the simulator costs derived from it.
+// Estimates (the planner says so): either the user's measured chunk costs scaled by layers per block, or
+// FLOPs at an assumed MFU:
+//   forward  per token per layer: 2 N_active / L (matmuls) + 2 s h (causal attention scores and values)
+//   input-gradient backward:      2 N_active / L + 4 s h  (attention backward is all input-gradient)
+//   weight-gradient backward:     2 N_active / L
+// i.e. the usual 6 N per token for F + I + W, plus attention.
+// Communication from bandwidths only (no latency, no congestion):
+//   EP all-to-all per MoE layer, dispatch + combine: 2 x tokens x top_k x hidden x 2 bytes x (EP-1)/EP,
+//   over the inter-node link when EP spans more than one node, paid again by the input-gradient backward;
+//   pipeline P2P per hop: tokens x hidden x 2 bytes, inter-node when a stage's GPUs fill a node.
+// Schedules without F&B pairs expose the all-to-all inside F and I. In an overlapped pair the
+// all-to-all of one op hides under the other's compute (DualPipe's claim, taken as ideal):
+//   pair = max(F + I + W compute, both all-to-alls), unless the user measured FB.
+#include "model/costs.hpp"
+#include "planner/plan_spec.hpp"
+
+#include <optional>
+
+namespace pp::plan {
+
+struct ChunkCosts {  // seconds, one micro-batch through one block
+    double F = 0, I = 0, W = 0;       // compute
+    double all_to_all = 0;            // EP dispatch + combine, per F and again per I
+    double p2p = 0;                   // one pipeline hop
+    std::optional<double> measured_pair;
+    bool measured = false;            // from chunk-costs rather than FLOPs
+};
+
+ChunkCosts chunk_costs(const PlanRequest& request, int pp, int blocks_total);
+
+// Costs for the simulator in microseconds (exact to 0.1 us). overlapped_pairs: the family runs F&B pairs.
+Costs simulator_costs(const ChunkCosts& chunk, bool overlapped_pairs);
+
+}  // namespace pp::plan

@@ -1,0 +1,156 @@
+#include "planner/planner.hpp"
+
+#include "schedules/registry.hpp"
+#include "solver/simulate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace pp::plan {
+namespace {
+
+constexpr double kGB = 1e9;
+
+double to_double(const Rational& r) { return static_cast<double>(r.numerator()) / static_cast<double>(r.denominator()); }
+
+// Families that run overlapped F&B pairs, whose pairs hide the EP all-to-all.
+bool has_pairs(const std::string& family) { return family == "dualpipe" || family == "dualpipev"; }
+
+std::optional<int> stages_per_rank_of(const std::string& family) {
+    if (family == "interleaved-1f1b" || family == "zb1p" || family == "looped-bfs") return 2;
+    return std::nullopt;
+}
+
+std::vector<int> pp_candidates(const PlanRequest& r) {
+    if (!r.pp_degrees.empty()) return r.pp_degrees;
+    std::vector<int> out;
+    for (int p = 1; p <= r.model.layers && p <= r.cluster.gpus; p *= 2)
+        if (r.cluster.gpus % (p * r.training.tp) == 0) out.push_back(p);
+    return out;
+}
+
+// Why a PP degree cannot be used at all, or nothing.
+std::optional<std::string> layout_problem(const PlanRequest& r, int pp) {
+    const int per_pipeline_position = r.cluster.gpus / pp;
+    if (r.cluster.gpus % (pp * r.training.tp) != 0)
+        return fmt::format("PP={}: {} GPUs are not a multiple of PP x TP = {}", pp, r.cluster.gpus, pp * r.training.tp);
+    const int dp = per_pipeline_position / r.training.tp;
+    if (r.model.expert_share > 0 && r.training.ep > per_pipeline_position)
+        return fmt::format("PP={}: EP={} needs at least {} GPUs per pipeline position, there are {}", pp, r.training.ep,
+                           r.training.ep, per_pipeline_position);
+    if (r.training.global_batch % (dp * r.training.microbatch_size) != 0)
+        return fmt::format("PP={}: global batch {} is not a multiple of DP x micro-batch size = {} x {}", pp,
+                           r.training.global_batch, dp, r.training.microbatch_size);
+    return std::nullopt;
+}
+
+struct Candidate {
+    std::string family;
+    int pp, dp, microbatches;
+};
+
+void size_memory(PlanOption& o, const PlanRequest& r, const Placement& placement) {
+    o.params = parameters_per_gpu(r.model, r.training, placement);
+    o.weights_gb = o.params.total() * r.training.bytes_per_param / kGB;
+    o.state_gb = training_state_bytes(o.params, r.training, o.dp) / kGB;
+    o.activations_gb = to_double(o.peak_stashes) * stash_bytes(r.model, r.training, o.blocks) / kGB;
+    o.total_gb = o.state_gb + o.activations_gb;
+    o.fits = o.total_gb <= r.cluster.gpu_memory_gb;
+    const ParameterMemory single = parameters_per_gpu(r.model, r.training, 1, o.pp, 1);
+    o.single_copy_weights_gb = single.total() * r.training.bytes_per_param / kGB;
+}
+
+PlanOption evaluate(const PlanRequest& r, const Candidate& c, const Schedule& schedule) {
+    PlanOption o;
+    o.family = c.family;
+    o.pp = c.pp;
+    o.dp = c.dp;
+    o.microbatches = c.microbatches;
+    o.stages_per_rank = stages_per_rank_of(c.family);
+    const Placement& placement = schedule.placement;
+    o.blocks = placement.blocks();
+    for (int rank = 0; rank < placement.ranks; ++rank)
+        o.blocks_held = std::max(o.blocks_held, static_cast<int>(placement.blocks_on_rank(rank).size()));
+    const auto copies = placement.copies_per_block();
+    o.copies = copies.empty() ? 1 : *std::max_element(copies.begin(), copies.end());
+
+    o.chunk = chunk_costs(r, c.pp, o.blocks);
+    const Simulation sim = simulate(schedule, simulator_costs(o.chunk, has_pairs(c.family)));
+    const double seconds_per_tick = 1e-6 / static_cast<double>(sim.scale.ticks_per_unit);  // costs are in us
+    o.step_seconds = static_cast<double>(sim.makespan) * seconds_per_tick;
+    o.worst_idle_seconds = static_cast<double>(sim.bubble) * seconds_per_tick;
+    o.bubble_fraction = sim.bubble_fraction;
+    for (const auto& rt : sim.ranks) o.peak_stashes = std::max(o.peak_stashes, rt.peak_activations);
+    size_memory(o, r, placement);
+
+    const double tokens = static_cast<double>(r.training.global_batch) * r.training.sequence_length;
+    o.tokens_per_second = tokens / o.step_seconds;
+    o.gpu_hours_per_million_tokens = r.cluster.gpus * o.step_seconds / 3600.0 / (tokens / 1e6);
+    return o;
+}
+
+bool better(const PlanOption& a, const PlanOption& b) {
+    if (a.fits != b.fits) return a.fits;
+    if (a.gpu_hours_per_million_tokens != b.gpu_hours_per_million_tokens)
+        return a.gpu_hours_per_million_tokens < b.gpu_hours_per_million_tokens;
+    return a.total_gb < b.total_gb;
+}
+
+}  // namespace
+
+std::string PlanOption::label() const {
+    if (pp == 1) return fmt::format("no pipeline (PP=1) M={}", microbatches);
+    return fmt::format("{} PP={}{} M={}", family, pp, stages_per_rank ? fmt::format(" V={}", *stages_per_rank) : "", microbatches);
+}
+
+bool PlanResult::any_fits() const {
+    return std::any_of(options.begin(), options.end(), [](const PlanOption& o) { return o.fits; });
+}
+
+PlanResult make_plan(const PlanRequest& request) {
+    validate(request);
+    PlanResult result;
+    result.request = request;
+    for (const int pp : pp_candidates(request)) {
+        if (auto problem = layout_problem(request, pp)) {
+            result.skipped.push_back(*problem);
+            continue;
+        }
+        const int dp = request.cluster.gpus / pp / request.training.tp;
+        const int m = request.training.global_batch / (dp * request.training.microbatch_size);
+        // One rank needs no pipeline schedule: evaluate it once, as plain gradient accumulation (1F1B on 1 rank).
+        const std::vector<std::string> families = pp == 1 ? std::vector<std::string>{"1f1b"} : request.families;
+        for (const std::string& family : families) {
+            const ScheduleFamily* generator = find_family(family);
+            if (!generator) {
+                result.skipped.push_back(fmt::format("{}: not a schedule family (see `pipeproof list`)", family));
+                continue;
+            }
+            const auto v = stages_per_rank_of(family);
+            const int blocks_needed = pp * (v.value_or(1)) * (family == "zbv" || family == "dualpipev" ? 2 : 1);
+            if (blocks_needed > request.model.layers) {
+                result.skipped.push_back(fmt::format("{} PP={}: needs {} blocks, the model has {} layers", family, pp,
+                                                     blocks_needed, request.model.layers));
+                continue;
+            }
+            try {
+                const Schedule schedule = generator->generate({pp, m, v});
+                result.options.push_back(evaluate(request, {family, pp, dp, m}, schedule));
+            } catch (const std::exception& e) {
+                result.skipped.push_back(fmt::format("{} PP={} M={}: {}", family, pp, m, e.what()));
+            }
+        }
+    }
+    std::stable_sort(result.options.begin(), result.options.end(), better);
+    return result;
+}
+
+ParameterMemory family_parameters(const PlanRequest& request, const std::string& family, int pp, int microbatches) {
+    const ScheduleFamily* generator = find_family(family);
+    if (!generator) throw PlanSpecError("not a schedule family: " + family);
+    const Schedule schedule = generator->generate({pp, microbatches, stages_per_rank_of(family)});
+    return parameters_per_gpu(request.model, request.training, schedule.placement);
+}
+
+}  // namespace pp::plan

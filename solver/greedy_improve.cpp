@@ -1,0 +1,155 @@
+#include "solver/greedy_improve.hpp"
+
+#include "solver/lower_bound.hpp"
+
+#include <algorithm>
+
+namespace pp {
+namespace {
+
+// ASAP times plus the sum of end times (the tie-breaker that lets a move make room without yet
+// shortening the schedule).
+struct Timing {
+    bool ok = false;
+    Ticks objective = 0, total_end = 0;
+};
+
+class OrderTimer {
+public:
+    explicit OrderTimer(const Instance& inst) : inst_(inst) {
+        indegree_.resize(inst.size());
+        start_.resize(inst.size());
+        end_.resize(inst.size());
+        next_on_rank_.resize(inst.size());
+        queue_.reserve(inst.size());
+    }
+
+    Timing time(const std::vector<std::vector<int>>& orders) {
+        const size_t n = inst_.size();
+        for (size_t t = 0; t < n; ++t) indegree_[t] = static_cast<int>(inst_.in_edges[t].size()), start_[t] = 0;
+        for (const auto& order : orders)
+            for (size_t k = 0; k < order.size(); ++k) {
+                next_on_rank_[order[k]] = k + 1 < order.size() ? order[k + 1] : -1;
+                if (k > 0) ++indegree_[order[k]];
+            }
+        queue_.clear();
+        for (size_t t = 0; t < n; ++t)
+            if (indegree_[t] == 0) queue_.push_back(static_cast<int>(t));
+        Timing timing;
+        for (size_t head = 0; head < queue_.size(); ++head) {
+            const int t = queue_[head];
+            end_[t] = start_[t] + inst_.tasks[t].duration;
+            timing.total_end += end_[t];
+            auto relax = [&](int to, Ticks ready) {
+                start_[to] = std::max(start_[to], ready);
+                if (--indegree_[to] == 0) queue_.push_back(to);
+            };
+            for (int e : inst_.out_edges[t]) relax(inst_.edges[e].to, end_[t] + inst_.edges[e].lag);
+            if (next_on_rank_[t] >= 0) relax(next_on_rank_[t], end_[t]);
+        }
+        if (queue_.size() != n) return timing;  // deadlock
+        if (!memory_ok(orders)) return timing;
+        timing.objective = objective_of(inst_, end_);
+        timing.ok = true;
+        return timing;
+    }
+
+    const std::vector<Ticks>& start() const { return start_; }
+    const std::vector<Ticks>& end() const { return end_; }
+
+private:
+    bool memory_ok(const std::vector<std::vector<int>>& orders) const {
+        if (!inst_.problem.memory_limit) return true;
+        for (int r = 0; r < inst_.ranks; ++r) {
+            if (!inst_.rank_needs_cardinality[r]) continue;  // memory edges already hold it
+            int live = 0;
+            for (int t : orders[r]) {
+                const OpKind kind = inst_.tasks[t].op.kind;
+                if (kind == OpKind::F && ++live > *inst_.problem.memory_limit) return false;
+                if (kind == OpKind::W) --live;
+            }
+        }
+        return true;
+    }
+
+    const Instance& inst_;
+    std::vector<int> indegree_, next_on_rank_, queue_;
+    std::vector<Ticks> start_, end_;
+};
+
+bool better(const Timing& a, const Timing& b) {
+    return a.objective < b.objective || (a.objective == b.objective && a.total_end < b.total_end);
+}
+
+void move(std::vector<int>& order, size_t from, size_t to) {
+    if (from < to) std::rotate(order.begin() + from, order.begin() + from + 1, order.begin() + to + 1);
+    else std::rotate(order.begin() + to, order.begin() + from, order.begin() + from + 1);
+}
+
+}  // namespace
+
+std::optional<std::vector<std::vector<int>>> orders_of(const Instance& inst, const Schedule& schedule) {
+    std::vector<std::vector<int>> orders(inst.ranks);
+    if (static_cast<int>(schedule.ranks.size()) != inst.ranks) return std::nullopt;
+    for (int r = 0; r < inst.ranks; ++r)
+        for (const Slot& slot : schedule.ranks[r]) {
+            if (slot.is_pair()) return std::nullopt;
+            const Op& op = slot.ops[0];
+            if (op.kind == OpKind::B) {
+                const int i = inst.task_of({OpKind::I, op.pipeline, op.stage, op.microbatch});
+                const int w = inst.task_of({OpKind::W, op.pipeline, op.stage, op.microbatch});
+                if (i < 0 || w < 0) return std::nullopt;
+                orders[r].push_back(i);
+                orders[r].push_back(w);
+                continue;
+            }
+            const int t = inst.task_of(op);
+            if (t < 0) return std::nullopt;
+            orders[r].push_back(t);
+        }
+    return orders;
+}
+
+GreedySchedule time_orders(const Instance& inst, const std::vector<std::vector<int>>& orders) {
+    OrderTimer timer(inst);
+    const Timing t = timer.time(orders);
+    GreedySchedule g;
+    g.ok = t.ok;
+    if (!t.ok) return g;
+    g.start = timer.start();
+    g.end = timer.end();
+    g.partner.assign(inst.size(), -1);
+    g.objective = t.objective;
+    return g;
+}
+
+GreedySchedule improve_by_moves(const Instance& inst, std::vector<std::vector<int>> orders,
+                                std::chrono::steady_clock::time_point deadline, int max_shift) {
+    OrderTimer timer(inst);
+    Timing best = timer.time(orders);
+    if (!best.ok) return {};
+    for (bool improved = true; improved && std::chrono::steady_clock::now() < deadline;) {
+        improved = false;
+        for (int r = 0; r < inst.ranks; ++r) {
+            auto& order = orders[r];
+            for (size_t from = 0; from < order.size(); ++from) {
+                if ((from & 15) == 0 && std::chrono::steady_clock::now() >= deadline) break;
+                for (int shift = -max_shift; shift <= max_shift; ++shift) {
+                    const long to = static_cast<long>(from) + shift;
+                    if (shift == 0 || to < 0 || to >= static_cast<long>(order.size())) continue;
+                    move(order, from, static_cast<size_t>(to));
+                    const Timing t = timer.time(orders);
+                    if (t.ok && better(t, best)) {
+                        best = t;
+                        improved = true;
+                        break;  // keep the move; continue with the op now at `from`
+                    }
+                    move(order, static_cast<size_t>(to), from);
+                }
+            }
+        }
+    }
+    return time_orders(inst, orders);
+}
+
+}  // namespace pp

@@ -1,0 +1,26 @@
+#pragma once
+// Local search on per-rank orders: the incumbent's orders are improved by moving one op a few places
+// earlier or later on its rank, accepting a move when (objective, sum of all end times) gets smaller.
+// Each candidate is re-timed as soon as possible over the instance's precedence edges (so it keeps FIFO
+// order and, on one-stage ranks, the memory cap) and checked for memory on the other ranks; a move that
+// deadlocks is rejected. Schedules with overlapped pairs are left alone.
+#include "solver/greedy.hpp"
+#include "solver/search_instance.hpp"
+
+#include <chrono>
+#include <optional>
+#include <vector>
+
+namespace pp {
+
+// Per rank, the task ids in execution order; nullopt when the schedule has ops the instance does not
+// model as single tasks (pairs). A fused B becomes I immediately followed by W.
+std::optional<std::vector<std::vector<int>>> orders_of(const Instance& inst, const Schedule& schedule);
+
+// ASAP timing of fixed per-rank orders; ok = false on deadlock or a memory violation.
+GreedySchedule time_orders(const Instance& inst, const std::vector<std::vector<int>>& orders);
+
+GreedySchedule improve_by_moves(const Instance& inst, std::vector<std::vector<int>> orders,
+                                std::chrono::steady_clock::time_point deadline, int max_shift = 6);
+
+}  // namespace pp

@@ -1,0 +1,178 @@
+#include "solver/prove_formula.hpp"
+
+#include "solver/prove_smt.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace pp {
+
+namespace {
+
+LinForm normalize(const LinForm& f, const CostRegion& region) { return normalize_form(f, region); }
+
+LinForm reduce_gcd(LinForm f) {
+    std::int64_t g = 0;
+    for (auto x : f.c) g = std::gcd(g, x < 0 ? -x : x);
+    if (g > 1)
+        for (auto& x : f.c) x /= g;
+    return f;
+}
+
+}  // namespace
+
+std::string format_condition(const LinForm& form, bool deepseek_basis) {
+    RatForm r;
+    for (int i = 0; i < kCostVars; ++i) r.c[i] = Rational(form.c[i]);
+    if (deepseek_basis) {
+        const Rational i = r.c[static_cast<int>(CostVar::I)];
+        r.c[static_cast<int>(CostVar::B)] += i;
+        r.c[static_cast<int>(CostVar::W)] -= i;
+        r.c[static_cast<int>(CostVar::I)] = Rational(0);
+    }
+    RatForm lhs, rhs;
+    for (int i = 0; i < kCostVars; ++i) (r.c[i] > Rational(0) ? lhs : rhs).c[i] = r.c[i] > Rational(0) ? r.c[i] : -r.c[i];
+    return format_ratform(lhs) + " >= " + format_ratform(rhs);
+}
+
+PiecewiseLinear pieces_of(const MaxPoly& poly, const CostRegion& region) {
+    PiecewiseLinear out;
+    const size_t n = poly.forms.size();
+    z3::context ctx;
+    z3::solver solver(ctx);
+    z3::params params(ctx);
+    params.set("timeout", 20000u);
+    solver.set(params);
+    smt::assert_region(solver, region);
+    std::vector<z3::expr> exprs;
+    for (const auto& f : poly.forms) exprs.push_back(smt::form(ctx, f));
+    for (size_t i = 0; i < n; ++i) {
+        solver.push();
+        for (size_t j = 0; j < n; ++j)
+            if (j != i) solver.add(exprs[i] > exprs[j]);
+        const bool strict_max_somewhere = solver.check() == z3::sat;
+        CostPoint example{};
+        if (strict_max_somewhere) example = smt::point_from_model(ctx, solver.get_model());
+        solver.pop();
+        if (!strict_max_somewhere) continue;  // never the strict maximum: not a piece
+        FormulaPiece piece;
+        piece.value = normalize(poly.forms[i], region);
+        piece.example = example;
+        // Candidate conditions form_i - form_j >= 0, without duplicates and without those the region implies
+        // (non-negative on every extreme ray).
+        std::vector<LinForm> working;
+        for (size_t j = 0; j < n; ++j) {
+            if (j == i) continue;
+            const LinForm d = poly.forms[i] - poly.forms[j];
+            const auto values = region.ray_values(d);
+            if (std::all_of(values.begin(), values.end(), [](std::int64_t v) { return v >= 0; })) continue;
+            const LinForm c = reduce_gcd(normalize(d, region));
+            if (std::find(working.begin(), working.end(), c) == working.end()) working.push_back(c);
+        }
+        // Sequential elimination: drop a condition when the remaining ones (and the region) imply it.
+        for (size_t k = 0; k < working.size();) {
+            solver.push();
+            for (size_t m = 0; m < working.size(); ++m)
+                if (m != k) solver.add(smt::form(ctx, working[m]) >= 0);
+            solver.add(smt::form(ctx, working[k]) < 0);
+            const bool implied = solver.check() == z3::unsat;
+            solver.pop();
+            if (implied)
+                working.erase(working.begin() + static_cast<long>(k));
+            else
+                ++k;
+        }
+        piece.conditions = working;
+        out.pieces.push_back(piece);
+    }
+    return out;
+}
+
+FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region_in) {
+    FormulaResult fr;
+    CostRegion region = region_in;
+    region.finish();
+    ProveOptions po;
+    po.property = Property::BubbleConstant;
+    po.region = region;
+    fr.proof = prove(family, po);
+    const ProofResult& p = fr.proof;
+    if (p.idle.empty() || p.idle[0].symbolic.empty()) {
+        fr.missing = p.verdict == Verdict::Refuted
+                         ? "the idle times are not eventually constant in M on this region (counterexample below); "
+                           "restrict the region with --assume or use exact costs"
+                         : "the periodicity proof did not go through: " + p.missing;
+        return fr;
+    }
+    const int t_end = static_cast<int>(p.idle[0].symbolic.size());
+    const int c = p.cycle;
+    for (size_t r = 0; r < p.idle.size(); ++r) {
+        RankFormula rf;
+        rf.rank = static_cast<int>(r);
+        const auto& values = p.idle[r].symbolic;
+        for (int k = 0; k < c; ++k) rf.by_residue.push_back(pieces_of(values[p.t_periodic + k], region));
+        // The first t from which every value equals its residue's periodic value.
+        int from = p.t_periodic;
+        for (int t = p.t_periodic - 1; t >= 0; --t) {
+            const int rep = p.t_periodic + ((t - p.t_periodic) % c + c) % c;
+            if (values[t].same_forms(values[rep]) ||
+                smt::equal_on_region(values[t], values[rep], LinForm{}, region, "idle base").result == z3::unsat)
+                from = t;
+            else
+                break;
+        }
+        rf.valid_from_m = family.microbatches(from);
+        for (int t = 0; t < from; ++t) rf.exceptions.push_back({family.microbatches(t), values[t].str(true)});
+        fr.ranks.push_back(std::move(rf));
+        (void)t_end;
+    }
+    if (p.bubble_symbolic) fr.bubble = pieces_of(*p.bubble_symbolic, region);
+    fr.bubble_from_m = family.m0;
+    return fr;
+}
+
+std::string format_formula(const FormulaResult& fr, bool deepseek_basis) {
+    const ProofResult& p = fr.proof;
+    std::string out = fmt::format("family: {}  P={}  M = {} + {}t\n", p.family, p.ranks, p.m_origin, p.step);
+    out += "cost region:\n";
+    for (const auto& a : p.assumptions) out += "  - " + a + "\n";
+    if (!fr.missing.empty()) {
+        out += "no formula: " + fr.missing + "\n";
+        if (p.counterexample) out += "  counterexample: " + p.counterexample->what + "\n";
+        return out;
+    }
+    out += fmt::format("periodicity: {} ({}); idle times repeat every {} block(s) from M = {}\n", verdict_name(p.verdict),
+                       p.verdict == Verdict::Proved ? "pipeproof prove " + p.family + " -P " + std::to_string(p.ranks) +
+                                                          " --property bubble-constant"
+                                                    : p.missing,
+                       p.cycle, p.m_origin + p.step * p.t_periodic);
+    if (deepseek_basis) out += "basis: DeepSeek's (B = full backward = I + W, FB = overlapped F&B; I = B - W)\n";
+    auto piece_text = [&](const PiecewiseLinear& pw, const std::string& indent) {
+        std::string s;
+        if (pw.pieces.size() == 1 && pw.pieces[0].conditions.empty()) return indent + format_form(pw.pieces[0].value, deepseek_basis) + "   (everywhere)\n";
+        for (const auto& piece : pw.pieces) {
+            s += indent + format_form(piece.value, deepseek_basis) + "   where ";
+            if (piece.conditions.empty()) s += "everywhere";
+            for (size_t k = 0; k < piece.conditions.size(); ++k)
+                s += (k ? ", " : "") + format_condition(piece.conditions[k], deepseek_basis);
+            s += "\n";
+        }
+        return s;
+    };
+    for (const auto& rf : fr.ranks) {
+        out += fmt::format("rank {}: idle, for every M >= {}{}\n", rf.rank, rf.valid_from_m,
+                           rf.by_residue.size() > 1 ? " (by residue of the block count)" : "");
+        for (size_t k = 0; k < rf.by_residue.size(); ++k) {
+            if (rf.by_residue.size() > 1) out += fmt::format("  residue {}:\n", k);
+            out += piece_text(rf.by_residue[k], "    ");
+        }
+        for (const auto& [m, v] : rf.exceptions) out += fmt::format("    (at M = {}: {})\n", m, v);
+    }
+    out += fmt::format("bubble (largest idle), for every M >= {}:\n", fr.bubble_from_m);
+    out += piece_text(fr.bubble, "    ");
+    return out;
+}
+
+}  // namespace pp
