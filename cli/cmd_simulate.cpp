@@ -21,14 +21,25 @@ struct SimulateCommand {
         const Schedule schedule = input.load();
         const Costs c = costs.resolve(schedule);
         const auto timed = verify_and_simulate(schedule, c, costs.activations(), comm_model_from(comm_model));
+        // Under `batched`, --ops also shows the blocking batch committed before each slot.
+        std::vector<std::string> batch_before(timed.graph.slot_count());
+        if (ops && timed.timing.model == CommModel::Batched) {
+            const CommProgram program = batched_program(schedule);
+            for (size_t r = 0; r < program.size(); ++r)
+                for (const CommStep& step : program[r])
+                    if (step.slot >= 0 && !step.batch.empty())
+                        batch_before[timed.graph.rank_begin[r] + static_cast<std::uint32_t>(step.slot)] = format_batch(step.batch);
+        }
         if (json) {
             auto j = simulation_json(schedule, timed.graph, timed.sim, c, timed.timing);
             if (ops)
-                for (std::uint32_t s = 0; s < timed.graph.slot_count(); ++s)
+                for (std::uint32_t s = 0; s < timed.graph.slot_count(); ++s) {
                     j["slots"].push_back({{"rank", timed.graph.slot_rank[s]},
                                           {"slot", format_slot(timed.graph.slot(schedule, s))},
                                           {"start", exact_json(timed.sim.scale.to_units(timed.sim.start[s]))},
                                           {"end", exact_json(timed.sim.scale.to_units(timed.sim.end[s]))}});
+                    if (!batch_before[s].empty()) j["slots"].back()["batch_before"] = batch_before[s];
+                }
             std::cout << j.dump(2) << "\n";
         } else {
             std::cout << simulation_text(schedule, timed.graph, timed.sim, c, timed.timing);
@@ -36,7 +47,8 @@ struct SimulateCommand {
                 for (std::uint32_t s = 0; s < timed.graph.slot_count(); ++s)
                     std::cout << "rank " << timed.graph.slot_rank[s] << " " << format_slot(timed.graph.slot(schedule, s))
                               << " " << timed.sim.scale.format(timed.sim.start[s]) << " "
-                              << timed.sim.scale.format(timed.sim.end[s]) << "\n";
+                              << timed.sim.scale.format(timed.sim.end[s])
+                              << (batch_before[s].empty() ? "" : " after " + batch_before[s]) << "\n";
         }
         return kOk;
     }
@@ -50,7 +62,7 @@ Runner add_simulate(CLI::App& app) {
     cmd->input.add_options(*sub);
     cmd->costs.add_options(*sub);
     sub->add_flag("--json", cmd->json, "machine-readable output");
-    sub->add_flag("--ops", cmd->ops, "also list the start and end of every slot");
+    sub->add_flag("--ops", cmd->ops, "also list the start and end of every slot (and, batched, the batch before it)");
     add_comm_model_option(*sub, cmd->comm_model);
     return [cmd] { return cmd->run(); };
 }

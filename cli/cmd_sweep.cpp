@@ -1,17 +1,155 @@
-// Placeholder: `pipeproof sweep` is not written yet.
+// pipeproof sweep: `search` (or `compare`: the schedule library against the lower bound, no solver) over a
+// grid of (placement, P, M, costs, memory cap), one JSON line per instance. --shard K/N keeps the
+// instances whose index i (counting from 0 in grid order) has i mod N == K, so a job array can split a
+// sweep: `pipeproof sweep ... --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`, or with GNU parallel
+// `parallel pipeproof sweep ... --shard {}/4 ::: 0 1 2 3`.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "solver/search.hpp"
+#include "solver/search_generators.hpp"
 
+#include <fmt/format.h>
+
+#include <fstream>
 #include <iostream>
+#include <memory>
 
 namespace pp::cli {
 
+// Defined in cmd_search.cpp.
+nlohmann::json search_result_json(const SearchResult& r);
+SearchProblem search_problem_from(const std::string& placement, std::optional<int> ranks, std::optional<int> microbatches,
+                                  const std::optional<std::string>& costs, const std::optional<std::string>& memory,
+                                  const std::optional<std::string>& overlap, const std::string& objective,
+                                  std::vector<WarmStart>* file_start);
+
+namespace {
+
+struct GridPoint {
+    std::string placement;
+    int ranks = 0, microbatches = 0;
+    std::string costs;
+    std::string memory;  // "none" or a number
+};
+
+// The schedule library against the lower bound (no solver): what `compare` reports for one instance.
+nlohmann::json compare_line(const SearchProblem& problem) {
+    nlohmann::json j;
+    if (problem.memory_limit && *problem.memory_limit < memory_floor(problem.placement).units) {
+        j["status"] = "INFEASIBLE";
+        return j;
+    }
+    const Instance inst = build_instance(problem);
+    const TaskBounds bounds = compute_task_bounds(inst, true);
+    Ticks lower = analytic_lower_bound(inst, bounds).value;
+    for (const FormulaBound& f : formula_bounds(inst)) lower = std::max(lower, f.value);
+    j["lower_bound"] = exact_json(inst.to_units(lower));
+    nlohmann::json families = nlohmann::json::object();
+    for (WarmStart& w : generator_warm_starts(problem.placement)) {
+        if (!same_placement(w.schedule.placement, problem.placement)) continue;
+        const Evaluation e = evaluate_schedule(inst, w.schedule);
+        const std::string name = w.origin.substr(w.origin.find(':') + 1);
+        if (!e.ok) {
+            families[name] = {{"valid", false}, {"reason", e.problem}};
+            continue;
+        }
+        const double gap = lower > 0 ? static_cast<double>(e.value - inst.to_ticks(lower)) / static_cast<double>(inst.to_ticks(lower)) : 0.0;
+        families[name] = {{"valid", true}, {"value", exact_json(inst.scale.to_units(e.value))}, {"gap_fraction", gap}};
+    }
+    j["families"] = families;
+    j["status"] = "COMPARED";
+    return j;
+}
+
+struct SweepCommand {
+    std::string mode = "search";
+    std::vector<std::string> placements = {"1f1b"};
+    std::vector<int> ranks, microbatches;
+    std::vector<std::string> costs = {"F=1,I=1,W=1,comm=0"};
+    std::vector<std::string> memories = {"none"};
+    std::string objective = "makespan";
+    double time_limit = 60;
+    std::string shard = "0/1";
+    std::string output = "-";
+
+    int run() {
+        int k = 0, n = 1;
+        if (std::sscanf(shard.c_str(), "%d/%d", &k, &n) != 2 || n < 1 || k < 0 || k >= n)
+            throw UsageError("--shard expects K/N with 0 <= K < N, got '" + shard + "'");
+        std::ofstream file;
+        if (output != "-") {
+            file.open(output);
+            if (!file) throw UsageError("cannot write '" + output + "'");
+        }
+        std::ostream& out = output == "-" ? std::cout : file;
+        size_t index = 0;
+        for (const auto& placement : placements)
+            for (int P : ranks)
+                for (int M : microbatches)
+                    for (const auto& c : costs)
+                        for (const auto& memory : memories) {
+                            const size_t i = index++;
+                            if (static_cast<int>(i % static_cast<size_t>(n)) != k) continue;
+                            out << line(i, {placement, P, M, c, memory}).dump() << "\n" << std::flush;
+                        }
+        return kOk;
+    }
+
+    nlohmann::json line(size_t index, const GridPoint& g) const {
+        nlohmann::json j;
+        j["index"] = index;
+        j["mode"] = mode;
+        j["placement"] = g.placement;
+        j["P"] = g.ranks;
+        j["M"] = g.microbatches;
+        j["costs"] = g.costs;
+        j["memory_limit"] = g.memory == "none" ? nlohmann::json(nullptr) : nlohmann::json(g.memory);
+        j["objective"] = objective;
+        try {
+            const SearchProblem problem =
+                search_problem_from(g.placement, g.ranks, g.microbatches, g.costs, g.memory, std::nullopt, objective, nullptr);
+            if (mode == "compare") {
+                j.update(compare_line(problem));
+                return j;
+            }
+            SearchOptions options;
+            options.time_limit = time_limit;
+            options.warm_starts = generator_warm_starts(problem.placement);
+            nlohmann::json r = search_result_json(search(problem, options));
+            r.erase("log");
+            r.erase("z3_calls");
+            const nlohmann::json cert = r["lower_bound_certificate"];
+            r["lower_bound_certificate"] = {{"kind", cert["kind"]}, {"argument", cert["argument"]}};
+            j.update(r);
+        } catch (const UsageError& e) {
+            j["status"] = "ERROR";
+            j["error"] = e.what();
+        } catch (const std::exception& e) {
+            j["status"] = "ERROR";
+            j["error"] = e.what();
+        }
+        return j;
+    }
+};
+
+}  // namespace
+
 Runner add_sweep(CLI::App& app) {
-    app.add_subcommand("sweep", "(not available yet) run search or compare over a grid of instances, one JSON line each")->allow_extras();
-    return [] {
-        std::cerr << "pipeproof: error: 'sweep' is not available yet\n";
-        return kBadInput;
-    };
+    auto cmd = std::make_shared<SweepCommand>();
+    auto* sub = app.add_subcommand("sweep", "run search (or compare the schedule library) over a grid of instances, one JSON line each");
+    sub->add_option("--mode", cmd->mode, "search (default) or compare (library schedules against the lower bound, no solver)")
+        ->check(CLI::IsMember({"search", "compare"}));
+    sub->add_option("--placement", cmd->placements, "placements: 1f1b, v, interleaved:V, dualpipe (comma-separated or repeated)")
+        ->delimiter(',');
+    sub->add_option("-P,--ranks", cmd->ranks, "rank counts (comma-separated or repeated)")->delimiter(',')->required();
+    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batch counts (comma-separated or repeated)")->delimiter(',')->required();
+    sub->add_option("--costs", cmd->costs, "a cost set F=..,I=..,W=..,comm=..; repeat the option for several");
+    sub->add_option("--memory-limit", cmd->memories, "caps per rank, 'none' for unlimited (comma-separated or repeated)")->delimiter(',');
+    sub->add_option("--objective", cmd->objective, "makespan or span")->check(CLI::IsMember({"makespan", "span"}));
+    sub->add_option("--time-limit", cmd->time_limit, "seconds per instance (default 60)")->check(CLI::PositiveNumber);
+    sub->add_option("--shard", cmd->shard, "K/N: only instances with index mod N == K (K from 0)");
+    sub->add_option("-o,--output", cmd->output, "JSON lines file (default: standard output)");
+    return [cmd] { return cmd->run(); };
 }
 
 }  // namespace pp::cli

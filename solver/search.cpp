@@ -16,6 +16,8 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 Ticks ceil_div(Ticks a, Ticks b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
+}  // namespace
+
 bool same_placement(const Placement& a, const Placement& b) {
     if (a.ranks != b.ranks || a.pipeline_count() != b.pipeline_count()) return false;
     for (int p = 0; p < a.pipeline_count(); ++p)
@@ -25,6 +27,8 @@ bool same_placement(const Placement& a, const Placement& b) {
             return false;
     return true;
 }
+
+namespace {
 
 // A fused B is inside the search space when it costs at least I + W and is not part of a pair (then
 // I immediately followed by W does as well); an F&B pair never is when pairs cost FB.
@@ -39,6 +43,44 @@ std::string outside_search_space(const Instance& inst, const Schedule& s) {
                 if (slot.is_pair() && inst.pairs_allowed()) return "pairs an F with a fused B";
             }
     return "";
+}
+
+// A fused B as I immediately followed by W, and an F&B pair as an F&I pair (when pairs are allowed,
+// else F then I) followed by W: the same schedule inside the search space.
+Schedule split_backwards(const Instance& inst, const Schedule& s) {
+    Schedule out = s;
+    out.gaps.clear();
+    for (auto& slots : out.ranks) {
+        std::vector<Slot> split;
+        for (const Slot& slot : slots) {
+            const Op* backward = nullptr;
+            for (const Op& op : slot)
+                if (op.kind == OpKind::B) backward = &op;
+            if (!backward) {
+                split.push_back(slot);
+                continue;
+            }
+            const Op i{OpKind::I, backward->pipeline, backward->stage, backward->microbatch};
+            const Op w{OpKind::W, backward->pipeline, backward->stage, backward->microbatch};
+            if (slot.is_pair() && inst.pairs_allowed()) {
+                split.push_back(Slot::pair(slot.ops[0], i));
+            } else {
+                if (slot.is_pair()) split.push_back(Slot::single(slot.ops[0]));
+                split.push_back(Slot::single(i));
+            }
+            split.push_back(Slot::single(w));
+        }
+        slots = std::move(split);
+    }
+    return out;
+}
+
+bool has_fused_backward(const Schedule& s) {
+    for (const auto& slots : s.ranks)
+        for (const Slot& slot : slots)
+            for (const Op& op : slot)
+                if (op.kind == OpKind::B) return true;
+    return false;
 }
 
 class Driver {
@@ -129,8 +171,13 @@ private:
     }
 
     void take_warm_starts() {
+        std::vector<WarmStart> starts;
         for (const WarmStart& w : options_.warm_starts) {
             if (!same_placement(w.schedule.placement, inst_.problem.placement)) continue;
+            starts.push_back(w);
+            if (has_fused_backward(w.schedule)) starts.push_back({w.origin + "+split", split_backwards(inst_, w.schedule)});
+        }
+        for (const WarmStart& w : starts) {
             Schedule s = w.schedule;
             const std::string outside = outside_search_space(inst_, s);
             if (!outside.empty()) {
@@ -335,6 +382,10 @@ const char* search_status_name(SearchStatus status) {
 
 Evaluation evaluate_schedule(const Instance& inst, Schedule& schedule) {
     Evaluation e;
+    if (!same_placement(schedule.placement, inst.problem.placement)) {
+        e.problem = "a different placement";
+        return e;
+    }
     schedule.costs = inst.problem.costs;
     if (inst.problem.memory_limit) schedule.memory_limit = Rational(*inst.problem.memory_limit);
     else schedule.memory_limit.reset();

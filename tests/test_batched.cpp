@@ -478,6 +478,12 @@ TEST_CASE("simulate and show take --comm-model and name the model they used", "[
     const auto json = pp::test::run_cli("simulate " + args + " --comm-model batched --json");
     REQUIRE(json.exit_code == 0);
     CHECK(json.out.find("\"timing_model\": \"batched\"") != std::string::npos);
+    // --ops lists each slot with the batch committed before it: dualpipe.md's example, rank 1 of P=4. Its
+    // first batch {rA0.0<0} completes at 1, when rank 0 posts the send after F0.0 (0-1).
+    const auto ops = pp::test::run_cli("simulate dualpipe -P 4 -M 8 --comm-model batched --ops");
+    REQUIRE(ops.exit_code == 0);
+    CHECK(ops.out.find("rank 1 1F0 1 2 after {rA0.0<0}\n") != std::string::npos);
+    CHECK(ops.out.find("rank 1 2F0@1 2 3 after {sA1.0>2,rA0.1<0,rA1r.0<2}\n") != std::string::npos);
     const auto shown = pp::test::run_cli("show " + args + " --comm-model batched");
     REQUIRE(shown.exit_code == 0);
     CHECK(shown.out.find("timing model: batched (reference comm order)") != std::string::npos);
