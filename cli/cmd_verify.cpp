@@ -2,6 +2,8 @@
 // and for compute_comms files SEND/RECV matching and rendezvous deadlock. Exit 0 clean, 1 violations.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/report.hpp"
+#include "solver/batched.hpp"
 #include "solver/comms.hpp"
 #include "solver/pytorch_compat.hpp"
 #include "solver/verify.hpp"
@@ -20,6 +22,7 @@ struct VerifyCommand {
     std::optional<std::string> memory_limit;
     bool json = false;
     bool pytorch_compat = false;
+    std::string comm_model = "dataflow";
 
     nlohmann::json violation_json(const Violation& v) const {
         nlohmann::json j = {{"kind", violation_name(v.kind)}, {"message", v.message}};
@@ -50,6 +53,9 @@ struct VerifyCommand {
         VerifyReport report = verify(schedule, options);
         if (schedule.actions)
             for (auto& v : check_comms(schedule)) report.violations.push_back(std::move(v));
+        // Under the batched model the P2P program itself must match per channel and complete.
+        if (comm_model_from(comm_model) == CommModel::Batched && report.ok())
+            for (auto& v : check_comm_program(schedule, batched_program(schedule))) report.violations.push_back(std::move(v));
         std::optional<std::string> torch_verdict;
         if (pytorch_compat) torch_verdict = pytorch_validate_schedule(schedule);
         size_t suppressed = 0;
@@ -80,7 +86,10 @@ struct VerifyCommand {
                 std::cout << fmt::format("{}: OK: {} ranks, {} ops in {} slots; every op once, on its rank, "
                                          "dependencies respected, no deadlock{}\n",
                                          schedule.source, schedule.placement.ranks, schedule.op_count(),
-                                         schedule.slot_count(), schedule.actions ? ", sends and receives match" : "");
+                                         schedule.slot_count(),
+                                         schedule.actions ? ", sends and receives match"
+                                         : comm_model == "batched" ? ", blocking P2P batches match and complete"
+                                                                   : "");
             else
                 std::cout << fmt::format("{}: {} violation{}\n", schedule.source, report.violations.size() + suppressed,
                                          report.violations.size() + suppressed == 1 ? "" : "s");
@@ -105,6 +114,7 @@ Runner add_verify(CLI::App& app) {
     sub->add_option("--memory-limit", cmd->memory_limit, "per-rank activation limit (units of one stage-activation)");
     sub->add_flag("--json", cmd->json, "machine-readable output");
     sub->add_flag("--pytorch-compat", cmd->pytorch_compat, "also report PyTorch's own _validate_schedule verdict");
+    add_comm_model_option(*sub, cmd->comm_model);
     return [cmd] { return cmd->run(); };
 }
 
