@@ -3,6 +3,7 @@
 #include "solver/lower_bound.hpp"
 
 #include <algorithm>
+#include <random>
 
 namespace pp {
 namespace {
@@ -133,10 +134,10 @@ GreedySchedule improve_by_moves(const Instance& inst, std::vector<std::vector<in
         for (int r = 0; r < inst.ranks; ++r) {
             auto& order = orders[r];
             for (size_t from = 0; from < order.size(); ++from) {
-                if ((from & 15) == 0 && std::chrono::steady_clock::now() >= deadline) break;
                 for (int shift = -max_shift; shift <= max_shift; ++shift) {
                     const long to = static_cast<long>(from) + shift;
                     if (shift == 0 || to < 0 || to >= static_cast<long>(order.size())) continue;
+                    if (std::chrono::steady_clock::now() >= deadline) return time_orders(inst, orders);
                     move(order, from, static_cast<size_t>(to));
                     const Timing t = timer.time(orders);
                     if (t.ok && better(t, best)) {
@@ -150,6 +151,53 @@ GreedySchedule improve_by_moves(const Instance& inst, std::vector<std::vector<in
         }
     }
     return time_orders(inst, orders);
+}
+
+}  // namespace pp
+
+namespace pp {
+namespace {
+
+std::vector<std::vector<int>> orders_by_start(const Instance& inst, const GreedySchedule& g) {
+    std::vector<std::vector<int>> orders(inst.ranks);
+    for (int r = 0; r < inst.ranks; ++r) {
+        orders[r] = inst.rank_tasks[r];
+        std::sort(orders[r].begin(), orders[r].end(), [&](int a, int b) {
+            return g.start[a] != g.start[b] ? g.start[a] < g.start[b] : inst.topo_position[a] < inst.topo_position[b];
+        });
+    }
+    return orders;
+}
+
+}  // namespace
+
+GreedySchedule iterated_local_search(const Instance& inst, std::vector<std::vector<int>> orders,
+                                     std::chrono::steady_clock::time_point deadline, unsigned seed) {
+    GreedySchedule best = improve_by_moves(inst, orders, deadline, 6);
+    if (!best.ok) return best;
+    for (int shift : {16, 48}) {
+        if (std::chrono::steady_clock::now() >= deadline) return best;
+        const GreedySchedule g = improve_by_moves(inst, orders_by_start(inst, best), deadline, shift);
+        if (g.ok && g.objective <= best.objective) best = g;
+    }
+    std::mt19937 rng(seed);
+    OrderTimer timer(inst);
+    // Stop early once kicks keep failing: small instances converge in milliseconds.
+    for (int failures = 0; failures < 300 && std::chrono::steady_clock::now() < deadline; ++failures) {
+        auto kicked = orders_by_start(inst, best);
+        for (int k = 0; k < 4; ++k) {
+            auto& order = kicked[rng() % kicked.size()];
+            if (order.size() < 2) continue;
+            const size_t from = rng() % order.size();
+            const long shift = static_cast<long>(rng() % 33) - 16;
+            const long to = std::clamp<long>(static_cast<long>(from) + shift, 0, static_cast<long>(order.size()) - 1);
+            move(order, from, static_cast<size_t>(to));
+            if (!timer.time(kicked).ok) move(order, static_cast<size_t>(to), from);
+        }
+        const GreedySchedule g = improve_by_moves(inst, kicked, deadline, 6);
+        if (g.ok && g.objective < best.objective) best = g, failures = -1;
+    }
+    return best;
 }
 
 }  // namespace pp

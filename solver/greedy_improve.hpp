@@ -23,4 +23,11 @@ GreedySchedule time_orders(const Instance& inst, const std::vector<std::vector<i
 GreedySchedule improve_by_moves(const Instance& inst, std::vector<std::vector<int>> orders,
                                 std::chrono::steady_clock::time_point deadline, int max_shift = 6);
 
+// Iterated local search: improve_by_moves with shifts of 6, 16 and 48 places, then, until the
+// deadline or 300 kicks in a row without progress, kick the best orders (a few random moves of up to
+// 16 places that keep them valid) and improve again, keeping the result when it is better.
+// Deterministic for a given seed.
+GreedySchedule iterated_local_search(const Instance& inst, std::vector<std::vector<int>> orders,
+                                     std::chrono::steady_clock::time_point deadline, unsigned seed);
+
 }  // namespace pp

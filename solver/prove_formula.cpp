@@ -48,30 +48,63 @@ PiecewiseLinear pieces_of(const MaxPoly& poly, const CostRegion& region) {
     smt::assert_region(solver, region);
     std::vector<z3::expr> exprs;
     for (const auto& f : poly.forms) exprs.push_back(smt::form(ctx, f));
+    // 1. Definite pieces: the unique maximum at some interior sample point (exact integer arithmetic: the
+    //    points are positive integer combinations of the integer rays).
+    std::vector<bool> is_piece(n, false);
+    std::vector<CostPoint> example(n);
+    std::uint64_t seed = 0x2545F4914F6CDD1DULL;
+    const size_t R = region.rays.size();
+    for (int sample = 0; sample < 600 && n > 0; ++sample) {
+        std::vector<std::int64_t> w(R);
+        for (auto& x : w) {
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+            x = 1 + static_cast<std::int64_t>(seed % (sample < 200 ? 4 : sample < 400 ? 16 : 64));
+        }
+        std::int64_t best = 0;
+        size_t arg = 0, ties = 0;
+        for (size_t i = 0; i < n; ++i) {
+            std::int64_t v = 0;
+            for (size_t r = 0; r < R; ++r) v += w[r] * poly.values[i][r];
+            if (i == 0 || v > best) best = v, arg = i, ties = 1;
+            else if (v == best) ++ties;
+        }
+        if (ties == 1 && !is_piece[arg]) {
+            is_piece[arg] = true;
+            example[arg] = region.interior_point(w);
+        }
+    }
+    // 2. Every other form: no point where it beats the known pieces => never the strict maximum.
     for (size_t i = 0; i < n; ++i) {
-        solver.push();
-        for (size_t j = 0; j < n; ++j)
-            if (j != i) solver.add(exprs[i] > exprs[j]);
-        const bool strict_max_somewhere = solver.check() == z3::sat;
-        CostPoint example{};
-        if (strict_max_somewhere) example = smt::point_from_model(ctx, solver.get_model());
-        solver.pop();
-        if (!strict_max_somewhere) continue;  // never the strict maximum: not a piece
+        if (is_piece[i]) continue;
+        for (int pass = 0; pass < 2 && !is_piece[i]; ++pass) {
+            solver.push();
+            for (size_t j = 0; j < n; ++j)
+                if (j != i && (pass == 1 || is_piece[j])) solver.add(exprs[i] > exprs[j]);
+            const z3::check_result r = solver.check();
+            if (r == z3::sat && pass == 1) {
+                is_piece[i] = true;
+                example[i] = smt::point_from_model(ctx, solver.get_model());
+            }
+            solver.pop();
+            if (r == z3::unsat) break;  // redundant
+        }
+    }
+    // 3. Each piece holds where it is >= every other piece (the other forms never exceed the maximum of the
+    //    pieces); keep an irredundant set of those conditions.
+    for (size_t i = 0; i < n; ++i) {
+        if (!is_piece[i]) continue;
         FormulaPiece piece;
         piece.value = normalize(poly.forms[i], region);
-        piece.example = example;
-        // Candidate conditions form_i - form_j >= 0, without duplicates and without those the region implies
-        // (non-negative on every extreme ray).
+        piece.example = example[i];
         std::vector<LinForm> working;
         for (size_t j = 0; j < n; ++j) {
-            if (j == i) continue;
+            if (j == i || !is_piece[j]) continue;
             const LinForm d = poly.forms[i] - poly.forms[j];
             const auto values = region.ray_values(d);
             if (std::all_of(values.begin(), values.end(), [](std::int64_t v) { return v >= 0; })) continue;
             const LinForm c = reduce_gcd(normalize(d, region));
             if (std::find(working.begin(), working.end(), c) == working.end()) working.push_back(c);
         }
-        // Sequential elimination: drop a condition when the remaining ones (and the region) imply it.
         for (size_t k = 0; k < working.size();) {
             solver.push();
             for (size_t m = 0; m < working.size(); ++m)
@@ -108,11 +141,22 @@ FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region_
     }
     const int t_end = static_cast<int>(p.idle[0].symbolic.size());
     const int c = p.cycle;
+    std::vector<std::pair<MaxPoly, PiecewiseLinear>> cache;
     for (size_t r = 0; r < p.idle.size(); ++r) {
         RankFormula rf;
         rf.rank = static_cast<int>(r);
         const auto& values = p.idle[r].symbolic;
-        for (int k = 0; k < c; ++k) rf.by_residue.push_back(pieces_of(values[p.t_periodic + k], region));
+        for (int k = 0; k < c; ++k) {
+            const MaxPoly& poly = values[p.t_periodic + k];
+            const PiecewiseLinear* cached = nullptr;
+            for (const auto& [prev, pw] : cache)
+                if (prev.same_forms(poly)) cached = &pw;
+            if (!cached) {
+                cache.emplace_back(poly, pieces_of(poly, region));
+                cached = &cache.back().second;
+            }
+            rf.by_residue.push_back(*cached);
+        }
         // The first t from which every value equals its residue's periodic value.
         int from = p.t_periodic;
         for (int t = p.t_periodic - 1; t >= 0; --t) {
@@ -128,7 +172,16 @@ FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region_
         fr.ranks.push_back(std::move(rf));
         (void)t_end;
     }
-    if (p.bubble_symbolic) fr.bubble = pieces_of(*p.bubble_symbolic, region);
+    if (p.bubble_symbolic) {
+        // The bubble's pieces are among the ranks' pieces (a form strictly maximal over all ranks' forms is
+        // strictly maximal within its own rank's forms), so only those are candidates.
+        MaxPoly candidates;
+        for (const auto& rf : fr.ranks)
+            for (const auto& pw : rf.by_residue)
+                for (const auto& piece : pw.pieces) candidates.merge(MaxPoly::of(piece.value, region));
+        candidates.prune();
+        fr.bubble = pieces_of(candidates, region);
+    }
     fr.bubble_from_m = family.m0;
     return fr;
 }

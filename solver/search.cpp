@@ -125,8 +125,16 @@ public:
             result_.analytic.kind + ")");
 
         take_warm_starts();
-        if (!proven_optimal()) run_greedy_portfolio();
-        if (result_.schedule && !proven_optimal()) improve_incumbent();
+        // Without an exact engine the heuristics get all the time. With the time-indexed one they get a
+        // sixth; the disjunctive one rarely decides instances of a few hundred tasks with large
+        // durations (z3-lessons §2), so local search gets half there.
+        const SearchEngine engine = options_.engine == SearchEngine::None || !exact_engine_may_fit() ? SearchEngine::None
+                                    : result_.schedule ? pick_engine(upper_units() - 1)
+                                                       : SearchEngine::Auto;
+        const bool exact = engine != SearchEngine::None;
+        const double search_share = !exact ? 1.0 : engine == SearchEngine::Disjunctive && inst_.size() > 200 ? 0.5 : 0.15;
+        if (!proven_optimal()) run_greedy_portfolio(exact ? 0.2 : 0.5);
+        if (result_.schedule && !proven_optimal()) improve_incumbent(search_share);
         if (!result_.schedule) {
             result_.status = SearchStatus::Unknown;
             log("no schedule found");
@@ -134,8 +142,10 @@ public:
         }
         if (proven_optimal()) {
             log("incumbent equals the lower bound: optimal without a solver call");
-        } else if (options_.engine != SearchEngine::None) {
+        } else if (exact) {
             run_z3();
+        } else if (options_.engine != SearchEngine::None) {
+            log("no exact engine fits this instance (encodings too large): greedy and lower bound only");
         }
         finalize_proof();
         result_.status = proven_optimal() ? SearchStatus::Optimal : SearchStatus::Feasible;
@@ -155,7 +165,9 @@ private:
     bool proven_optimal() const { return result_.schedule && lower_ >= upper_units(); }
 
     bool offer(Schedule schedule, const std::string& origin) {
+        const auto before = Clock::now();
         const Evaluation e = evaluate_schedule(inst_, schedule);
+        evaluation_time_ = std::max(evaluation_time_, Clock::now() - before);
         if (!e.ok) {
             log(origin + ": not used (" + e.problem + ")");
             return false;
@@ -191,9 +203,23 @@ private:
         }
     }
 
-    void run_greedy_portfolio() {
-        const double budget = std::max(0.05, 0.3 * options_.time_limit);
-        const auto greedy_deadline = std::min(deadline_, t0_ + std::chrono::microseconds(static_cast<long long>(budget * 1e6)));
+    // A deadline for one phase; it leaves room to verify and time the schedule that phase returns.
+    Clock::time_point share_of_remaining(double share) const {
+        const auto now = Clock::now();
+        const auto end = deadline_ - 2 * evaluation_time_;
+        if (now >= end) return now;
+        return now + std::chrono::duration_cast<Clock::duration>((end - now) * share);
+    }
+
+    // Cheap test before any window is built: can either encoding be small enough at all?
+    bool exact_engine_may_fit() const {
+        if (inst_.size() <= options_.max_time_indexed_variables / 2) return true;
+        Windows none;
+        return !inst_.pairs_allowed() && disjunctive_variables(inst_, none) <= options_.max_disjunctive_variables;
+    }
+
+    void run_greedy_portfolio(double share) {
+        const auto greedy_deadline = share_of_remaining(share);
         const GreedySchedule g = best_greedy(inst_, bounds_, greedy_deadline, &result_.greedy_rules);
         if (!g.ok) return;
         result_.greedy_value = g.objective * inst_.quantum;
@@ -202,20 +228,18 @@ private:
         offer(schedule_from_starts(inst_, g.start, g.partner), "greedy:" + g.rule.name());
     }
 
-    // Local search from the incumbent's orders (greedy_improve.hpp), on a slice of the budget.
-    void improve_incumbent() {
+    // Local search from the incumbent's orders (greedy_improve.hpp), on a share of the remaining time.
+    void improve_incumbent(double share) {
         const auto orders = orders_of(inst_, *result_.schedule);
         if (!orders) return;
-        const double budget = 0.15 * options_.time_limit;
-        const auto until = std::min(deadline_, Clock::now() + std::chrono::microseconds(static_cast<long long>(budget * 1e6)));
-        const GreedySchedule g = improve_by_moves(inst_, *orders, until);
+        const GreedySchedule g = iterated_local_search(inst_, *orders, share_of_remaining(share), options_.seed);
         if (g.ok && offer(schedule_from_starts(inst_, g.start, g.partner), "local-search(" + result_.origin + ")"))
             log("local search: " + text(result_.value));
     }
 
     SearchEngine pick_engine(Ticks bound) const {
         if (options_.engine != SearchEngine::Auto) return options_.engine;
-        const Windows w = windows_for_bound(inst_, bounds_, bound, options_.strengthen);
+        const Windows w = windows_for_bound(inst_, bounds_, bound, false);  // sizes only: skip the load pass
         if (w.empty_task >= 0 || time_indexed_variables(inst_, w) <= options_.max_time_indexed_variables)
             return SearchEngine::TimeIndexed;
         if (!inst_.pairs_allowed() && disjunctive_variables(inst_, w) <= options_.max_disjunctive_variables)
@@ -275,39 +299,49 @@ private:
         return true;
     }
 
+    // Bound tightening: probe the lower bound first (a quarter of the time), then bisect. A query that
+    // runs out of time says nothing; the next one asks for less (halfway to the incumbent). When the
+    // gap is small, the proof is the bottleneck, so the incumbent is attacked directly (value - 1).
     void run_z3() {
-        bool probed = false, failed_probe = false;
+        bool probed = false;
+        Ticks undecided = -1;  // the last bound whose query ran out of time
         while (!proven_optimal() && Clock::now() < deadline_) {
             const Ticks hi = upper_units();  // a schedule with value <= hi * quantum is known
+            const bool small_gap = hi - lower_ <= std::max<Ticks>(2, hi / 500);
             Ticks bound;
-            Clock::time_point deadline = deadline_;
+            double share = 0.5;
             if (!probed) {
-                bound = lower_;
-                const auto left = deadline_ - Clock::now();
-                deadline = Clock::now() + left / 4;
-                probed = true;
-            } else if (failed_probe) {
-                bound = hi - 1;  // the proof is the bottleneck: try to prove the incumbent optimal
-                failed_probe = false;
+                bound = lower_, share = 0.25, probed = true;
+            } else if (undecided >= 0) {
+                if (undecided >= hi - 1) return;
+                bound = undecided + std::max<Ticks>(1, (hi - undecided) / 2);
+            } else if (small_gap) {
+                bound = hi - 1, share = 1.0;
             } else {
                 bound = lower_ + (hi - 1 - lower_) / 2;
             }
+            if (bound >= hi - 1) share = 1.0;
             const SearchEngine engine = pick_engine(bound);
             if (engine == SearchEngine::None) {
-                log("no exact engine fits this instance (encodings too large): greedy and lower bound only");
+                log("no exact engine fits this bound (encodings too large)");
                 return;
             }
-            const Z3Outcome out = query(engine, bound, deadline, options_.strengthen);
+            const auto until = share_of_remaining(share);
+            if (probed && result_.calls.size() > 0 && until - Clock::now() < std::chrono::milliseconds(500)) {
+                log("too little time left for another solver call");
+                return;
+            }
+            const Z3Outcome out = query(engine, bound, until, options_.strengthen);
             if (out.answer == Z3Answer::Unsat) {
                 proven_above(bound, out);
+                undecided = -1;
             } else if (out.answer == Z3Answer::Sat) {
                 if (!accept_model(bound, out)) return;
+                undecided = -1;
             } else if (out.answer == Z3Answer::Skipped) {
                 return;
-            } else if (bound == lower_ && result_.calls.size() == 1) {
-                failed_probe = true;
             } else {
-                return;  // out of time
+                undecided = bound;
             }
         }
     }
@@ -365,6 +399,7 @@ private:
     Instance inst_;
     TaskBounds bounds_, plain_bounds_;  // with and without the same-rank load strengthening
     Ticks lower_ = 0;  // proven lower bound, quantised units
+    Clock::duration evaluation_time_{};  // the longest verify + simulate so far
     SearchResult result_;
 };
 
