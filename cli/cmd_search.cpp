@@ -77,9 +77,13 @@ std::string proof_header(const SearchResult& r, const std::string& what) {
                 "; a variable outside an op's window [earliest, latest start] is a constant. 'run.*' and 'live.*' are\n"
                 "; auxiliaries for the per-rank one-at-a-time and memory cardinality constraints; 'pair.*' chooses\n"
                 "; overlapped F&I pairs.\n"
+              : r.proof_engine == "critical-path"
+              ? "the difference constraints of the longest path behind the bound (every one of them is a constraint\n"
+                "; of the full problem, so unsat here means unsat for every schedule).\n"
               : "'s.X.s.m' is the start of op X of stage s, micro-batch m; 'o.a<b' orders two ops of one rank;\n"
                 "; 'live.*' counts activations for the memory cap.\n");
-    h += r.proof_plain_windows
+    if (r.proof_engine != "critical-path")
+        h += r.proof_plain_windows
              ? "; Windows: longest paths over the precedence constraints written in this file, so they remove no solution.\n"
              : "; Windows: longest paths plus same-rank loads (solver/lower_bound.hpp: every same-rank ancestor of an op runs\n"
                "; before it, one at a time, so start >= a + their total duration for any a below all their earliest starts);\n"

@@ -1,5 +1,7 @@
 #include "solver/search.hpp"
 
+#include "solver/search_certificate.hpp"
+
 #include "solver/greedy.hpp"
 #include "solver/greedy_improve.hpp"
 #include "solver/simulate.hpp"
@@ -357,7 +359,13 @@ private:
         if (plain_bounds_.head.empty()) plain_bounds_ = compute_task_bounds(inst_, false);
         const Windows w = windows_for_bound(inst_, plain_bounds_, bound, false);
         if (w.empty_task >= 0) {
-            log("the longest paths alone rule out " + text(bound * inst_.quantum) + ": no SMT-LIB2 query needed");
+            if (const auto chain = critical_path_smt2(inst_, plain_bounds_, w.empty_task, bound)) {
+                result_.proof_smt2 = *chain;
+                result_.proof_bound = bound * inst_.quantum;
+                result_.proof_engine = "critical-path";
+                result_.proof_plain_windows = true;
+            }
+            log("the longest paths alone rule out " + text(bound * inst_.quantum) + ": the SMT-LIB2 proof is that chain");
             return;
         }
         SearchEngine engine = options_.engine == SearchEngine::Auto ? SearchEngine::TimeIndexed : options_.engine;
