@@ -1,6 +1,7 @@
 // pipeproof search: the best schedule for a placement, costs and memory cap, with a proven lower bound
 // (solver/search.hpp). Exit 0 with a schedule (OPTIMAL or FEASIBLE), 1 when proven infeasible, 3 when
 // nothing was found in time.
+#include "cli/search_io.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "formats/load.hpp"
@@ -15,14 +16,6 @@
 #include <memory>
 
 namespace pp::cli {
-
-// Shared with cmd_sweep.cpp (declared there): the JSON summary of one search.
-nlohmann::json search_result_json(const SearchResult& r);
-SearchProblem search_problem_from(const std::string& placement, std::optional<int> ranks, std::optional<int> microbatches,
-                                  const std::optional<std::string>& costs, const std::optional<std::string>& memory,
-                                  const std::optional<std::string>& overlap, const std::string& objective,
-                                  std::vector<WarmStart>* file_start);
-
 namespace {
 
 nlohmann::json certificate_json(const SearchResult& r) {

@@ -3,6 +3,7 @@
 // instances whose index i (counting from 0 in grid order) has i mod N == K, so a job array can split a
 // sweep: `pipeproof sweep ... --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`, or with GNU parallel
 // `parallel pipeproof sweep ... --shard {}/4 ::: 0 1 2 3`.
+#include "cli/search_io.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "solver/search.hpp"
@@ -15,14 +16,6 @@
 #include <memory>
 
 namespace pp::cli {
-
-// Defined in cmd_search.cpp.
-nlohmann::json search_result_json(const SearchResult& r);
-SearchProblem search_problem_from(const std::string& placement, std::optional<int> ranks, std::optional<int> microbatches,
-                                  const std::optional<std::string>& costs, const std::optional<std::string>& memory,
-                                  const std::optional<std::string>& overlap, const std::string& objective,
-                                  std::vector<WarmStart>* file_start);
-
 namespace {
 
 struct GridPoint {

@@ -9,6 +9,7 @@
 // The objective bound is in the windows (every task ends by its deadline). Solved by Z3's SMT core with
 // the Bellman-Ford difference-logic engine (arith.solver=1, the best setting measured in z3-lessons §4).
 #include "solver/z3_encoding.hpp"
+#include "solver/z3_solve.hpp"
 
 #include <z3++.h>
 
@@ -130,7 +131,6 @@ private:
     size_t orders_ = 0, constraints_ = 0;
 };
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 }  // namespace
 
@@ -163,42 +163,13 @@ Z3Outcome solve_disjunctive(const Instance& inst, const TaskBounds& bounds, cons
         return out;
     }
     DisjunctiveEncoder enc(inst, w, query);
-    try {
-        enc.build();
-    } catch (const BuildTimeout&) {
-        out.answer = Z3Answer::Unknown;
-        out.reason = "time limit reached while building the encoding";
-        out.build_seconds = seconds_since(t0);
-        return out;
-    }
-    out.variables = enc.variables();
-    out.constraints = enc.constraints();
-    out.build_seconds = seconds_since(t0);
-    const double left_ms = std::chrono::duration<double, std::milli>(query.deadline - Clock::now()).count();
-    if (left_ms < 1) {
-        out.answer = Z3Answer::Unknown;
-        out.reason = "time limit reached";
-        return out;
-    }
-    z3::params params(enc.solver().ctx());
-    params.set("timeout", static_cast<unsigned>(left_ms));
-    params.set("random_seed", query.seed);
-    params.set("arith.solver", 1u);
-    enc.solver().set(params);
-    if (query.keep_smt2) out.smt2 = enc.solver().to_smt2();
-    const auto t1 = Clock::now();
-    const z3::check_result r = enc.solver().check();
-    out.solve_seconds = seconds_since(t1);
-    if (r == z3::sat) {
-        out.start = enc.extract(enc.solver().get_model());
-        out.partner.assign(inst.size(), -1);
-        out.answer = Z3Answer::Sat;
-    } else if (r == z3::unsat) {
-        out.answer = Z3Answer::Unsat;
-    } else {
-        out.answer = Z3Answer::Unknown;
-        out.reason = enc.solver().reason_unknown();
-    }
+    build_and_check(
+        enc, query, t0, out,
+        [&](const z3::model& m, Z3Outcome& o) {
+            o.start = enc.extract(m);
+            o.partner.assign(inst.size(), -1);
+        },
+        [](z3::params& p) { p.set("arith.solver", 1u); });
     return out;
 }
 

@@ -10,6 +10,7 @@
 // The objective bound is in the windows: every W must end by the deadline.
 // All of it is propositional with cardinality, so the solver is Z3's SAT core ("QF_FD").
 #include "solver/z3_encoding.hpp"
+#include "solver/z3_solve.hpp"
 
 #include <z3++.h>
 
@@ -284,7 +285,6 @@ private:
     size_t constraints_ = 0;
 };
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 }  // namespace
 
@@ -324,42 +324,14 @@ Z3Outcome solve_time_indexed(const Instance& inst, const TaskBounds& bounds, con
         return out;
     }
     TimeIndexedEncoder enc(inst, w, query);
-    try {
-        enc.build();
-    } catch (const BuildTimeout&) {
-        out.answer = Z3Answer::Unknown;
-        out.reason = "time limit reached while building the encoding";
-        out.build_seconds = seconds_since(t0);
-        return out;
-    }
-    out.variables = enc.variables();
-    out.constraints = enc.constraints();
-    out.build_seconds = seconds_since(t0);
-    const double left_ms = std::chrono::duration<double, std::milli>(query.deadline - Clock::now()).count();
-    if (left_ms < 1) {
-        out.answer = Z3Answer::Unknown;
-        out.reason = "time limit reached";
-        return out;
-    }
-    z3::params params(enc.solver().ctx());
-    params.set("timeout", static_cast<unsigned>(left_ms));
-    params.set("random_seed", query.seed);
-    enc.solver().set(params);
-    if (query.keep_smt2) out.smt2 = enc.solver().to_smt2();
-    const auto t1 = Clock::now();
-    const z3::check_result r = enc.solver().check();
-    out.solve_seconds = seconds_since(t1);
-    if (r == z3::sat) {
-        Z3Outcome model = enc.extract(enc.solver().get_model());
-        out.start = std::move(model.start);
-        out.partner = std::move(model.partner);
-        out.answer = Z3Answer::Sat;
-    } else if (r == z3::unsat) {
-        out.answer = Z3Answer::Unsat;
-    } else {
-        out.answer = Z3Answer::Unknown;
-        out.reason = enc.solver().reason_unknown();
-    }
+    build_and_check(
+        enc, query, t0, out,
+        [&](const z3::model& m, Z3Outcome& o) {
+            Z3Outcome model = enc.extract(m);
+            o.start = std::move(model.start);
+            o.partner = std::move(model.partner);
+        },
+        [](z3::params&) {});
     return out;
 }
 

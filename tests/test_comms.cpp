@@ -3,6 +3,8 @@
 #include "formats/torch_csv.hpp"
 #include "solver/comms.hpp"
 
+#include "conformance_files.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,25 +13,10 @@
 #include <sstream>
 
 using namespace pp;
+using pp::test::read_conformance;
+using pp::test::to_crlf;
 
 namespace {
-
-std::string read_file(const std::string& relative) {
-    std::ifstream in(std::string(PP_SHARED_DIR) + "/conformance/" + relative, std::ios::binary);
-    REQUIRE(in.good());
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
-}
-
-std::string to_crlf(const std::string& text) {
-    std::string out;
-    for (char c : text) {
-        if (c == '\n') out += '\r';
-        out += c;
-    }
-    return out;
-}
 
 using Rows = std::vector<std::vector<std::string>>;
 
@@ -135,15 +122,15 @@ TEST_CASE("test_merge_bw: an I directly followed by its W becomes B", "[comms]")
 TEST_CASE("test_csv zb1p_2rank_2stagep: merge_bw + lowering of the compute file equals the comms file", "[comms]") {
     TorchCsvOptions y2024;
     y2024.era = TorchEra::Y2024;
-    Schedule compute = read_torch_csv(read_file("pytorch/zb1p_2rank_2stagep_compute.csv"), "compute.csv", y2024);
+    Schedule compute = read_torch_csv(read_conformance("pytorch/zb1p_2rank_2stagep_compute.csv"), "compute.csv", y2024);
     Schedule lowered = with_lowering(merge_bw(compute));
     CHECK(write_torch_csv(lowered, TorchCsvFormat::ComputeComms, TorchEra::Y2024) ==
-          to_crlf(read_file("pytorch/zb1p_2rank_2stagep_comms.csv")));
+          to_crlf(read_conformance("pytorch/zb1p_2rank_2stagep_comms.csv")));
     LockStepResult sim = simulate_comms_lockstep(lowered);
     CHECK(sim.completed);
     CHECK(sim.steps == 113);
 
-    Schedule artifact = read_torch_csv(read_file("pytorch/zb1p_2rank_2stagep_comms.csv"), "comms.csv", y2024);
+    Schedule artifact = read_torch_csv(read_conformance("pytorch/zb1p_2rank_2stagep_comms.csv"), "comms.csv", y2024);
     CHECK(texts(artifact, *artifact.actions) == texts(lowered, *lowered.actions));
     CHECK(simulate_comms_lockstep(artifact).steps == 113);
     CHECK(check_comms(artifact).empty());
@@ -157,7 +144,7 @@ TEST_CASE("torchtitan custom schedules lower and run in lock-step", "[comms]") {
     for (Titan t : {Titan{"torchtitan/2-rank.csv", 114}, Titan{"torchtitan/4-rank.csv", 129},
                     Titan{"torchtitan/8-rank.csv", 108}}) {
         INFO(t.file);
-        Schedule s = with_lowering(read_torch_csv(read_file(t.file), t.file));
+        Schedule s = with_lowering(read_torch_csv(read_conformance(t.file), t.file));
         LockStepResult sim = simulate_comms_lockstep(s);
         CHECK(sim.completed);
         CHECK(sim.steps == t.steps);
@@ -166,7 +153,7 @@ TEST_CASE("torchtitan custom schedules lower and run in lock-step", "[comms]") {
 }
 
 TEST_CASE("lowering with overlapped pairs (DualPipeV) is consistent and deadlock-free", "[comms]") {
-    Schedule s = with_lowering(read_torch_csv(read_file("pytorch/dualpipev_4rank_10mb.csv"), "dualpipev.csv"));
+    Schedule s = with_lowering(read_torch_csv(read_conformance("pytorch/dualpipev_4rank_10mb.csv"), "dualpipev.csv"));
     // Rank 0 holds stages 0 and 7: the pair (0F7;7B3) sends 0F7 forward and 7B3's gradient back.
     const auto& r0 = (*s.actions)[0];
     auto pair_at = std::find_if(r0.begin(), r0.end(), [&](const RankAction& a) {

@@ -6,32 +6,18 @@
 #include "formats/torch_csv.hpp"
 #include "solver/pytorch_compat.hpp"
 
+#include "conformance_files.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <fstream>
 #include <sstream>
 
 using namespace pp;
+using pp::test::read_conformance;
+using pp::test::to_crlf;
 
 namespace {
-
-std::string read_file(const std::string& relative) {
-    std::ifstream in(std::string(PP_SHARED_DIR) + "/conformance/" + relative, std::ios::binary);
-    REQUIRE(in.good());
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
-}
-
-// The shared copies have LF line ends; PyTorch's csv writer ends lines with CRLF.
-std::string to_crlf(const std::string& text) {
-    std::string out;
-    for (char c : text) {
-        if (c == '\n') out += '\r';
-        out += c;
-    }
-    return out;
-}
 
 struct ExpectedError {
     int line, column;
@@ -62,7 +48,7 @@ TorchCsvOptions era2024() {
 
 TEST_CASE("every conformance file reads, with the shape its name says", "[torch_csv]") {
     SECTION("DualPipeV P=4, M=10: V map, 8 stages, 41 overlapped pairs") {
-        Schedule s = read_torch_csv(read_file("pytorch/dualpipev_4rank_10mb.csv"), "dualpipev.csv");
+        Schedule s = read_torch_csv(read_conformance("pytorch/dualpipev_4rank_10mb.csv"), "dualpipev.csv");
         CHECK(s.rank_count() == 4);
         CHECK(s.placement.pipelines[0].microbatches == 10);
         CHECK(s.placement.pipelines[0].stage_rank == std::vector<int>{0, 1, 2, 3, 3, 2, 1, 0});
@@ -85,7 +71,7 @@ TEST_CASE("every conformance file reads, with the shape its name says", "[torch_
         CHECK(first_pair.loc.column == 69);
     }
     SECTION("ZB1P compute_only, 2024 letters: B is the input-gradient backward, one bubble per row") {
-        Schedule s = read_torch_csv(read_file("pytorch/zb1p_2rank_2stagep_compute.csv"), "zb1p.csv", era2024());
+        Schedule s = read_torch_csv(read_conformance("pytorch/zb1p_2rank_2stagep_compute.csv"), "zb1p.csv", era2024());
         CHECK(s.rank_count() == 2);
         CHECK(s.placement.pipelines[0].stage_rank == std::vector<int>{0, 1, 0, 1});
         CHECK(s.placement.pipelines[0].microbatches == 8);
@@ -101,7 +87,7 @@ TEST_CASE("every conformance file reads, with the shape its name says", "[torch_
         CHECK(s.gaps[1] == row1);
     }
     SECTION("ZB1P compute_comms, 2024 letters: BW is the full backward") {
-        Schedule s = read_torch_csv(read_file("pytorch/zb1p_2rank_2stagep_comms.csv"), "comms.csv", era2024());
+        Schedule s = read_torch_csv(read_conformance("pytorch/zb1p_2rank_2stagep_comms.csv"), "comms.csv", era2024());
         REQUIRE(s.actions);
         CHECK(detect_torch_csv_format(s) == TorchCsvFormat::ComputeComms);
         CHECK((*s.actions)[0].size() == 80);
@@ -129,7 +115,7 @@ TEST_CASE("every conformance file reads, with the shape its name says", "[torch_
         for (Titan t : {Titan{"torchtitan/2-rank.csv", 2, 4, 8}, Titan{"torchtitan/4-rank.csv", 4, 8, 6},
                         Titan{"torchtitan/8-rank.csv", 8, 8, 10}}) {
             INFO(t.file);
-            Schedule s = read_torch_csv(read_file(t.file), t.file);
+            Schedule s = read_torch_csv(read_conformance(t.file), t.file);
             CHECK(s.rank_count() == t.ranks);
             CHECK(s.placement.pipelines[0].stages() == t.stages);
             CHECK(s.placement.pipelines[0].microbatches == t.microbatches);
@@ -152,8 +138,8 @@ TEST_CASE("write_torch_csv reproduces the published files byte for byte (CRLF, a
         INFO(c.file);
         TorchCsvOptions options;
         options.era = c.era;
-        std::string expected = to_crlf(read_file(c.file));
-        Schedule from_lf = read_torch_csv(read_file(c.file), c.file, options);
+        std::string expected = to_crlf(read_conformance(c.file));
+        Schedule from_lf = read_torch_csv(read_conformance(c.file), c.file, options);
         CHECK(write_torch_csv(from_lf, detect_torch_csv_format(from_lf), c.era) == expected);
         Schedule from_crlf = read_torch_csv(expected, c.file, options);
         CHECK(write_torch_csv(from_crlf, detect_torch_csv_format(from_crlf), c.era) == expected);
@@ -263,14 +249,14 @@ TEST_CASE("writer formats actions as PyTorch's str(action)", "[torch_csv]") {
 TEST_CASE("letter eras are never silently reinterpreted", "[torch_csv]") {
     SECTION("the 2024-era compute file read with current letters: first W that follows a B of its own micro-batch") {
         // Line 1 is "0F0,0F1,2F0,,2F1,2B0,2W0,...": 2W0 starts at byte 21.
-        require_error(read_file("pytorch/zb1p_2rank_2stagep_compute.csv"), {1, 22, "--torch-era 2024"});
+        require_error(read_conformance("pytorch/zb1p_2rank_2stagep_compute.csv"), {1, 22, "--torch-era 2024"});
     }
     SECTION("the 2024-era comms file read with current letters: first BW token (byte 79 of line 1)") {
-        require_error(read_file("pytorch/zb1p_2rank_2stagep_comms.csv"),
+        require_error(read_conformance("pytorch/zb1p_2rank_2stagep_comms.csv"),
                       {1, 80, "2024-era letter BW; rerun with --torch-era 2024"});
     }
     SECTION("a current file read with 2024 letters: first I token (7I0 at byte 32 of line 1)") {
-        require_error(read_file("pytorch/dualpipev_4rank_10mb.csv"), {1, 33, "--torch-era current"}, era2024());
+        require_error(read_conformance("pytorch/dualpipev_4rank_10mb.csv"), {1, 33, "--torch-era current"}, era2024());
     }
     SECTION("B and W of one micro-batch are fine once the file has an I (the verifier judges them)") {
         CHECK_NOTHROW(read_torch_csv("0F0,0B0,0W0,0F1,0I1,0W1\n", "t.csv"));
@@ -327,13 +313,13 @@ TEST_CASE("malformed CSV: exact line and column", "[torch_csv]") {
 
 TEST_CASE("PyTorch's _validate_schedule verdicts", "[torch_csv][pytorch_compat]") {
     SECTION("every conformance file is accepted by PyTorch") {
-        CHECK(!pytorch_validate_schedule(read_torch_csv(read_file("pytorch/dualpipev_4rank_10mb.csv"), "a")));
+        CHECK(!pytorch_validate_schedule(read_torch_csv(read_conformance("pytorch/dualpipev_4rank_10mb.csv"), "a")));
         CHECK(!pytorch_validate_schedule(
-            read_torch_csv(read_file("pytorch/zb1p_2rank_2stagep_compute.csv"), "b", era2024())));
+            read_torch_csv(read_conformance("pytorch/zb1p_2rank_2stagep_compute.csv"), "b", era2024())));
         CHECK(!pytorch_validate_schedule(
-            read_torch_csv(read_file("pytorch/zb1p_2rank_2stagep_comms.csv"), "c", era2024())));
+            read_torch_csv(read_conformance("pytorch/zb1p_2rank_2stagep_comms.csv"), "c", era2024())));
         for (const char* f : {"torchtitan/2-rank.csv", "torchtitan/4-rank.csv", "torchtitan/8-rank.csv"})
-            CHECK(!pytorch_validate_schedule(read_torch_csv(read_file(f), f)));
+            CHECK(!pytorch_validate_schedule(read_torch_csv(read_conformance(f), f)));
     }
     SECTION("TestValidateSchedule: valid B and I/W versions, missing backwards, missing rank") {
         CHECK(!pytorch_validate_schedule(read_torch_csv("0F0,0B0\n1F0,1B0\n", "t")));

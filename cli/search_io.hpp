@@ -1,0 +1,20 @@
+#pragma once
+// What `search` and `sweep` share (defined in cmd_search.cpp): the problem from command-line values and
+// the JSON summary of one search.
+#include "solver/search.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pp::cli {
+
+nlohmann::json search_result_json(const SearchResult& r);
+SearchProblem search_problem_from(const std::string& placement, std::optional<int> ranks, std::optional<int> microbatches,
+                                  const std::optional<std::string>& costs, const std::optional<std::string>& memory,
+                                  const std::optional<std::string>& overlap, const std::string& objective,
+                                  std::vector<WarmStart>* file_start);
+
+}  // namespace pp::cli

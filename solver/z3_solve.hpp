@@ -1,0 +1,57 @@
+#pragma once
+// The part of a Z3 query both encodings share (private to solver/z3_*.cpp): build under the deadline,
+// hand Z3 the time that is left, keep the SMT-LIB2 text if asked, and translate the answer.
+#include "solver/z3_encoding.hpp"
+
+#include <z3++.h>
+
+#include <chrono>
+#include <string>
+
+namespace pp {
+
+inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Encoder: build() (may throw BuildTimeout), variables(), constraints(), solver().
+// on_sat(model, out) fills out.start and out.partner; tune(params) adds encoding-specific parameters.
+template <class Encoder, class OnSat, class Tune>
+void build_and_check(Encoder& enc, const Z3Query& query, Clock::time_point t0, Z3Outcome& out, const OnSat& on_sat,
+                     const Tune& tune) {
+    try {
+        enc.build();
+    } catch (const BuildTimeout&) {
+        out.answer = Z3Answer::Unknown;
+        out.reason = "time limit reached while building the encoding";
+        out.build_seconds = seconds_since(t0);
+        return;
+    }
+    out.variables = enc.variables();
+    out.constraints = enc.constraints();
+    out.build_seconds = seconds_since(t0);
+    const double left_ms = std::chrono::duration<double, std::milli>(query.deadline - Clock::now()).count();
+    if (left_ms < 1) {
+        out.answer = Z3Answer::Unknown;
+        out.reason = "time limit reached";
+        return;
+    }
+    z3::params params(enc.solver().ctx());
+    params.set("timeout", static_cast<unsigned>(left_ms));
+    params.set("random_seed", query.seed);
+    tune(params);
+    enc.solver().set(params);
+    if (query.keep_smt2) out.smt2 = enc.solver().to_smt2();
+    const auto t1 = Clock::now();
+    const z3::check_result r = enc.solver().check();
+    out.solve_seconds = seconds_since(t1);
+    if (r == z3::sat) {
+        on_sat(enc.solver().get_model(), out);
+        out.answer = Z3Answer::Sat;
+    } else if (r == z3::unsat) {
+        out.answer = Z3Answer::Unsat;
+    } else {
+        out.answer = Z3Answer::Unknown;
+        out.reason = enc.solver().reason_unknown();
+    }
+}
+
+}  // namespace pp
