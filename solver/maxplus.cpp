@@ -121,9 +121,10 @@ WordFit fit_word(const Schedule& s0, const Schedule& s1, const Schedule* s2) {
         const size_t L = b.size() - a.size();
         size_t lcp = 0;
         while (lcp < a.size() && same_slot(a[lcp], b[lcp])) ++lcp;
-        bool found = false;
+        bool found = false, one_step_only = false;
         for (size_t p = lcp + 1; p-- > 0 && !found;) {
             if (!equal_range(a, p, b, p + L, a.size() - p, word.delta, 1)) continue;
+            one_step_only = true;
             std::vector<Slot> u(a.begin(), a.begin() + static_cast<long>(p));
             std::vector<Slot> v(b.begin() + static_cast<long>(p), b.begin() + static_cast<long>(p + L));
             std::vector<Slot> w(a.begin() + static_cast<long>(p), a.end());
@@ -142,8 +143,13 @@ WordFit fit_word(const Schedule& s0, const Schedule& s1, const Schedule* s2) {
         }
         if (!found) {
             fit.failure = "rank " + std::to_string(r) +
-                          ": the order for the larger M is not the smaller one with one block inserted "
-                          "(and the later micro-batch indices shifted)";
+                          (one_step_only
+                               ? ": one step of M inserts one block, but the next step does not insert the same block "
+                                 "again: the order grows in more than one place (e.g. all forwards, then all backwards, "
+                                 "as GPipe), and the method needs a single growing block per rank (a word "
+                                 "prefix . block^t . suffix)"
+                               : ": the order for the larger M is not the smaller one with one block inserted "
+                                 "(and the later micro-batch indices shifted)");
             return fit;
         }
     }

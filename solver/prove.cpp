@@ -4,6 +4,7 @@
 #include "schedules/registry.hpp"
 #include "solver/batched.hpp"
 #include "solver/memory.hpp"
+#include "solver/prove_formula.hpp"
 #include "solver/prove_smt.hpp"
 #include "solver/simulate.hpp"
 #include "solver/verify.hpp"
@@ -30,6 +31,10 @@ const char* kDualPipeLemma =
     "empty before and after step 4 (step 3 pops what it pushes, steps 4-5 push nothing). So the order for H+1 is "
     "the order for H with one more step-4 round (its body is the same word) and every later index raised by one: "
     "a periodic word in H (proofs/method.md, lemma 'running-counter step programs').";
+// A generator that settles into its periodic word only after a few blocks is proved from there on; more than
+// this many blocks of transient is more likely a family that is not periodic at all.
+constexpr int kMaxOriginShift = 8;
+
 const char* k1F1BLemma =
     "schedules/1f1b.cpp: rank r runs min(M, P-r) = P-r warm-up forwards (M >= P), then M rounds of "
     "'B_k, then the next forward if one is left': a loop whose body does not depend on M, running counters, "
@@ -50,6 +55,59 @@ std::string join_ints(const std::vector<int>& v) {
 std::string costs_text(const CostPoint& p) {
     return fmt::format("F={},I={},W={},B={},FB={},comm={}", format_rational(p[0]), format_rational(p[1]),
                        format_rational(p[2]), format_rational(p[3]), format_rational(p[4]), format_rational(p[5]));
+}
+
+// A point strictly inside the region's cone of rays, weighted like interior_point, that also satisfies the
+// constraints the cone leaves out (those with a constant term, such as F >= 2): sample points may turn into
+// counterexamples, which must lie inside the stated assumptions.
+std::optional<CostPoint> region_point(const CostRegion& region, const std::vector<std::int64_t>& weights) {
+    const CostPoint p = region.interior_point(weights);
+    if (region.contains(p)) return p;
+    z3::context ctx;
+    z3::solver solver(ctx);
+    smt::assert_region(solver, region);
+    const z3::expr mu = ctx.real_const("mu");
+    solver.add(mu > 0);
+    std::vector<z3::expr> sum;
+    for (int i = 0; i < kCostVars; ++i) sum.push_back(ctx.real_val(0));
+    for (size_t r = 0; r < region.rays.size(); ++r) {
+        const z3::expr lambda = ctx.real_const(("lambda" + std::to_string(r)).c_str());
+        const std::int64_t w = r < weights.size() ? weights[r] : 1;
+        solver.add(lambda >= ctx.real_val(static_cast<int64_t>(w)) * mu);
+        for (int i = 0; i < kCostVars; ++i)
+            if (region.rays[r][i] != 0) sum[i] = sum[i] + ctx.real_val(static_cast<int64_t>(region.rays[r][i])) * lambda;
+    }
+    for (int i = 0; i < kCostVars; ++i) solver.add(smt::cost_var(ctx, i) == sum[i]);
+    const auto out = smt::check(ctx, solver, "a sample point of the region", "sat", 10000);
+    if (out.result != z3::sat || !out.witness || !region.contains(*out.witness)) return std::nullopt;
+    return out.witness;
+}
+
+// The bubble of one symbolically timed instance; appends each rank's idle time to idle[r].symbolic.
+MaxPoly symbolic_bubble(const SymbolicTiming& st, const CostRegion& region, std::vector<RankIdle>& idle) {
+    // idle_r = makespan - busy_r: a rank whose busy time is >= another's on the whole region (every ray) idles
+    // no longer than it anywhere, so only the ranks with a ray-minimal busy time enter the max.
+    const size_t P = st.busy.size();
+    std::vector<std::vector<std::int64_t>> busy_values;
+    for (const auto& b : st.busy) busy_values.push_back(region.ray_values(b));
+    MaxPoly bubble;
+    for (size_t r = 0; r < P; ++r) {
+        MaxPoly rank_idle = st.makespan;  // pruned; a shift keeps it so
+        rank_idle.shift(LinForm{} - st.busy[r], region);
+        bool covered = false;
+        for (size_t q = 0; q < P && !covered; ++q) {
+            if (q == r) continue;
+            bool le = true, equal = true;
+            for (size_t k = 0; k < busy_values[r].size(); ++k) {
+                le = le && busy_values[q][k] <= busy_values[r][k];
+                equal = equal && busy_values[q][k] == busy_values[r][k];
+            }
+            covered = le && (!equal || q < r);
+        }
+        if (!covered) bubble.merge_pruned(rank_idle);
+        idle[r].symbolic.push_back(std::move(rank_idle));
+    }
+    return bubble;
 }
 
 // Simulation under the chosen timing model.
@@ -117,6 +175,12 @@ std::optional<FamilySpec> family_spec(const std::string& name, int P, std::strin
         spec.structure_lemma = kZbHandLemma;
     } else if (name == "gpipe") {
         spec.m0 = 1, spec.step = 1, spec.precondition = "M >= 1";
+    } else if (name == "interleaved-1f1b" || name == "zb1p") {
+        // PyTorch runs max(1, M // P) rounds and needs M to be a multiple of them: M = 9 fails at P = 4, so the
+        // admissible M are no arithmetic progression; every multiple of P is admissible.
+        spec.m0 = P, spec.step = P;
+        spec.precondition = "M a multiple of P (PyTorch needs max(1, M // P) to divide M; the other such M are not "
+                            "an arithmetic progression)";
     } else if (name == "chimera") {
         if (P % 2 != 0) return fail("chimera needs an even P");
         spec.m0 = P, spec.step = P, spec.precondition = "P even, M a positive multiple of P";
@@ -171,8 +235,13 @@ struct Prover {
     PeriodicStructure ps;
     bool lemma_ok = false;
     int T_check = 0;
+    // When the order is not one periodic word from the origin: the block count from which a word may start.
+    int later_origin = 0;
+    // How many blocks earlier provers in this chain have already moved the origin (bounds the recursion).
+    int shifted = 0;
 
-    Prover(const FamilySpec& f, const ProveOptions& o) : family(f), options(o) {}
+    Prover(const FamilySpec& f, const ProveOptions& o, int already_shifted = 0)
+        : family(f), options(o), shifted(already_shifted) {}
 
     const Schedule& inst(int t) {
         auto it = cache.find(t);
@@ -224,12 +293,18 @@ struct Prover {
         }
         VerifyOptions vo;
         vo.activations = options.activations;
+        if (property == Property::MemoryBound) {
+            // Without a bound there is nothing an instance alone can refute.
+            if (!options.memory_bound) return std::nullopt;
+            vo.memory_limit = options.memory_bound;
+        }
         const VerifyReport report = verify(s, vo);
         std::vector<const Violation*> relevant;
         for (const auto& v : report.violations) {
             if (property == Property::DeadlockFree &&
                 !(v.kind == ViolationKind::Deadlock || v.kind == ViolationKind::OrderContradicts))
                 continue;
+            if (property == Property::MemoryBound && v.kind != ViolationKind::MemoryLimit) continue;
             relevant.push_back(&v);
         }
         if (relevant.empty()) return std::nullopt;
@@ -253,6 +328,7 @@ struct Prover {
                 if (fit.word) {
                     if (origin > 0) {
                         failure = "the order becomes periodic only from M = " + std::to_string(M(origin));
+                        later_origin = origin;
                         break;
                     }
                     word = std::move(fit.word);
@@ -278,6 +354,7 @@ struct Prover {
             const std::string mismatch = word_mismatch(*word, t, inst(t));
             if (!mismatch.empty()) {
                 res.missing = "the generator leaves its periodic word at M = " + std::to_string(M(t)) + ": " + mismatch;
+                later_origin = t;
                 word.reset();
                 return false;
             }
@@ -354,6 +431,16 @@ struct Prover {
         return std::nullopt;
     }
 
+    ProofResult run_guarded() {
+        try {
+            return run();
+        } catch (const SimulationError& e) {
+            res.verdict = Verdict::Unknown;
+            res.missing = std::string("simulation failed: ") + e.what();
+            return res;
+        }
+    }
+
     // ----- properties
     ProofResult& run() {
         res.family = family.name;
@@ -394,7 +481,11 @@ struct Prover {
             res.assumptions.push_back(std::string("timing: ") + timing_model_name(options.model) +
                                       " (a slot starts when its rank is free and its inputs have arrived; a cross-rank "
                                       "dependency adds comm)");
-        if (!establish_word()) return refute_on_instances_or_unknown();
+        if (!establish_word()) {
+            if (later_origin > 0 && shifted + later_origin <= kMaxOriginShift)
+                return prove_from_later_origin(later_origin);
+            return refute_on_instances_or_unknown();
+        }
         res.word = word;
         if (!establish_structure()) {
             if (!ps.failure.empty() && ps.failure.find("no super-step") != std::string::npos) {
@@ -420,28 +511,178 @@ struct Prover {
         if (options.property != Property::BubbleConstant)
             for (int t = 0; t <= 4; ++t)
                 if (auto cx = check_instance(t, options.property)) return refuted(*cx);
-        if (options.property == Property::BubbleConstant && options.costs) {
-            // Differences between the first instances still refute.
-            try {
-                const ExactTiming b0 = exact_timing(inst(0), *options.costs);
-                for (int t = 1; t <= 4; ++t) {
-                    const ExactTiming bt = exact_timing(inst(t), *options.costs);
-                    if (!(bt.bubble == b0.bubble)) {
-                        Counterexample cx;
-                        cx.ranks = family.ranks, cx.microbatches = M(0), cx.other_microbatches = M(t);
-                        cx.costs = point_of(*options.costs);
-                        cx.what = fmt::format("bubble({}) = {} but bubble({}) = {}", M(0), format_rational(b0.bubble),
-                                              M(t), format_rational(bt.bubble));
-                        cx.schedule = inst(t);
-                        return refuted(cx);
-                    }
+        if (options.property == Property::BubbleConstant) {
+            for (int t = 0; t <= 4; ++t)
+                if (auto cx = check_instance(t, Property::Dependencies)) return refuted(*cx);
+            // Differences between the first instances still refute: at the given costs, or at a few interior
+            // points of the region (a concrete point suffices to refute the symbolic statement).
+            std::vector<Costs> points;
+            if (options.costs) {
+                points.push_back(*options.costs);
+            } else {
+                CostRegion region = options.region ? *options.region : CostRegion::standard(false);
+                region.finish();
+                for (std::int64_t w : {1, 3}) {
+                    std::vector<std::int64_t> weights(region.rays.size(), 1);
+                    if (!weights.empty()) weights[0] = w;
+                    if (auto point = region_point(region, weights)) points.push_back(costs_at(*point));
                 }
-            } catch (const SimulationError&) {
+            }
+            for (const Costs& costs : points) {
+                try {
+                    const ExactTiming b0 = exact_timing(inst(0), costs);
+                    for (int t = 1; t <= 4; ++t) {
+                        const ExactTiming bt = exact_timing(inst(t), costs);
+                        if (!(bt.bubble == b0.bubble)) {
+                            Counterexample cx;
+                            cx.ranks = family.ranks, cx.microbatches = M(0), cx.other_microbatches = M(t);
+                            cx.costs = point_of(costs);
+                            cx.what = fmt::format("bubble({}) = {} but bubble({}) = {}", M(0), format_rational(b0.bubble),
+                                                  M(t), format_rational(bt.bubble));
+                            cx.schedule = inst(t);
+                            return refuted(cx);
+                        }
+                    }
+                } catch (const SimulationError&) {
+                } catch (const GenerateError&) {
+                }
             }
         }
         if (res.missing.empty()) res.missing = ps.failure;
         res.verdict = Verdict::Unknown;
         return res;
+    }
+
+    // The order is a periodic word only from block count k on: prove the statement for the family restricted to
+    // M >= M(k) (a family of its own) and settle M(0)..M(k-1) instance by instance.
+    ProofResult& prove_from_later_origin(int k) {
+        const std::string why = res.missing;
+        for (int t = 0; t < k; ++t) {
+            const Property p = options.property == Property::BubbleConstant ? Property::Dependencies : options.property;
+            if (auto cx = check_instance(t, p)) return refuted(*cx);
+        }
+        FamilySpec later = family;
+        later.m0 = M(k);
+        later.precondition = family.precondition + fmt::format("; from M = {} on", M(k));
+        Prover sub_prover(later, options, shifted + k);
+        ProofResult sub = sub_prover.run_guarded();
+        res.obligations.push_back(
+            {"later-origin",
+             fmt::format("the statement for M = {}..{} instance by instance, and for every M >= {} by the proof below "
+                         "(whose obligations all concern M >= {})",
+                         M(0), M(k - 1), M(k), M(k)),
+             why + "; so the origin moves to M = " + std::to_string(M(k)), true, 0, ""});
+        const size_t sub_begin = res.obligations.size();
+        for (auto& o : sub.obligations) res.obligations.push_back(std::move(o));
+        for (size_t a = 1; a < sub.assumptions.size(); ++a) res.assumptions.push_back(sub.assumptions[a]);
+        res.word = sub.word;
+        res.structure = sub.structure;
+        res.summary = sub.summary;
+        res.counterexample = sub.counterexample;
+        if (sub.verdict != Verdict::Proved) {
+            res.verdict = sub.verdict;
+            res.missing = sub.missing.empty() ? "" : "for M >= " + std::to_string(M(k)) + ": " + sub.missing;
+            return res;
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        std::string early;  // what the first instances showed
+        switch (options.property) {
+            case Property::Dependencies:
+            case Property::DeadlockFree:
+                early = "exact verification of each instance";
+                break;
+            case Property::MemoryBound: {
+                res.peaks = sub.peaks;
+                std::string values;
+                for (int t = 0; t < k; ++t) {
+                    const auto peaks = peak_activations(inst(t), options.activations);
+                    if (t == 0) res.peaks_at_origin = peaks;
+                    values += fmt::format("{}M = {}: [", t ? "; " : "", M(t));
+                    for (size_t r = 0; r < peaks.size(); ++r) values += (r ? " " : "") + format_rational(peaks[r]);
+                    values += "]";
+                }
+                early = "exact count on each instance (against the bound too, when one is given): " + values;
+                res.summary += " (" + values + ")";
+                break;
+            }
+            case Property::BubbleConstant:
+                if (!settle_early_bubbles(sub, k, early)) return res;
+                break;
+        }
+        res.obligations.insert(res.obligations.begin() + static_cast<long>(sub_begin),
+                               {"early-instances",
+                                fmt::format("the statement holds at M = {}..{}", M(0), M(k - 1)), early, true,
+                                seconds_since(t0), ""});
+        if (options.property != Property::MemoryBound)
+            res.summary += fmt::format("; M = {}..{} checked instance by instance", M(0), M(k - 1));
+        res.verdict = Verdict::Proved;
+        return res;
+    }
+
+    // Bubble at the instances before a moved origin: equal to the proved constant, or a counterexample.
+    bool settle_early_bubbles(const ProofResult& sub, int k, std::string& method) {
+        res.t_periodic = sub.t_periodic + k;
+        res.cycle = sub.cycle;
+        res.idle.assign(family.ranks, {});
+        if (options.costs) {
+            for (int t = 0; t < k; ++t) {
+                const ExactTiming et = exact_timing(inst(t), *options.costs);
+                for (int r = 0; r < family.ranks; ++r) res.idle[r].exact.push_back(et.idle[r]);
+                if (!(et.bubble == *sub.bubble_exact)) {
+                    Counterexample cx;
+                    cx.ranks = family.ranks, cx.microbatches = M(t), cx.other_microbatches = M(k);
+                    cx.costs = point_of(*options.costs);
+                    cx.what = fmt::format("bubble({}) = {} but bubble({}) = {}", M(t), format_rational(et.bubble), M(k),
+                                          format_rational(*sub.bubble_exact));
+                    cx.schedule = inst(t);
+                    res.summary.clear();
+                    refuted(cx);
+                    return false;
+                }
+            }
+            for (int r = 0; r < family.ranks; ++r) {
+                for (const auto& v : sub.idle[r].exact) res.idle[r].exact.push_back(v);
+                res.idle[r].slope = sub.idle[r].slope;
+            }
+            res.bubble_exact = sub.bubble_exact;
+            method = "exact simulation of each instance";
+            return true;
+        }
+        CostRegion region = options.region ? *options.region : CostRegion::standard(false);
+        region.finish();
+        for (int t = 0; t < k; ++t) {
+            const Schedule& s = inst(t);
+            const MaxPoly bubble = symbolic_bubble(symbolic_simulate(s, build_schedule_graph(s), region), region, res.idle);
+            if (bubble.same_forms(*sub.bubble_symbolic)) continue;
+            const auto out = smt::equal_on_region(bubble, *sub.bubble_symbolic, LinForm{}, region, "early instance");
+            if (out.result == z3::unsat) continue;
+            if (out.result == z3::sat && out.witness) {
+                const Costs costs = costs_at(*out.witness);
+                const Rational here = exact_timing(s, costs).bubble, there = exact_timing(inst(k), costs).bubble;
+                if (!(here == there)) {
+                    Counterexample cx;
+                    cx.ranks = family.ranks, cx.microbatches = M(t), cx.other_microbatches = M(k);
+                    cx.costs = *out.witness;
+                    cx.what = fmt::format("bubble({}) = {} but bubble({}) = {}", M(t), format_rational(here), M(k),
+                                          format_rational(there));
+                    cx.schedule = s;
+                    res.summary.clear();
+                    refuted(cx);
+                    return false;
+                }
+            }
+            res.summary.clear();
+            unknown(fmt::format("Z3 could not compare the bubble at M = {} with the proved one", M(t)));
+            return false;
+        }
+        for (int r = 0; r < family.ranks; ++r) {
+            for (const auto& v : sub.idle[r].symbolic) res.idle[r].symbolic.push_back(v);
+            res.idle[r].slope_form = LinForm{};
+        }
+        res.bubble_symbolic = sub.bubble_symbolic;
+        method = "symbolic simulation of each instance; equal to the proved bubble on the region (identical "
+                 "polynomials or Z3 unsat)";
+        return true;
     }
 
     // Coverage of every (pipeline, stage, micro-batch) for all t, in linear integer arithmetic.
@@ -706,6 +947,8 @@ struct Prover {
                                        M(found), format_rational(value));
                 cx.schedule = inst(found);
             }
+            if (!costs.per_block.empty())
+                cx.what += "; the costs printed are the base costs, with the per-block overrides of the assumptions on top";
             res.summary = fmt::format("bubble grows by {} per block for M >= {}", format_rational(slope[worst]),
                                       M(pt.t_periodic));
             return refuted(cx);
@@ -794,7 +1037,9 @@ struct Prover {
                     seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
                     w = 1 + static_cast<std::int64_t>((seed >> 33) % 5);
                 }
-            const CostPoint point = region.interior_point(weights);
+            const auto inside = region_point(region, weights);
+            if (!inside) return unknown("no sample point satisfies the cost assumptions (Z3)");
+            const CostPoint point = *inside;
             const Costs costs = costs_at(point);
             const PeriodicTiming pt = find_periodic_window(*word, ps, costs);
             if (!pt.found) return unknown("timing at the sample point " + costs_text(point) + ": " + pt.failure);
@@ -873,17 +1118,7 @@ struct Prover {
         for (int t = 0; t < t_end; ++t) {
             const Schedule& inst_t = inst(t);
             const ScheduleGraph gt = build_schedule_graph(inst_t);
-            const SymbolicTiming stt = symbolic_simulate(inst_t, gt, region);
-            MaxPoly bubble;
-            for (int r = 0; r < word->ranks(); ++r) {
-                MaxPoly idle = stt.makespan;
-                idle.shift(LinForm{} - stt.busy[r], region);
-                idle.prune();
-                bubble.merge(idle);
-                res.idle[r].symbolic.push_back(std::move(idle));
-            }
-            bubble.prune();
-            bubbles.push_back(std::move(bubble));
+            bubbles.push_back(symbolic_bubble(symbolic_simulate(inst_t, gt, region), region, res.idle));
             cache.erase(t);
         }
         z3::context ctx;
@@ -892,7 +1127,7 @@ struct Prover {
         z3::expr_vector differ(ctx);
         int z3_needed = 0;
         for (int t = 1; t < t_end; ++t) {
-            differ.push_back(smt::max_of(ctx, bubbles[t]) != smt::max_of(ctx, bubbles[0]));
+            if (!options.emit_dir.empty()) differ.push_back(smt::max_of(ctx, bubbles[t]) != smt::max_of(ctx, bubbles[0]));
             if (bubbles[t].same_forms(bubbles[0])) continue;
             ++z3_needed;
             auto out = smt::equal_on_region(bubbles[t], bubbles[0], LinForm{}, region, "base case");
@@ -904,15 +1139,20 @@ struct Prover {
             base_solver.add(z3::mk_or(differ));
             base_file = emit("base.smt2", smt::check(ctx, base_solver, "base cases: bubble(t) = bubble(0)", "unsat", 1).smt2);
         }
+        // For reading, only the forms that are the strict maximum somewhere on the region: the same function there.
+        const MaxPoly bubble = needed_forms(bubbles[0], region);
         add("base-cases",
             fmt::format("bubble(M) for M = {}..{} is one piecewise-linear function of the costs: {}", M(0), M(t_end - 1),
-                        bubbles[0].str(region)),
-            z3_needed == 0 ? "symbolic simulation; identical max-plus polynomials"
-                           : fmt::format("symbolic simulation; {} case(s) proved equal by Z3", z3_needed),
+                        bubble.str(region)),
+            (z3_needed == 0 ? std::string("symbolic simulation; identical max-plus polynomials")
+                            : fmt::format("symbolic simulation; {} case(s) proved equal by Z3", z3_needed)) +
+                fmt::format("; printed with the {} of its {} linear forms that are the largest somewhere on the region "
+                            "(the others never exceed them: Z3, linear real arithmetic)",
+                            bubble.forms.size(), bubbles[0].forms.size()),
             true, seconds_since(t1), base_file);
         for (auto& ri : res.idle) ri.slope_form = LinForm{};
-        res.bubble_symbolic = bubbles[0];
-        return proved(fmt::format("bubble = {} for every M >= {} and every cost point of the region", bubbles[0].str(region),
+        res.bubble_symbolic = bubble;
+        return proved(fmt::format("bubble = {} for every M >= {} and every cost point of the region", bubble.str(region),
                                   M(0)));
     }
 
@@ -933,6 +1173,10 @@ struct Prover {
 
     // Re-runs the exact proof at a concrete cost point; a refutation there refutes the symbolic statement.
     ProofResult& refute_at(const CostPoint& point, const std::string& where, bool unknown_if_holds = true) {
+        CostRegion region = options.region ? *options.region : CostRegion::standard(false);
+        if (!region.contains(point))
+            return unknown("internal: the point " + costs_text(point) + " (" + where +
+                           ") lies outside the cost assumptions, so it cannot refute");
         ProveOptions exact = options;
         exact.costs = costs_at(point);
         exact.emit_dir.clear();
@@ -959,13 +1203,7 @@ struct Prover {
 
 ProofResult prove(const FamilySpec& family, const ProveOptions& options) {
     Prover prover(family, options);
-    try {
-        return prover.run();
-    } catch (const SimulationError& e) {
-        prover.res.verdict = Verdict::Unknown;
-        prover.res.missing = std::string("simulation failed: ") + e.what();
-        return prover.res;
-    }
+    return prover.run_guarded();
 }
 
 std::string format_proof(const ProofResult& r, bool deepseek_basis) {

@@ -37,21 +37,25 @@ std::string format_condition(const LinForm& form, bool deepseek_basis) {
     return format_ratform(lhs) + " >= " + format_ratform(rhs);
 }
 
-PiecewiseLinear pieces_of(const MaxPoly& poly, const CostRegion& region) {
-    PiecewiseLinear out;
+namespace {
+
+struct StrictMaxima {
+    std::vector<bool> is_piece;
+    std::vector<CostPoint> example;
+};
+
+// The forms that are the strict maximum at some point of the region. Dropping all the others leaves the
+// function unchanged: where a dropped form attains the max, a kept one does too (two distinct linear forms tied
+// at the max split a neighbourhood in the convex region, and one of them is strictly largest on each side;
+// forms equal as functions were already merged by MaxPoly::prune). Z3's unknown keeps a form.
+StrictMaxima strict_maxima(const MaxPoly& poly, const CostRegion& region, z3::context& ctx, z3::solver& solver,
+                           const std::vector<z3::expr>& exprs) {
     const size_t n = poly.forms.size();
-    z3::context ctx;
-    z3::solver solver(ctx);
-    z3::params params(ctx);
-    params.set("timeout", 20000u);
-    solver.set(params);
-    smt::assert_region(solver, region);
-    std::vector<z3::expr> exprs;
-    for (const auto& f : poly.forms) exprs.push_back(smt::form(ctx, f));
+    StrictMaxima out;
+    out.is_piece.assign(n, false);
+    out.example.resize(n);
     // 1. Definite pieces: the unique maximum at some interior sample point (exact integer arithmetic: the
     //    points are positive integer combinations of the integer rays).
-    std::vector<bool> is_piece(n, false);
-    std::vector<CostPoint> example(n);
     std::uint64_t seed = 0x2545F4914F6CDD1DULL;
     const size_t R = region.rays.size();
     for (int sample = 0; sample < 600 && n > 0; ++sample) {
@@ -68,27 +72,129 @@ PiecewiseLinear pieces_of(const MaxPoly& poly, const CostRegion& region) {
             if (i == 0 || v > best) best = v, arg = i, ties = 1;
             else if (v == best) ++ties;
         }
-        if (ties == 1 && !is_piece[arg]) {
-            is_piece[arg] = true;
-            example[arg] = region.interior_point(w);
+        if (ties == 1 && !out.is_piece[arg]) {
+            // The rays ignore constraints with a constant term; such a point may lie outside.
+            const CostPoint point = region.interior_point(w);
+            if (!region.contains(point)) continue;
+            out.is_piece[arg] = true;
+            out.example[arg] = point;
         }
     }
-    // 2. Every other form: no point where it beats the known pieces => never the strict maximum.
+    // 2a. Where a known piece p is the largest of the known pieces is a polyhedral cone (the region's cone cut by
+    //     p >= q); a form that is <= p on every extreme ray of p's cone, for every p, never exceeds the known
+    //     pieces. (The region's constraints with a constant term are left out, which only enlarges the cones.)
+    std::vector<std::pair<size_t, std::vector<std::array<std::int64_t, kCostVars>>>> cells;
+    bool cells_ok = false;
+    auto build_cells = [&] {
+        cells.clear();
+        cells_ok = true;
+        for (size_t p = 0; p < n && cells_ok; ++p) {
+            if (!out.is_piece[p]) continue;
+            CostRegion cell;
+            for (const auto& c : region.constraints)
+                if (c.homogeneous()) cell.add(c);
+            for (size_t q = 0; q < n; ++q) {
+                if (q == p || !out.is_piece[q]) continue;
+                CostConstraint c;
+                for (int v = 0; v < kCostVars; ++v) c.a[v] = Rational(poly.forms[p].c[v] - poly.forms[q].c[v]);
+                cell.add(c);
+            }
+            try {
+                cell.finish();
+                cells.emplace_back(p, cell.rays);
+            } catch (const std::invalid_argument&) {
+                cells_ok = false;
+            }
+        }
+    };
+    auto below_known_pieces = [&](size_t i) {
+        if (!cells_ok || cells.empty()) return false;
+        for (const auto& [p, rays] : cells)
+            for (const auto& ray : rays) {
+                std::int64_t fi = 0, fp = 0;
+                for (int v = 0; v < kCostVars; ++v) fi += poly.forms[i].c[v] * ray[v], fp += poly.forms[p].c[v] * ray[v];
+                if (fi > fp) return false;
+            }
+        return true;
+    };
+    build_cells();
+    // 2b. Every other form: no point where it beats the known pieces => never the strict maximum. Where it does,
+    //     the unique largest form at that point is a new piece (and the cells are rebuilt); only ties fall back
+    //     to asking against every form.
     for (size_t i = 0; i < n; ++i) {
-        if (is_piece[i]) continue;
-        for (int pass = 0; pass < 2 && !is_piece[i]; ++pass) {
+        while (!out.is_piece[i] && !below_known_pieces(i)) {
             solver.push();
             for (size_t j = 0; j < n; ++j)
-                if (j != i && (pass == 1 || is_piece[j])) solver.add(exprs[i] > exprs[j]);
+                if (j != i && out.is_piece[j]) solver.add(exprs[i] > exprs[j]);
             const z3::check_result r = solver.check();
-            if (r == z3::sat && pass == 1) {
-                is_piece[i] = true;
-                example[i] = smt::point_from_model(ctx, solver.get_model());
-            }
+            std::optional<CostPoint> at;
+            if (r == z3::sat) at = smt::point_from_model(ctx, solver.get_model());
             solver.pop();
             if (r == z3::unsat) break;  // redundant
+            if (at && region.contains(*at)) {
+                size_t arg = 0, ties = 0;
+                Rational best{0};
+                for (size_t j = 0; j < n; ++j) {
+                    const Rational v = poly.forms[j].eval(*at);
+                    if (j == 0 || v > best) best = v, arg = j, ties = 1;
+                    else if (v == best) ++ties;
+                }
+                if (ties == 1 && !out.is_piece[arg]) {
+                    out.is_piece[arg] = true;
+                    out.example[arg] = *at;
+                    build_cells();
+                    continue;
+                }
+            }
+            solver.push();
+            for (size_t j = 0; j < n; ++j)
+                if (j != i) solver.add(exprs[i] > exprs[j]);
+            const z3::check_result all = solver.check();
+            if (all == z3::sat) out.example[i] = smt::point_from_model(ctx, solver.get_model());
+            solver.pop();
+            if (all != z3::unsat) out.is_piece[i] = true;  // sat, or unknown: kept
+            break;
         }
     }
+    return out;
+}
+
+struct RegionSolver {
+    z3::context ctx;
+    z3::solver solver{ctx};
+    std::vector<z3::expr> exprs;
+    RegionSolver(const MaxPoly& poly, const CostRegion& region) {
+        z3::params params(ctx);
+        params.set("timeout", 20000u);
+        solver.set(params);
+        smt::assert_region(solver, region);
+        for (const auto& f : poly.forms) exprs.push_back(smt::form(ctx, f));
+    }
+};
+
+}  // namespace
+
+MaxPoly needed_forms(const MaxPoly& poly_in, const CostRegion& region) {
+    MaxPoly poly = poly_in;
+    poly.prune();  // strict_maxima needs distinct functions
+    if (poly.forms.size() <= 1) return poly;
+    RegionSolver z(poly, region);
+    const StrictMaxima sm = strict_maxima(poly, region, z.ctx, z.solver, z.exprs);
+    MaxPoly out;
+    for (size_t i = 0; i < poly.forms.size(); ++i)
+        if (sm.is_piece[i]) out.forms.push_back(poly.forms[i]), out.values.push_back(poly.values[i]);
+    return out;
+}
+
+PiecewiseLinear pieces_of(const MaxPoly& poly, const CostRegion& region) {
+    PiecewiseLinear out;
+    const size_t n = poly.forms.size();
+    RegionSolver z(poly, region);
+    z3::context& ctx = z.ctx;
+    z3::solver& solver = z.solver;
+    const StrictMaxima sm = strict_maxima(poly, region, ctx, solver, z.exprs);
+    const std::vector<bool>& is_piece = sm.is_piece;
+    const std::vector<CostPoint>& example = sm.example;
     // 3. Each piece holds where it is >= every other piece (the other forms never exceed the maximum of the
     //    pieces); keep an irredundant set of those conditions.
     for (size_t i = 0; i < n; ++i) {

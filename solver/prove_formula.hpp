@@ -24,6 +24,9 @@ struct PiecewiseLinear {
 
 // Pieces of max(forms) on the region (forms strictly maximal somewhere), with irredundant conditions.
 PiecewiseLinear pieces_of(const MaxPoly& poly, const CostRegion& region);
+// The same function on the region with only the forms that are the strict maximum somewhere (Z3, linear real
+// arithmetic); MaxPoly::prune only drops forms dominated by a single other form.
+MaxPoly needed_forms(const MaxPoly& poly, const CostRegion& region);
 
 struct RankFormula {
     int rank = 0;

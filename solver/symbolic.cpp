@@ -301,42 +301,120 @@ void MaxPoly::merge(const MaxPoly& other) {
 void MaxPoly::prune() {
     const size_t n = forms.size();
     if (n <= 1) return;
-    std::vector<bool> drop(n, false);
-    for (size_t a = 0; a < n; ++a) {
-        if (drop[a]) continue;
-        for (size_t b = 0; b < n && !drop[a]; ++b) {
-            if (a == b || drop[b]) continue;
-            bool le = true, equal = true;
-            for (size_t r = 0; r < values[a].size() && le; ++r) {
-                le = values[a][r] <= values[b][r];
-                equal = equal && values[a][r] == values[b][r];
-            }
-            if (!le) continue;
-            // a <= b on the region. Equal functions: keep the smaller coefficient vector (canonical).
-            if (equal && forms[a] < forms[b]) continue;
-            drop[a] = true;
-        }
-    }
-    size_t w = 0;
+    // A form dominated on every ray has a ray sum no larger than its dominator's, so visiting forms by
+    // decreasing ray sum, each one only needs comparing with the forms already kept (the maximal ones).
+    // Among forms equal as functions the smallest coefficient vector comes first and is the one kept.
+    std::vector<std::int64_t> sum(n, 0);
     for (size_t k = 0; k < n; ++k)
-        if (!drop[k]) {
-            if (w != k) {
-                forms[w] = forms[k];
-                values[w] = std::move(values[k]);
-            }
-            ++w;
-        }
-    forms.resize(w);
-    values.resize(w);
-    // Canonical order.
-    std::vector<size_t> order(w);
+        for (std::int64_t v : values[k]) sum[k] += v;
+    std::vector<size_t> order(n);
     std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return forms[x] < forms[y]; });
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+        if (sum[x] != sum[y]) return sum[x] > sum[y];
+        return forms[x] < forms[y];
+    });
+    std::vector<size_t> kept;
+    for (size_t a : order) {
+        bool dominated = false;
+        for (size_t b : kept) {
+            bool le = true;
+            for (size_t r = 0; r < values[a].size() && le; ++r) le = values[a][r] <= values[b][r];
+            if (le) {
+                dominated = true;
+                break;
+            }
+        }
+        if (!dominated) kept.push_back(a);
+    }
+    // Canonical order.
+    std::sort(kept.begin(), kept.end(), [&](size_t x, size_t y) { return forms[x] < forms[y]; });
     std::vector<LinForm> f2;
     std::vector<std::vector<std::int64_t>> v2;
-    for (size_t k : order) f2.push_back(forms[k]), v2.push_back(std::move(values[k]));
+    f2.reserve(kept.size());
+    v2.reserve(kept.size());
+    for (size_t k : kept) f2.push_back(forms[k]), v2.push_back(std::move(values[k]));
     forms = std::move(f2);
     values = std::move(v2);
+}
+
+void MaxPoly::merge_pruned(const MaxPoly& o) {
+    if (o.empty()) return;
+    if (empty()) {
+        *this = o;
+        return;
+    }
+    // Both are antichains in canonical order. A form of both survives (nothing in either dominates it); a form
+    // of only one side can only be dominated by a form of only the other side.
+    std::vector<size_t> only_a, only_b;
+    size_t i = 0, j = 0;
+    while (i < forms.size() || j < o.forms.size()) {
+        if (j == o.forms.size() || (i < forms.size() && forms[i] < o.forms[j])) only_a.push_back(i++);
+        else if (i == forms.size() || o.forms[j] < forms[i]) only_b.push_back(j++);
+        else ++i, ++j;
+    }
+    if (only_b.empty()) return;
+    std::vector<bool> keep_a(forms.size(), true), keep_b(o.forms.size(), true);
+    if (!only_a.empty()) {
+        // Flat copies sorted by decreasing ray sum: f <= g on every ray needs sum(f) <= sum(g), so each form is
+        // compared only with the other side's forms of at least its sum.
+        const size_t R = values[0].size();
+        struct Side {
+            std::vector<std::int64_t> v, sum;
+            std::vector<const LinForm*> form;
+            std::vector<size_t> index;
+        };
+        auto side = [&](const std::vector<size_t>& idx, const MaxPoly& p) {
+            std::vector<size_t> order(idx);
+            std::vector<std::int64_t> sums(p.forms.size(), 0);
+            for (size_t k : idx)
+                for (std::int64_t x : p.values[k]) sums[k] += x;
+            std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return sums[x] > sums[y]; });
+            Side s;
+            s.v.reserve(order.size() * R);
+            for (size_t k : order) {
+                s.v.insert(s.v.end(), p.values[k].begin(), p.values[k].end());
+                s.sum.push_back(sums[k]);
+                s.form.push_back(&p.forms[k]);
+                s.index.push_back(k);
+            }
+            return s;
+        };
+        const Side A = side(only_a, *this), B = side(only_b, o);
+        // f is dropped for g when f <= g on every ray, unless they are equal and f is the canonical (smaller) one.
+        auto mark = [R](const Side& X, const Side& Y, std::vector<bool>& keep) {
+            for (size_t x = 0; x < X.sum.size(); ++x) {
+                const std::int64_t* fx = &X.v[x * R];
+                for (size_t y = 0; y < Y.sum.size() && Y.sum[y] >= X.sum[x]; ++y) {
+                    const std::int64_t* gy = &Y.v[y * R];
+                    size_t r = 0;
+                    while (r < R && fx[r] <= gy[r]) ++r;
+                    if (r < R) continue;
+                    if (X.sum[x] == Y.sum[y] && *X.form[x] < *Y.form[y]) continue;  // equal: the smaller stays
+                    keep[X.index[x]] = false;
+                    break;
+                }
+            }
+        };
+        mark(A, B, keep_a);
+        mark(B, A, keep_b);
+    }
+    MaxPoly out;
+    out.forms.reserve(forms.size() + only_b.size());
+    out.values.reserve(forms.size() + only_b.size());
+    i = 0, j = 0;
+    while (i < forms.size() || j < o.forms.size()) {
+        const bool take_a = j == o.forms.size() || (i < forms.size() && !(o.forms[j] < forms[i]));
+        if (take_a) {
+            const bool same = j < o.forms.size() && forms[i] == o.forms[j];
+            if (keep_a[i]) out.forms.push_back(forms[i]), out.values.push_back(std::move(values[i]));
+            ++i;
+            if (same) ++j;
+        } else {
+            if (keep_b[j]) out.forms.push_back(o.forms[j]), out.values.push_back(o.values[j]);
+            ++j;
+        }
+    }
+    *this = std::move(out);
 }
 
 Rational MaxPoly::eval(const CostPoint& point) const {
@@ -452,12 +530,15 @@ SymbolicTiming symbolic_simulate(const Schedule& schedule, const ScheduleGraph& 
     for (std::uint32_t v : dag.topo) {
         MaxPoly start;
         for (auto [u, cross] : dag.preds[v]) {
+            if (!cross) {
+                start.merge_pruned(t.end[u]);
+                continue;
+            }
             MaxPoly arrival = t.end[u];
-            if (cross) arrival.shift(comm, region);
-            start.merge(arrival);
+            arrival.shift(comm, region);
+            start.merge_pruned(arrival);
         }
         if (start.empty()) start = zero;
-        start.prune();
         t.start[v] = start;
         MaxPoly end = start;
         end.shift(slot_form(graph.slot(schedule, v)), region);
@@ -468,8 +549,7 @@ SymbolicTiming symbolic_simulate(const Schedule& schedule, const ScheduleGraph& 
         for (const Slot& s : schedule.ranks[r]) t.busy[r] += slot_form(s);
     // Slots of a rank run one after another, so the makespan is the latest end of a rank's last slot.
     for (size_t r = 0; r + 1 < graph.rank_begin.size(); ++r)
-        if (graph.rank_begin[r + 1] > graph.rank_begin[r]) t.makespan.merge(t.end[graph.rank_begin[r + 1] - 1]);
-    t.makespan.prune();
+        if (graph.rank_begin[r + 1] > graph.rank_begin[r]) t.makespan.merge_pruned(t.end[graph.rank_begin[r + 1] - 1]);
     return t;
 }
 

@@ -112,6 +112,8 @@ struct MaxPoly {
     void shift(const LinForm& add, const CostRegion& region);  // + add (a linear form)
     void merge(const MaxPoly& other);                           // max, not yet pruned
     void prune();
+    // max of two pruned polynomials, pruned: the same result as merge + prune, faster when both share forms.
+    void merge_pruned(const MaxPoly& other);
     Rational eval(const CostPoint& point) const;
     // Identical after pruning (a sufficient test of equality as functions on the region).
     bool same_forms(const MaxPoly& other) const;
