@@ -3,6 +3,8 @@
 #include "model/dag.hpp"
 #include "solver/simulate.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <climits>
 #include <deque>
@@ -375,6 +377,32 @@ PeriodicStructure analyse_structure(const PeriodicWord& word, int T) {
                             head - min_sig + 1, 1});
     ps.feasible = true;
     return ps;
+}
+
+std::string check_potentials(const PeriodicWord& word, const PeriodicStructure& ps, int t) {
+    const Schedule s = word.instantiate(t);
+    const ScheduleGraph g = build_schedule_graph(s);
+    const auto places = slot_places(word, t);
+    auto ss = [&](std::uint32_t slot) {
+        const SlotPlace& pl = places[slot];
+        const int r = static_cast<int>(g.slot_rank[slot]);
+        switch (pl.region) {
+            case Region::Prefix: return ps.alpha[r][pl.index];
+            case Region::Block: return pl.block + ps.sigma[r];
+            case Region::Suffix: return t + ps.beta[r][pl.index];
+        }
+        return 0;
+    };
+    for (std::uint32_t u = 0; u < g.slot_count(); ++u)
+        for (auto e : out_edges_of(g.graph, u)) {
+            const std::uint32_t v = target_of(g.graph, e);
+            const bool backward = ss(v) < ss(u);
+            const bool too_far = places[v].region != Region::Prefix && ss(v) > ps.head_end && ss(v) - ss(u) > ps.lag;
+            if (backward || too_far)
+                return fmt::format("in G_{} an edge from super-step {} (rank {}) goes to super-step {} (rank {})", t, ss(u),
+                                   g.slot_rank[u], ss(v), g.slot_rank[v]);
+        }
+    return "";
 }
 
 std::vector<WindowSlot> window_slots(const PeriodicWord& word, const PeriodicStructure& ps, int k) {

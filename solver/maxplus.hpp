@@ -91,6 +91,10 @@ struct PeriodicStructure {
     std::vector<std::uint32_t> negative_cycle_ranks;  // when infeasible: ranks of a backward-going cycle
 };
 PeriodicStructure analyse_structure(const PeriodicWord& word, int T);
+// Re-checks the potentials found on G_T against G_t for another t: every edge goes to the same or a later
+// super-step and, past the head, at most `lag` later. "" when they hold, else the first offending edge.
+// (The potentials come from one instance; this guards the claim that its edge classes are all of them.)
+std::string check_potentials(const PeriodicWord& word, const PeriodicStructure& structure, int t);
 
 // Exact periodic window under concrete costs.
 struct PeriodicTiming {

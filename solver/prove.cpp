@@ -403,6 +403,17 @@ struct Prover {
                 false, seconds_since(t0));
             return false;
         }
+        // The potentials come from G_T; confirm them on the next instances, which contain every edge class
+        // that spans up to lag + 1 blocks.
+        const int t_recheck = ps.T + ps.lag + 2;
+        for (int t = ps.T + 1; t <= t_recheck; ++t)
+            if (const std::string bad = check_potentials(*word, ps, t); !bad.empty()) {
+                add("super-steps", "the super-step potentials of G_" + std::to_string(ps.T) + " hold for every G_t",
+                    "re-check on G_" + std::to_string(t) + ": " + bad, false, seconds_since(t0));
+                res.missing = "the super-step potentials of G_" + std::to_string(ps.T) + " do not hold on G_" +
+                              std::to_string(t) + " (" + bad + ")";
+                return false;
+            }
         int amin = 1 << 30, amax = -(1 << 30), bmin = 1 << 30, bmax = -(1 << 30);
         for (int r = 0; r < word->ranks(); ++r) {
             for (int a : ps.alpha[r]) amin = std::min(amin, a), amax = std::max(amax, a);
@@ -415,8 +426,8 @@ struct Prover {
                         join_ints(ps.sigma), amin > amax ? 0 : amin, amin > amax ? 0 : amax, bmin > bmax ? 0 : bmin,
                         bmin > bmax ? 0 : bmax, ps.T0, ps.head_end, ps.k_inv, ps.tau, ps.lag),
             fmt::format("Bellman-Ford on the integer difference constraints of the {} edges of G_{} (the same "
-                        "constraints for every t >= T0)",
-                        ps.edges, ps.T),
+                        "constraints for every t >= T0), re-checked edge by edge on G_{}..G_{}",
+                        ps.edges, ps.T, ps.T + 1, t_recheck),
             true, seconds_since(t0));
         return true;
     }
