@@ -50,7 +50,8 @@ struct RefuteCommand {
         options.grid = options.symbolic ? "" : costs;
         options.model = model == "batched" ? TimingModel::Batched : TimingModel::Dataflow;
         options.default_steps = steps;
-        options.region = CostRegion::standard(symbolic_comm);
+        // A grid names its comm values itself; the region then only keeps its points physical (FB <= F + B, ...).
+        options.region = CostRegion::standard(symbolic_comm || !options.symbolic);
         RefuteResult r;
         try {
             for (const auto& text : assume)

@@ -781,7 +781,14 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
     names_in(claim, names, false);
     const bool periodic_names = !names.count("M") && !names.count("makespan") && !names.count("span") &&
                                 !names.count("bubble_fraction");
-    const std::vector<CostPoint> grid = options.symbolic ? std::vector<CostPoint>{} : parse_grid(options.grid);
+    std::vector<CostPoint> grid = options.symbolic ? std::vector<CostPoint>{} : parse_grid(options.grid);
+    // A counterexample must satisfy the assumptions it is stated under, so grid points outside the region go.
+    const size_t grid_size = grid.size();
+    std::erase_if(grid, [&](const CostPoint& point) { return !region.contains(point); });
+    if (grid.size() < grid_size)
+        res.notes.push_back(fmt::format("{} of {} grid point(s) skipped: outside the cost region", grid_size - grid.size(),
+                                        grid_size));
+    if (!options.symbolic && grid.empty()) throw ClaimError{"no grid point lies in the cost region", 0};
     bool all_closed = true;  // every P's M-range was covered by a periodicity proof (or given)
     for (int P = options.p_lo; P <= options.p_hi; ++P) {
         std::string why;
