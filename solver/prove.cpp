@@ -960,8 +960,13 @@ struct Prover {
             }
             if (!costs.per_block.empty())
                 cx.what += "; the costs printed are the base costs, with the per-block overrides of the assumptions on top";
-            res.summary = fmt::format("bubble grows by {} per block for M >= {}", format_rational(slope[worst]),
-                                      M(pt.t_periodic));
+            // The window repeats every pt.cycle blocks, so the growth is exact per cycle and an average per block.
+            res.summary = pt.cycle == 1
+                              ? fmt::format("bubble grows by {} per block for M >= {}", format_rational(slope[worst]),
+                                            M(pt.t_periodic))
+                              : fmt::format("bubble grows by {} every {} blocks ({} per block on average) for M >= {}",
+                                            format_rational(slope[worst] * Rational(pt.cycle)), pt.cycle,
+                                            format_rational(slope[worst]), M(pt.t_periodic));
             return refuted(cx);
         }
         for (size_t t = 1; t < bubbles.size(); ++t)

@@ -88,7 +88,7 @@ struct CostRegion {
     bool b_is_i_plus_w = false;  // the constraint B = I + W is among the assumptions
     bool comm_zero = false;
 
-    // The default assumptions: F, I, W > 0, comm >= 0, B = I + W, max(F, B) <= FB <= F + B.
+    // The default assumptions: F, I, W > 0, B = I + W, 0 < FB <= F + B, and comm = 0 (comm >= 0 when comm_free).
     // comm_free = false adds comm = 0.
     static CostRegion standard(bool comm_free);
     void add(CostConstraint constraint);
