@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
+#include "schedules/reference_comm.hpp"
 #include "solver/batched.hpp"
 #include "solver/comms.hpp"
 #include "solver/pytorch_compat.hpp"
@@ -40,7 +41,7 @@ struct VerifyCommand {
     }
 
     int run() {
-        const Schedule schedule = input.load();
+        Schedule schedule = input.load();  // may get its reference P2P program (batched model)
         VerifyOptions options;
         options.activations = costs.activations();
         if (memory_limit) {
@@ -54,6 +55,9 @@ struct VerifyCommand {
         if (schedule.actions)
             for (auto& v : check_comms(schedule)) report.violations.push_back(std::move(v));
         // Under the batched model the P2P program itself must match per channel and complete.
+        if (comm_model_from(comm_model) == CommModel::Batched && report.ok())
+            if (const auto family = attach_reference_comm_program(schedule))
+                std::cerr << fmt::format("{}: the order is {}'s: checking its reference's P2P program\n", schedule.source, *family);
         if (comm_model_from(comm_model) == CommModel::Batched && report.ok())
             for (auto& v : check_comm_program(schedule, batched_program(schedule))) report.violations.push_back(std::move(v));
         std::optional<std::string> torch_verdict;

@@ -1,6 +1,7 @@
 #include "cli/report.hpp"
 
 #include "cli/common.hpp"
+#include "schedules/reference_comm.hpp"
 
 #include <fmt/format.h>
 
@@ -33,8 +34,15 @@ void add_comm_model_option(CLI::App& app, std::string& comm_model) {
 
 CommModel comm_model_from(const std::string& name) { return parse_comm_model(name).value_or(CommModel::Dataflow); }
 
-Timed verify_and_simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations,
+Timed verify_and_simulate(const Schedule& input, const Costs& costs, const ActivationModel& activations,
                           CommModel model) {
+    // A file holding DualPipe's (or DualPipeV's) exact order runs its reference's P2P program.
+    std::optional<Schedule> recognised;
+    if (model == CommModel::Batched && !input.comm_program) {
+        Schedule copy = input;
+        if (attach_reference_comm_program(copy)) recognised = std::move(copy);
+    }
+    const Schedule& schedule = recognised ? *recognised : input;
     VerifyOptions options;
     options.activations = activations;
     ScheduleGraph graph = build_schedule_graph(schedule);

@@ -101,4 +101,19 @@ std::vector<int> v_stage_map(int ranks, int stages) {
     return map;
 }
 
+bool same_placement_shape(const Placement& a, const Placement& b) {
+    if (a.ranks != b.ranks || a.pipelines.size() != b.pipelines.size()) return false;
+    for (size_t p = 0; p < a.pipelines.size(); ++p)
+        if (a.pipelines[p].stage_rank != b.pipelines[p].stage_rank || a.pipelines[p].stage_block != b.pipelines[p].stage_block)
+            return false;
+    return true;
+}
+
+bool same_placement(const Placement& a, const Placement& b) {
+    if (!same_placement_shape(a, b)) return false;
+    for (size_t p = 0; p < a.pipelines.size(); ++p)
+        if (a.pipelines[p].microbatches != b.pipelines[p].microbatches) return false;
+    return true;
+}
+
 }  // namespace pp

@@ -39,6 +39,11 @@ struct Placement {
     static Placement bidirectional(int ranks, int microbatches_per_direction);
 };
 
+// Same ranks, pipelines, micro-batches per pipeline, stage -> rank and stage -> block maps.
+bool same_placement(const Placement& a, const Placement& b);
+// The same, ignoring the micro-batch counts.
+bool same_placement_shape(const Placement& a, const Placement& b);
+
 // PyTorch's maps (torch.distributed.pipelining._utils.generate_stage_to_rank_mapping).
 std::vector<int> loop_stage_map(int ranks, int stages);  // stage s on rank s mod P
 std::vector<int> v_stage_map(int ranks, int stages);     // zig-zag 0..P-1, P-1..0, ...; needs S % P == 0

@@ -75,15 +75,6 @@ std::uint32_t block_slot_id(const PeriodicWord& word, int t, int rank, int index
 
 namespace {
 
-bool same_placement_shape(const Placement& a, const Placement& b) {
-    if (a.ranks != b.ranks || a.pipelines.size() != b.pipelines.size()) return false;
-    for (size_t p = 0; p < a.pipelines.size(); ++p)
-        if (a.pipelines[p].stage_rank != b.pipelines[p].stage_rank ||
-            a.pipelines[p].stage_block != b.pipelines[p].stage_block)
-            return false;
-    return true;
-}
-
 bool equal_range(const std::vector<Slot>& a, size_t a0, const std::vector<Slot>& b, size_t b0, size_t n,
                  const std::vector<int>& delta, int shift) {
     for (size_t k = 0; k < n; ++k)

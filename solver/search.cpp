@@ -18,20 +18,6 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 Ticks ceil_div(Ticks a, Ticks b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
-}  // namespace
-
-bool same_placement(const Placement& a, const Placement& b) {
-    if (a.ranks != b.ranks || a.pipeline_count() != b.pipeline_count()) return false;
-    for (int p = 0; p < a.pipeline_count(); ++p)
-        if (a.pipelines[p].microbatches != b.pipelines[p].microbatches ||
-            a.pipelines[p].stage_rank != b.pipelines[p].stage_rank ||
-            a.pipelines[p].stage_block != b.pipelines[p].stage_block)
-            return false;
-    return true;
-}
-
-namespace {
-
 // A fused B is inside the search space when it costs at least I + W and is not part of a pair (then
 // I immediately followed by W does as well); an F&B pair never is when pairs cost FB.
 std::string outside_search_space(const Instance& inst, const Schedule& s) {

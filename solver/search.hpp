@@ -97,6 +97,4 @@ struct Evaluation {
 };
 Evaluation evaluate_schedule(const Instance& inst, Schedule& schedule);
 
-bool same_placement(const Placement& a, const Placement& b);
-
 }  // namespace pp

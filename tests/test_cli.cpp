@@ -132,3 +132,29 @@ TEST_CASE("cli: memory limit violations exit 1 with the rank and position", "[cl
     CHECK(j["violations"][0]["rank"] == 0);
     CHECK(j["violations"][0]["position"] == 3);
 }
+
+TEST_CASE("cli: a file holding DualPipe's order runs its reference P2P program under batched timing", "[cli][batched]") {
+    // Files carry no communication order; the generic rule deadlocks or mismatches DualPipe's channels
+    // (solver/batched.hpp), so the reference program must be recognised from the order itself.
+    const std::string file = (pp::test::scratch_dir() / "dualpipe_p8_m16.txt").string();
+    REQUIRE(run_cli("generate dualpipe -P 8 -M 16 -o " + file).exit_code == 0);
+    CHECK(run_cli("verify " + file + " --comm-model batched").exit_code == 0);
+    // Issue 6: DualPipe P=8, F=I=W=1, FB=1.75 idles 3.75 under dataflow and 4.25 under batched.
+    const auto batched = run_cli("simulate " + file + " --costs F=1,I=1,W=1,FB=1.75 --comm-model batched --json");
+    REQUIRE(batched.exit_code == 0);
+    CHECK(nlohmann::json::parse(batched.out)["bubble"] == 4.25);
+    const auto dataflow = run_cli("simulate " + file + " --costs F=1,I=1,W=1,FB=1.75 --json");
+    REQUIRE(dataflow.exit_code == 0);
+    CHECK(nlohmann::json::parse(dataflow.out)["bubble"] == 3.75);
+    // Rank 0's last "0W6 0I7" swapped: still a valid order, but not the reference's, so no reference
+    // program is assumed and the generic rule's channel mismatch is reported.
+    std::string text = pp::test::slurp(file);
+    const auto swap = text.find("0W6 0I7 0W7\n");
+    REQUIRE(swap != std::string::npos);
+    text.replace(swap, 7, "0I7 0W6");
+    const std::string edited = pp::test::write_temp("dualpipe_edited.txt", text);
+    CHECK(run_cli("verify " + edited).exit_code == 0);
+    const auto generic = run_cli("verify " + edited + " --comm-model batched");
+    CHECK(generic.exit_code == 1);
+    CHECK(generic.out.find("comm-mismatch") != std::string::npos);
+}
