@@ -3,6 +3,7 @@
 // derivation written out next to the check -- never from running the generators.
 #include "formats/torch_csv.hpp"
 #include "schedules/families.hpp"
+#include "solver/maxplus.hpp"
 #include "solver/memory.hpp"
 #include "solver/simulate.hpp"
 #include "solver/verify.hpp"
@@ -105,7 +106,7 @@ std::vector<std::vector<Slot>> read_torch_rows(const std::string& path) {
     return rows;
 }
 
-bool same_slot(const Slot& a, const Slot& b) {
+bool slot_equal(const Slot& a, const Slot& b) {
     if (a.count != b.count) return false;
     for (int k = 0; k < a.count; ++k)
         if (!(a.ops[k] == b.ops[k])) return false;
@@ -219,7 +220,7 @@ TEST_CASE("dualpipev P=4 M=10 equals PyTorch's dualpipev_4rank_10mb.csv", "[sche
         for (size_t k = 0; k < rows[r].size(); ++k) {
             INFO("slot " << k << ": expected " << pp::format_slot(rows[r][k]) << ", got "
                          << pp::format_slot(s.ranks[r][k]));
-            CHECK(same_slot(s.ranks[r][k], rows[r][k]));
+            CHECK(slot_equal(s.ranks[r][k], rows[r][k]));
         }
     }
 }
@@ -247,10 +248,49 @@ TEST_CASE("dualpipev(P, M) is the first half of dualpipe(2P, 2M)", "[schedules]"
                 for (size_t k = 0; k < v.ranks[r].size(); ++k) {
                     Slot halved = d.ranks[r][k];
                     for (auto& op : halved.ops) op.pipeline = 0;  // drop the "r" suffix
-                    REQUIRE(same_slot(v.ranks[r][k], halved));
+                    REQUIRE(slot_equal(v.ranks[r][k], halved));
                 }
             }
         }
+}
+
+TEST_CASE("dualpipev(P, M) and the first half of dualpipe(2P, 2M) are the same periodic word", "[schedules]") {
+    // For every M, not only the sampled ones: both families are periodic words in t (M_V = 2P + t,
+    // M_D = 4P + 2t; `pipeproof prove` ties each generator to its word for every t, proofs/method.md).
+    // Two words with equal prefix, block, suffix and growth have equal instances for every t.
+    for (int P = 1; P <= 8; ++P) {
+        INFO("P=" << P);
+        auto v = [&](int t) { return dualpipev(P, 2 * P + t); };
+        auto half = [&](int t) {
+            Schedule d = dualpipe(2 * P, 4 * P + 2 * t);
+            Schedule h = v(t);  // its placement; the orders come from d
+            for (int r = 0; r < P; ++r) {
+                h.ranks[r] = d.ranks[r];
+                for (Slot& slot : h.ranks[r])
+                    for (auto& op : slot.ops) op.pipeline = 0;  // drop the "r" suffix
+            }
+            return h;
+        };
+        const Schedule v2 = v(2), h2 = half(2);
+        const pp::WordFit fv = pp::fit_word(v(0), v(1), &v2), fh = pp::fit_word(half(0), half(1), &h2);
+        REQUIRE(fv.word);
+        REQUIRE(fh.word);
+        CHECK(fv.word->delta == fh.word->delta);
+        for (int r = 0; r < P; ++r) {
+            INFO("rank " << r);
+            for (auto part : {&pp::PeriodicWord::prefix, &pp::PeriodicWord::block, &pp::PeriodicWord::suffix}) {
+                const auto& a = ((*fv.word).*part)[r];
+                const auto& b = ((*fh.word).*part)[r];
+                REQUIRE(a.size() == b.size());
+                for (size_t k = 0; k < a.size(); ++k) CHECK(slot_equal(a[k], b[k]));
+            }
+        }
+        // The fitted words really are the generators' orders far beyond the fitting points.
+        for (int t : {3, 7, 20}) {
+            CHECK(pp::word_mismatch(*fv.word, t, v(t)).empty());
+            CHECK(pp::word_mismatch(*fh.word, t, half(t)).empty());
+        }
+    }
 }
 
 TEST_CASE("dualpipe ranks r and P-1-r run the same program with the pipelines exchanged", "[schedules]") {
@@ -265,7 +305,7 @@ TEST_CASE("dualpipe ranks r and P-1-r run the same program with the pipelines ex
                 for (size_t k = 0; k < mine.size(); ++k) {
                     Slot swapped = mirror[k];
                     for (auto& op : swapped.ops) op.pipeline = 1 - op.pipeline;
-                    REQUIRE(same_slot(mine[k], swapped));
+                    REQUIRE(slot_equal(mine[k], swapped));
                 }
             }
         }
