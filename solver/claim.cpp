@@ -2,6 +2,7 @@
 
 #include "model/dag.hpp"
 #include "solver/batched.hpp"
+#include "solver/batched_graph.hpp"
 #include "solver/memory.hpp"
 #include "solver/prove_smt.hpp"
 #include "solver/simulate.hpp"
@@ -348,11 +349,24 @@ public:
         return f;
     }
 
+    // Batched timing is a longest path over solver/batched_graph.hpp's graph, except for a first batch that
+    // waits comm without a predecessor: refused unless the region fixes comm = 0.
+    static ScheduleGraph batched_graph(const Schedule& s, const CostRegion& region) {
+        BatchedGraph bg = build_batched_graph(s, batched_program(s));
+        if (!bg.graph) throw SimulationError("no batched timing: " + bg.failure);
+        if (!bg.first_batch_waits.empty())
+            for (std::int64_t v : region.ray_values(LinForm::var(CostVar::comm)))
+                if (v != 0)
+                    throw SimulationError("a rank's first batch waits comm without a predecessor, which the batched "
+                                          "timing graph does not model when comm > 0");
+        return std::move(*bg.graph);
+    }
+
     const SymFacts& symbolic(int M, const CostRegion& region) {
         auto it = symbolic_.find(M);
         if (it != symbolic_.end()) return it->second;
         const Schedule& s = schedule(M);
-        const ScheduleGraph g = build_schedule_graph(s);
+        const ScheduleGraph g = model_ == TimingModel::Batched ? batched_graph(s, region) : build_schedule_graph(s);
         SymFacts f;
         f.timing = symbolic_simulate(s, g, region);
         f.ranks = s.placement.ranks;
@@ -808,8 +822,9 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
         } else {
             int t_last = options.default_steps;
             const auto offsets = m_offsets(claim, P, spec->m0, spec->step);
-            if (periodic_names && offsets && options.symbolic && options.model == TimingModel::Dataflow) {
+            if (periodic_names && offsets && options.symbolic) {
                 ProveOptions po;
+                po.model = options.model;
                 po.region = region;
                 po.activations = options.activations;
                 const ProofResult pr = prove(*spec, po);
@@ -817,9 +832,10 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
                     t_last = pr.t_periodic + pr.cycle - 1;
                     closed = true;
                     closing = fmt::format("P={}: every idle time is periodic in M from M={} with period {} "
-                                          "(pipeproof prove {} -P {} --property bubble-constant: PROVED), so M = {}..{} "
+                                          "(pipeproof prove {} -P {}{} --property bubble-constant: PROVED), so M = {}..{} "
                                           "covers every M",
-                                          P, spec->microbatches(pr.t_periodic), pr.cycle * spec->step, family, P, spec->m0,
+                                          P, spec->microbatches(pr.t_periodic), pr.cycle * spec->step, family, P,
+                                          options.model == TimingModel::Batched ? " --model batched" : "", spec->m0,
                                           spec->microbatches(t_last));
                 }
             }

@@ -230,7 +230,7 @@ Stability stable_from(const PeriodicWord& word) {
 // ---------------------------------------------------------------------------------------------------
 // Super-steps
 
-PeriodicStructure analyse_structure(const PeriodicWord& word, int T) {
+PeriodicStructure analyse_structure(const PeriodicWord& word, int T, const TimingGraphOf& graph_of) {
     PeriodicStructure ps;
     const Stability st = stable_from(word);
     ps.T0 = st.T0;
@@ -242,7 +242,7 @@ PeriodicStructure analyse_structure(const PeriodicWord& word, int T) {
     ps.T = T;
     const int P = word.ranks();
     const Schedule s = word.instantiate(T);
-    const ScheduleGraph g = build_schedule_graph(s);
+    const ScheduleGraph g = graph_of ? graph_of(s, T) : build_schedule_graph(s);
     const auto places = slot_places(word, T);
 
     // Variables: sigma[r] (P), then prefix slots, then suffix slots.
@@ -370,9 +370,9 @@ PeriodicStructure analyse_structure(const PeriodicWord& word, int T) {
     return ps;
 }
 
-std::string check_potentials(const PeriodicWord& word, const PeriodicStructure& ps, int t) {
+std::string check_potentials(const PeriodicWord& word, const PeriodicStructure& ps, int t, const TimingGraphOf& graph_of) {
     const Schedule s = word.instantiate(t);
-    const ScheduleGraph g = build_schedule_graph(s);
+    const ScheduleGraph g = graph_of ? graph_of(s, t) : build_schedule_graph(s);
     const auto places = slot_places(word, t);
     auto ss = [&](std::uint32_t slot) {
         const SlotPlace& pl = places[slot];
@@ -405,7 +405,7 @@ std::vector<WindowSlot> window_slots(const PeriodicWord& word, const PeriodicStr
 }
 
 PeriodicTiming find_periodic_window(const PeriodicWord& word, const PeriodicStructure& ps, const Costs& costs,
-                                    int max_cycle) {
+                                    int max_cycle, const TimingGraphOf& graph_of) {
     PeriodicTiming pt;
     const int P = word.ranks();
     {
@@ -422,7 +422,7 @@ PeriodicTiming find_periodic_window(const PeriodicWord& word, const PeriodicStru
         const int k_hi = k_lo + span;  // last window end we look at, including + cycle
         const int T = std::max(ps.T, k_hi - ps.tau + 2);
         const Schedule s = word.instantiate(T);
-        const ScheduleGraph g = build_schedule_graph(s);
+        const ScheduleGraph g = graph_of ? graph_of(s, T) : build_schedule_graph(s);
         const Simulation sim = simulate(s, g, costs);
         auto end_of = [&](const WindowSlot& w) { return sim.end[block_slot_id(word, T, w.rank, w.index, w.j)]; };
         for (int c = 1; c <= max_cycle; ++c) {

@@ -22,6 +22,7 @@
 #include "model/schedule.hpp"
 #include "solver/symbolic.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,8 +30,11 @@
 namespace pp {
 
 // Which timing semantics a proof is about. Dataflow: solver/simulate.hpp. Batched: DeepSeek's blocking
-// P2P batches (not available in this build; the prover says UNKNOWN for it).
+// P2P batches, timed by the graph of solver/batched_graph.hpp.
 enum class TimingModel { Dataflow, Batched };
+// The timing graph of the word's instance with t blocks, in build_schedule_graph's slot numbering; edges whose
+// EdgeInfo::cross_rank is set pay comm. Empty: the dataflow graph (build_schedule_graph).
+using TimingGraphOf = std::function<ScheduleGraph(const Schedule& instance, int t)>;
 const char* timing_model_name(TimingModel model);
 
 Slot shift_slot(Slot slot, const std::vector<int>& delta, int k);
@@ -90,11 +94,12 @@ struct PeriodicStructure {
     size_t edges = 0;
     std::vector<std::uint32_t> negative_cycle_ranks;  // when infeasible: ranks of a backward-going cycle
 };
-PeriodicStructure analyse_structure(const PeriodicWord& word, int T);
+PeriodicStructure analyse_structure(const PeriodicWord& word, int T, const TimingGraphOf& graph_of = {});
 // Re-checks the potentials found on G_T against G_t for another t: every edge goes to the same or a later
 // super-step and, past the head, at most `lag` later. "" when they hold, else the first offending edge.
 // (The potentials come from one instance; this guards the claim that its edge classes are all of them.)
-std::string check_potentials(const PeriodicWord& word, const PeriodicStructure& structure, int t);
+std::string check_potentials(const PeriodicWord& word, const PeriodicStructure& structure, int t,
+                             const TimingGraphOf& graph_of = {});
 
 // Exact periodic window under concrete costs.
 struct PeriodicTiming {
@@ -108,7 +113,7 @@ struct PeriodicTiming {
     std::vector<Rational> block_busy;  // per rank: busy time of one block
 };
 PeriodicTiming find_periodic_window(const PeriodicWord& word, const PeriodicStructure& structure, const Costs& costs,
-                                    int max_cycle = 4);
+                                    int max_cycle = 4, const TimingGraphOf& graph_of = {});
 
 // The window of super-steps k-L+1..k as (rank, index, j) triples (every rank's block present).
 struct WindowSlot {

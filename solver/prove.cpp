@@ -3,6 +3,7 @@
 #include "model/dag.hpp"
 #include "schedules/registry.hpp"
 #include "solver/batched.hpp"
+#include "solver/batched_graph.hpp"
 #include "solver/memory.hpp"
 #include "solver/prove_formula.hpp"
 #include "solver/prove_smt.hpp"
@@ -108,14 +109,6 @@ MaxPoly symbolic_bubble(const SymbolicTiming& st, const CostRegion& region, std:
         idle[r].symbolic.push_back(std::move(rank_idle));
     }
     return bubble;
-}
-
-// Simulation under the chosen timing model.
-Simulation simulate_under(TimingModel model, const Schedule& schedule, const ScheduleGraph& graph, const Costs& costs,
-                          const ActivationModel& activations = {}) {
-    if (model == TimingModel::Batched)
-        return simulate_model(CommModel::Batched, schedule, graph, costs, activations);
-    return simulate(schedule, graph, costs, activations);
 }
 
 }  // namespace
@@ -239,6 +232,34 @@ struct Prover {
     int later_origin = 0;
     // How many blocks earlier provers in this chain have already moved the origin (bounds the recursion).
     int shifted = 0;
+    // Batched model: the communication program as a periodic word, the timing graph of the word's instances it
+    // induces (empty for dataflow), and the t from which that graph's edge classes are fixed.
+    std::optional<ProgramWord> program_word;
+    TimingGraphOf graph_of;
+    int batched_T0 = 0;
+    bool comm_may_be_positive = false;
+
+    bool batched() const { return options.model == TimingModel::Batched && options.property == Property::BubbleConstant; }
+    // The timing graph of a generator instance: under batched timing its own program (attached or generic).
+    ScheduleGraph instance_graph(const Schedule& s) const {
+        if (!batched()) return build_schedule_graph(s);
+        BatchedGraph bg = build_batched_graph(s, batched_program(s));
+        if (!bg.graph) throw SimulationError("no batched timing: " + bg.failure);
+        if (!bg.first_batch_waits.empty() && comm_may_be_positive)
+            throw SimulationError("a rank's first batch waits comm without a predecessor, which the batched timing "
+                                  "graph does not model when comm > 0");
+        return std::move(*bg.graph);
+    }
+    ScheduleGraph word_graph(const Schedule& s, int t) const { return graph_of ? graph_of(s, t) : build_schedule_graph(s); }
+    ExactTiming timing(const Schedule& s, const Costs& costs) const {
+        if (!batched()) return exact_timing(s, costs);
+        const Simulation sim = simulate_batched(s, costs);
+        ExactTiming t;
+        t.makespan = sim.scale.to_units(sim.makespan);
+        t.bubble = sim.scale.to_units(sim.bubble);
+        for (const auto& r : sim.ranks) t.idle.push_back(sim.scale.to_units(r.idle)), t.busy.push_back(sim.scale.to_units(r.busy));
+        return t;
+    }
 
     Prover(const FamilySpec& f, const ProveOptions& o, int already_shifted = 0)
         : family(f), options(o), shifted(already_shifted) {}
@@ -384,6 +405,102 @@ struct Prover {
         return true;
     }
 
+    // ----- 1b. batched timing: the communication program as a periodic word, and its timing graph
+    bool batched_comm_may_be_positive() const {
+        if (options.costs) return options.costs->comm != Rational(0);
+        CostRegion region = options.region ? *options.region : CostRegion::standard(false);
+        region.finish();
+        for (std::int64_t v : region.ray_values(LinForm::var(CostVar::comm)))
+            if (v != 0) return true;
+        return false;
+    }
+
+    bool establish_batched() {
+        const auto t0 = std::chrono::steady_clock::now();
+        const bool attached = uses_attached_program(inst(0));
+        const ProgramFit fit =
+            fit_program_word(*word, batched_program(inst(0)), batched_program(inst(1)), batched_program(inst(2)));
+        if (!fit.word) {
+            res.missing = "batched timing: the communication program is not a periodic word in M: " + fit.failure;
+            return false;
+        }
+        program_word = fit.word;
+        const int horizon = std::max(T_check, program_check_horizon(*program_word));
+        for (int t = 0; t <= horizon; ++t) {
+            const std::string bad = program_mismatch(*program_word, *word, t, batched_program(inst(t)));
+            if (!bad.empty()) {
+                res.missing = "batched timing: the communication program leaves its periodic word at M = " +
+                              std::to_string(M(t)) + ": " + bad;
+                return false;
+            }
+            if (t > 4) cache.erase(t);
+        }
+        const BatchedStability st = batched_stable_from(*word, *program_word);
+        if (!st.failure.empty()) {
+            res.missing = "batched timing: " + st.failure;
+            return false;
+        }
+        batched_T0 = st.T0;
+        graph_of = [this](const Schedule& s, int t) {
+            BatchedGraph bg = build_batched_graph(s, program_word->instantiate(*word, t));
+            if (!bg.graph) throw SimulationError("no batched timing graph for the word at t = " + std::to_string(t) + ": " + bg.failure);
+            if (!bg.first_batch_waits.empty() && comm_may_be_positive)
+                throw SimulationError("a rank's first batch waits comm without a predecessor, which the batched timing "
+                                      "graph does not model when comm > 0");
+            return std::move(*bg.graph);
+        };
+        // Why the program, not only the order, is periodic for every M.
+        std::string lemma;
+        if (!attached)
+            lemma = "the generic rule (solver/batched.hpp) builds batch k from slot k's inputs and slot k-1's outputs "
+                    "only, so the program of a periodic word is a periodic word (a sliding window of width 2)";
+        else if (family.name == "dualpipe" || family.name == "dualpipev")
+            lemma = "schedules/dualpipe_steps.cpp queues the reference's receives and sends inside the same step loops "
+                    "as the compute, each naming its tensor by a running counter per (phase, direction), and what is "
+                    "still queued across a step-4 round is the same up to that shift (step 4's first round, j = 0, "
+                    "differs and is a fixed iteration); lemma 'running-counter step programs' applies to the batches "
+                    "too";
+        if (lemma.empty()) lemma_ok = false;
+        int stages_total = 0;
+        for (const auto& b : program_word->block) stages_total += static_cast<int>(b.size());
+        add("comm-program-structure",
+            fmt::format("for every t >= 0 the {} communication program is prefix . block(0..t-1) . suffix(t) batch "
+                        "by batch ({} batches per block over all ranks); in the slot word's block coordinates the "
+                        "batched timing graph's edges (rank order paying comm iff the batch is non-empty; counterpart "
+                        "post -> batch, paying comm) do not depend on t for t >= {}",
+                        attached ? "generator's attached" : "generic", stages_total, batched_T0),
+            fmt::format("fitted from M = {}, {}, {} and equal batch for batch to the program for t = 0..{} (lemma 1 "
+                        "on batch sequences). Counterparts pair by a running counter per channel whose per-block "
+                        "growth is checked equal on both ends, so from T0 on prefix and suffix counters of a channel "
+                        "no longer meet and every pairing keeps its block offset; the two words' splits differ by a "
+                        "bounded number of steps (index arithmetic, proofs/method.md §2b). {}",
+                        M(0), M(1), M(2), horizon, lemma.empty() ? "NOT established for every M: no lemma for this "
+                                                                   "family's attached program." : "For every M: " + lemma + "."),
+            true, seconds_since(t0));
+        return true;
+    }
+
+    // The batched graph's edge classes at ps.T .. up_to, compared in block coordinates: a machine check of the
+    // argued stability on the instances the potentials were checked on.
+    bool check_batched_classes(int up_to) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto first = edge_classes(*word, word_graph(word->instantiate(ps.T), ps.T), ps.T);
+        for (int t = ps.T + 1; t <= up_to; ++t)
+            if (edge_classes(*word, word_graph(word->instantiate(t), t), t) != first) {
+                res.missing = fmt::format("batched timing: the timing graph's edge classes of G_{} and G_{} differ in "
+                                          "block coordinates",
+                                          ps.T, t);
+                add("batched-edge-classes", res.missing, "comparison", false, seconds_since(t0));
+                return false;
+            }
+        add("batched-edge-classes",
+            fmt::format("the batched timing graphs of G_{}..G_{} have the same {} edge classes in block coordinates",
+                        ps.T, up_to, first.size()),
+            "exact comparison (a machine check of the comm-program-structure argument on these instances)", true,
+            seconds_since(t0));
+        return true;
+    }
+
     // ----- 2. super-steps
     bool establish_structure() {
         const auto t0 = std::chrono::steady_clock::now();
@@ -397,7 +514,10 @@ struct Prover {
             "index arithmetic: every edge joins two ops of one micro-batch or two rank neighbours, block and suffix "
             "indices are affine in j and t with the same slope, and prefix/suffix ops of one micro-batch cannot "
             "meet from T0 on (proofs/method.md §2)");
-        ps = analyse_structure(*word, std::max(st.T0, 2));
+        ps = analyse_structure(*word, std::max({st.T0, batched_T0, 2}), graph_of);
+        // The batched graph's classes are fixed only from batched_T0 on, which the dataflow T0 does not know.
+        ps.T0 = std::max(ps.T0, batched_T0);
+        ps.T_struct = std::max(ps.T_struct, ps.T0);
         if (!ps.feasible) {
             add("super-steps", "a super-step potential making every edge go forward", "Bellman-Ford: " + ps.failure,
                 false, seconds_since(t0));
@@ -407,13 +527,14 @@ struct Prover {
         // that spans up to lag + 1 blocks.
         const int t_recheck = ps.T + ps.lag + 2;
         for (int t = ps.T + 1; t <= t_recheck; ++t)
-            if (const std::string bad = check_potentials(*word, ps, t); !bad.empty()) {
+            if (const std::string bad = check_potentials(*word, ps, t, graph_of); !bad.empty()) {
                 add("super-steps", "the super-step potentials of G_" + std::to_string(ps.T) + " hold for every G_t",
                     "re-check on G_" + std::to_string(t) + ": " + bad, false, seconds_since(t0));
                 res.missing = "the super-step potentials of G_" + std::to_string(ps.T) + " do not hold on G_" +
                               std::to_string(t) + " (" + bad + ")";
                 return false;
             }
+        if (graph_of && !check_batched_classes(t_recheck)) return false;
         int amin = 1 << 30, amax = -(1 << 30), bmin = 1 << 30, bmax = -(1 << 30);
         for (int r = 0; r < word->ranks(); ++r) {
             for (int a : ps.alpha[r]) amin = std::min(amin, a), amax = std::max(amax, a);
@@ -483,12 +604,12 @@ struct Prover {
                                       "(values below)";
                 break;
         }
-        if (options.model == TimingModel::Batched && options.property == Property::BubbleConstant) {
-            res.assumptions.push_back("timing: batched (DeepSeek's blocking P2P batches)");
-            return unknown("the periodicity argument is implemented for the dataflow timing graph only; the batched "
-                           "model's graph is not yet built as a periodic graph");
-        }
-        if (options.property == Property::BubbleConstant)
+        if (batched()) {
+            res.assumptions.push_back("timing: batched (DeepSeek's blocking P2P batches: a slot starts when the batch "
+                                      "before it has completed, each op once its counterpart is posted on the peer, "
+                                      "plus comm; solver/batched.hpp)");
+            comm_may_be_positive = batched_comm_may_be_positive();
+        } else if (options.property == Property::BubbleConstant)
             res.assumptions.push_back(std::string("timing: ") + timing_model_name(options.model) +
                                       " (a slot starts when its rank is free and its inputs have arrived; a cross-rank "
                                       "dependency adds comm)");
@@ -498,6 +619,7 @@ struct Prover {
             return refute_on_instances_or_unknown();
         }
         res.word = word;
+        if (batched() && !establish_batched()) return refute_on_instances_or_unknown();
         if (!establish_structure()) {
             if (!ps.failure.empty() && ps.failure.find("no super-step") != std::string::npos) {
                 if (auto cx = find_deadlock(ps.T0 + 64)) {
@@ -541,9 +663,9 @@ struct Prover {
             }
             for (const Costs& costs : points) {
                 try {
-                    const ExactTiming b0 = exact_timing(inst(0), costs);
+                    const ExactTiming b0 = timing(inst(0), costs);
                     for (int t = 1; t <= 4; ++t) {
-                        const ExactTiming bt = exact_timing(inst(t), costs);
+                        const ExactTiming bt = timing(inst(t), costs);
                         if (!(bt.bubble == b0.bubble)) {
                             Counterexample cx;
                             cx.ranks = family.ranks, cx.microbatches = M(0), cx.other_microbatches = M(t);
@@ -637,7 +759,7 @@ struct Prover {
         res.idle.assign(family.ranks, {});
         if (options.costs) {
             for (int t = 0; t < k; ++t) {
-                const ExactTiming et = exact_timing(inst(t), *options.costs);
+                const ExactTiming et = timing(inst(t), *options.costs);
                 for (int r = 0; r < family.ranks; ++r) res.idle[r].exact.push_back(et.idle[r]);
                 if (!(et.bubble == *sub.bubble_exact)) {
                     Counterexample cx;
@@ -663,13 +785,13 @@ struct Prover {
         region.finish();
         for (int t = 0; t < k; ++t) {
             const Schedule& s = inst(t);
-            const MaxPoly bubble = symbolic_bubble(symbolic_simulate(s, build_schedule_graph(s), region), region, res.idle);
+            const MaxPoly bubble = symbolic_bubble(symbolic_simulate(s, instance_graph(s), region), region, res.idle);
             if (bubble.same_forms(*sub.bubble_symbolic)) continue;
             const auto out = smt::equal_on_region(bubble, *sub.bubble_symbolic, LinForm{}, region, "early instance");
             if (out.result == z3::unsat) continue;
             if (out.result == z3::sat && out.witness) {
                 const Costs costs = costs_at(*out.witness);
-                const Rational here = exact_timing(s, costs).bubble, there = exact_timing(inst(k), costs).bubble;
+                const Rational here = timing(s, costs).bubble, there = timing(inst(k), costs).bubble;
                 if (!(here == there)) {
                     Counterexample cx;
                     cx.ranks = family.ranks, cx.microbatches = M(t), cx.other_microbatches = M(k);
@@ -896,7 +1018,7 @@ struct Prover {
         for (int t = 0; t <= std::min(ps.T_struct, 3); ++t)
             if (auto cx = check_instance(t, Property::Dependencies)) return refuted(*cx);
         const auto t0 = std::chrono::steady_clock::now();
-        const PeriodicTiming pt = find_periodic_window(*word, ps, costs);
+        const PeriodicTiming pt = find_periodic_window(*word, ps, costs, 4, graph_of);
         if (!pt.found) return unknown("timing: " + pt.failure);
         std::vector<Rational> slope;
         std::string busy_text;
@@ -921,7 +1043,7 @@ struct Prover {
         std::vector<Rational> bubbles;
         const auto t1 = std::chrono::steady_clock::now();
         for (int t = 0; t < t_end; ++t) {
-            const ExactTiming et = exact_timing(inst(t), costs);
+            const ExactTiming et = timing(inst(t), costs);
             for (int r = 0; r < word->ranks(); ++r) res.idle[r].exact.push_back(et.idle[r]);
             bubbles.push_back(et.bubble);
             cache.erase(t);
@@ -943,7 +1065,7 @@ struct Prover {
             int found = -1;
             Rational value{0};
             for (int t = 1; t < t_end + 400 && found < 0; ++t) {
-                const Rational b = t < t_end ? bubbles[t] : exact_timing(inst(t), costs).bubble;
+                const Rational b = t < t_end ? bubbles[t] : timing(inst(t), costs).bubble;
                 cache.erase(t);
                 if (!(b == bubbles[0])) found = t, value = b;
             }
@@ -991,7 +1113,7 @@ struct Prover {
     std::string window_smt_exact(const Costs& costs, const PeriodicTiming& pt) {
         const int T = pt.T;
         const Schedule s = word->instantiate(T);
-        const ScheduleGraph g = build_schedule_graph(s);
+        const ScheduleGraph g = word_graph(s, T);
         const TimedDag dag = timed_dag(g);
         const auto places = slot_places(*word, T);
         const int k_max = pt.k0 + pt.cycle;
@@ -1057,7 +1179,7 @@ struct Prover {
             if (!inside) return unknown("no sample point satisfies the cost assumptions (Z3)");
             const CostPoint point = *inside;
             const Costs costs = costs_at(point);
-            const PeriodicTiming pt = find_periodic_window(*word, ps, costs);
+            const PeriodicTiming pt = find_periodic_window(*word, ps, costs, 4, graph_of);
             if (!pt.found) return unknown("timing at the sample point " + costs_text(point) + ": " + pt.failure);
             for (int r = 0; r < word->ranks(); ++r)
                 if (!(pt.lambda == busy[r].eval(point))) return refute_at(point, "the sample point");
@@ -1075,8 +1197,14 @@ struct Prover {
         // Symbolic simulation of G_T with room for a few more windows.
         T += cycle + 8;
         const Schedule s = word->instantiate(T);
-        const ScheduleGraph g = build_schedule_graph(s);
-        const SymbolicTiming st = symbolic_simulate(s, g, region);
+        const ScheduleGraph g = word_graph(s, T);
+        // Block slots that are provably the previous block's plus lambda are shifted, not recomputed (identical
+        // polynomials; symbolic.hpp, SymbolicOptions).
+        SymbolicOptions sim_options;
+        sim_options.keep_start = false;
+        for (int r = 0; r < word->ranks(); ++r) sim_options.period.push_back(static_cast<std::uint32_t>(word->block[r].size()));
+        sim_options.step = lambda;
+        const SymbolicTiming st = symbolic_simulate(s, g, region, sim_options);
         std::optional<CostPoint> witness;
         int found_k = -1;
         std::string method;
@@ -1131,12 +1259,20 @@ struct Prover {
         res.cycle = cycle;
         res.idle.assign(word->ranks(), {});
         std::vector<MaxPoly> bubbles;
-        for (int t = 0; t < t_end; ++t) {
+        // Each G_t takes the end times it provably shares with G_T (the window's simulation) and those that are
+        // provably the next instance's minus lambda (G_T's for the first), checked slot by slot in
+        // symbolic_simulate_reusing (proofs/method.md §4), so the instances are timed from t_end - 1 down to 0.
+        const SymbolicReference reference{&s, &g, &st, timed_dag(g)};
+        SymbolicPrevious previous = symbolic_previous(reference);
+        std::vector<SymbolicTiming> timings(t_end);
+        for (int t = t_end - 1; t >= 0; --t) {
             const Schedule& inst_t = inst(t);
-            const ScheduleGraph gt = build_schedule_graph(inst_t);
-            bubbles.push_back(symbolic_bubble(symbolic_simulate(inst_t, gt, region), region, res.idle));
+            const ScheduleGraph gt = instance_graph(inst_t);
+            const LinForm step = static_cast<std::int64_t>(t == t_end - 1 ? T - t : 1) * (LinForm{} - lambda);
+            timings[t] = symbolic_simulate_reusing(inst_t, gt, region, reference, &previous, &step);
             cache.erase(t);
         }
+        for (int t = 0; t < t_end; ++t) bubbles.push_back(symbolic_bubble(timings[t], region, res.idle));
         z3::context ctx;
         z3::solver base_solver(ctx);
         smt::assert_region(base_solver, region);

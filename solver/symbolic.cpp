@@ -3,12 +3,40 @@
 #include "solver/simulate.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <stdexcept>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace pp {
 
 namespace {
+
+// Whether a[r] > b[r] for some r < 8 (the dominance test of merge_pruned on narrow copies).
+template <typename N>
+bool any_above8(const N* a, const N* b) {
+    int above = 0;
+    for (int r = 0; r < 8; ++r) above |= a[r] > b[r];
+    return above != 0;
+}
+#if defined(__SSE2__)
+template <>
+bool any_above8<std::int16_t>(const std::int16_t* a, const std::int16_t* b) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
+    const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
+    return _mm_movemask_epi8(_mm_cmpgt_epi16(x, y)) != 0;
+}
+template <>
+bool any_above8<std::int32_t>(const std::int32_t* a, const std::int32_t* b) {
+    const __m128i lo = _mm_cmpgt_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a)),
+                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(b)));
+    const __m128i hi = _mm_cmpgt_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 4)),
+                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 4)));
+    return _mm_movemask_epi8(_mm_or_si128(lo, hi)) != 0;
+}
+#endif
 
 constexpr const char* kNames[kCostVars] = {"F", "I", "W", "B", "FB", "comm"};
 
@@ -380,6 +408,41 @@ void MaxPoly::merge_pruned(const MaxPoly& o) {
             return s;
         };
         const Side A = side(only_a, *this), B = side(only_b, o);
+        // The common case (at most 8 rays, values within 16 or 32 bits): a branch-free test of all rays at once on
+        // narrow copies padded with zeros (0 <= 0 on the padding), which the compiler vectorises. Same verdicts.
+        std::int64_t lo = 0, hi = 0;
+        for (const Side* S : {&A, &B})
+            for (std::int64_t x : S->v) lo = std::min(lo, x), hi = std::max(hi, x);
+        auto mark_narrow = [&](auto zero) {
+            using N = decltype(zero);
+            auto narrow_copy = [R](const Side& S) {
+                std::vector<N> out(S.sum.size() * 8, 0);
+                for (size_t x = 0; x < S.sum.size(); ++x)
+                    for (size_t r = 0; r < R; ++r) out[x * 8 + r] = static_cast<N>(S.v[x * R + r]);
+                return out;
+            };
+            const std::vector<N> A8 = narrow_copy(A), B8 = narrow_copy(B);
+            auto mark8 = [](const Side& X, const std::vector<N>& X8, const Side& Y, const std::vector<N>& Y8,
+                            std::vector<bool>& keep) {
+                for (size_t x = 0; x < X.sum.size(); ++x) {
+                    const N* fx = &X8[x * 8];
+                    for (size_t y = 0; y < Y.sum.size() && Y.sum[y] >= X.sum[x]; ++y) {
+                        const N* gy = &Y8[y * 8];
+                        if (any_above8(fx, gy)) continue;
+                        if (X.sum[x] == Y.sum[y] && *X.form[x] < *Y.form[y]) continue;  // equal: the smaller stays
+                        keep[X.index[x]] = false;
+                        break;
+                    }
+                }
+            };
+            mark8(A, A8, B, B8, keep_a);
+            mark8(B, B8, A, A8, keep_b);
+        };
+        const bool narrow = R <= 8 && lo >= INT32_MIN && hi <= INT32_MAX;
+        if (narrow && lo >= INT16_MIN && hi <= INT16_MAX)
+            mark_narrow(std::int16_t{0});
+        else if (narrow)
+            mark_narrow(std::int32_t{0});
         // f is dropped for g when f <= g on every ray, unless they are equal and f is the canonical (smaller) one.
         auto mark = [R](const Side& X, const Side& Y, std::vector<bool>& keep) {
             for (size_t x = 0; x < X.sum.size(); ++x) {
@@ -395,8 +458,10 @@ void MaxPoly::merge_pruned(const MaxPoly& o) {
                 }
             }
         };
-        mark(A, B, keep_a);
-        mark(B, A, keep_b);
+        if (!narrow) {
+            mark(A, B, keep_a);
+            mark(B, A, keep_b);
+        }
     }
     MaxPoly out;
     out.forms.reserve(forms.size() + only_b.size());
@@ -425,6 +490,7 @@ Rational MaxPoly::eval(const CostPoint& point) const {
 }
 
 bool MaxPoly::same_forms(const MaxPoly& other) const {
+    if (forms == other.forms) return true;  // the ray values are those of the forms
     auto a = values, b = other.values;
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
@@ -519,15 +585,54 @@ TimedDag timed_dag(const ScheduleGraph& graph) {
 }
 
 SymbolicTiming symbolic_simulate(const Schedule& schedule, const ScheduleGraph& graph, const CostRegion& region) {
+    return symbolic_simulate(schedule, graph, region, SymbolicOptions{});
+}
+
+SymbolicTiming symbolic_simulate(const Schedule& schedule, const ScheduleGraph& graph, const CostRegion& region,
+                                 const SymbolicOptions& options) {
     const TimedDag dag = timed_dag(graph);
     if (!dag.acyclic()) throw SimulationError("the schedule deadlocks: it cannot be timed");
     const std::uint32_t n = graph.slot_count();
     SymbolicTiming t;
-    t.start.resize(n);
+    if (options.keep_start) t.start.resize(n);
     t.end.resize(n);
     const LinForm comm = LinForm::var(CostVar::comm);
     const MaxPoly zero = MaxPoly::of(LinForm{}, region);
+    constexpr std::uint32_t kNone = ~std::uint32_t{0};
+    std::vector<std::uint32_t> source(n, kNone);   // shifted: the slot whose end time + step this one's is
+    std::vector<std::uint32_t> checked(n, kNone);  // a slot q with end(q) + step == end(this one) (checked)
+    auto equals_shifted = [&](std::uint32_t u, std::uint32_t q) {
+        if (source[u] == q || checked[u] == q) return true;
+        const MaxPoly& a = t.end[u];
+        const MaxPoly& b = t.end[q];
+        if (a.forms.size() != b.forms.size()) return false;
+        for (size_t k = 0; k < a.forms.size(); ++k)
+            if (!(a.forms[k] == b.forms[k] + options.step)) return false;
+        checked[u] = q;
+        return true;
+    };
     for (std::uint32_t v : dag.topo) {
+        const LinForm duration = slot_form(graph.slot(schedule, v));
+        const std::uint32_t r = graph.slot_rank[v], pos = graph.slot_position[v];
+        if (r < options.period.size() && options.period[r] > 0 && pos >= options.period[r] && !dag.preds[v].empty()) {
+            const std::uint32_t w = v - options.period[r];  // slot (r, pos - period[r])
+            const auto& p = dag.preds[v];
+            const auto& q = dag.preds[w];
+            bool same = graph.slot_rank[w] == r && graph.slot_position[w] == pos - options.period[r] &&
+                        p.size() == q.size() && duration == slot_form(graph.slot(schedule, w));
+            for (size_t k = 0; same && k < p.size(); ++k)
+                same = p[k].second == q[k].second && equals_shifted(p[k].first, q[k].first);
+            if (same) {
+                source[v] = w;
+                if (options.keep_start) {
+                    t.start[v] = t.start[w];
+                    t.start[v].shift(options.step, region);
+                }
+                t.end[v] = t.end[w];
+                t.end[v].shift(options.step, region);
+                continue;
+            }
+        }
         MaxPoly start;
         for (auto [u, cross] : dag.preds[v]) {
             if (!cross) {
@@ -539,9 +644,9 @@ SymbolicTiming symbolic_simulate(const Schedule& schedule, const ScheduleGraph& 
             start.merge_pruned(arrival);
         }
         if (start.empty()) start = zero;
-        t.start[v] = start;
         MaxPoly end = start;
-        end.shift(slot_form(graph.slot(schedule, v)), region);
+        end.shift(duration, region);
+        if (options.keep_start) t.start[v] = std::move(start);
         t.end[v] = std::move(end);
     }
     t.busy.resize(schedule.ranks.size());
@@ -550,6 +655,155 @@ SymbolicTiming symbolic_simulate(const Schedule& schedule, const ScheduleGraph& 
     // Slots of a rank run one after another, so the makespan is the latest end of a rank's last slot.
     for (size_t r = 0; r + 1 < graph.rank_begin.size(); ++r)
         if (graph.rank_begin[r + 1] > graph.rank_begin[r]) t.makespan.merge_pruned(t.end[graph.rank_begin[r + 1] - 1]);
+    return t;
+}
+
+SymbolicPrevious symbolic_previous(const SymbolicReference& reference) {
+    const ScheduleGraph& g = *reference.graph;
+    SymbolicPrevious prev;
+    prev.valid = true;
+    prev.rank_begin = g.rank_begin;
+    prev.dag = reference.dag;
+    const std::uint32_t n = g.slot_count();
+    prev.duration.resize(n);
+    prev.base.resize(n);
+    prev.offset.assign(n, LinForm{});
+    for (std::uint32_t v = 0; v < n; ++v) {
+        prev.duration[v] = slot_form(g.slot(*reference.schedule, v));
+        prev.base[v] = &reference.timing->end[v];
+    }
+    prev.makespan = reference.timing->makespan;
+    return prev;
+}
+
+SymbolicTiming symbolic_simulate_reusing(const Schedule& schedule, const ScheduleGraph& graph, const CostRegion& region,
+                                         const SymbolicReference& reference, SymbolicPrevious* previous,
+                                         const LinForm* step, ReuseCounts* counts) {
+    TimedDag dag = timed_dag(graph);
+    if (!dag.acyclic()) throw SimulationError("the schedule deadlocks: it cannot be timed");
+    const std::uint32_t n = graph.slot_count();
+    const ScheduleGraph& rg = *reference.graph;
+    const SymbolicTiming& rt = *reference.timing;
+    if (rt.end.size() != rg.slot_count() || reference.dag.preds.size() != rg.slot_count())
+        throw std::logic_error("symbolic_simulate_reusing: the reference is not a full timing of its graph");
+    SymbolicPrevious local;
+    SymbolicPrevious& prev = previous ? *previous : local;
+    const bool shifting = prev.valid && step;
+    constexpr std::uint32_t kNone = ~std::uint32_t{0};
+    std::vector<std::uint32_t> image(n, kNone);    // taken: the reference slot with the identical end time
+    std::vector<std::uint32_t> source(n, kNone);   // shifted: the previous instance's slot it is `step` after
+    std::vector<std::uint32_t> checked(n, kNone);  // a previous slot q whose end time + step equals v's (checked)
+    std::vector<LinForm> duration(n);
+    std::vector<MaxPoly> own;
+    own.reserve(n);  // never reallocated: base points into it
+    std::vector<const MaxPoly*> base(n, nullptr);
+    std::vector<LinForm> offset(n);
+    const LinForm comm = LinForm::var(CostVar::comm);
+    const MaxPoly zero = MaxPoly::of(LinForm{}, region);
+    ReuseCounts count;
+    // end(u) == end_prev(q) + step, form by form (the ray values follow from the forms).
+    auto equals_shifted = [&](std::uint32_t u, std::uint32_t q) {
+        if (source[u] == q || checked[u] == q) return true;
+        const MaxPoly& a = *base[u];
+        const MaxPoly& b = *prev.base[q];
+        if (a.forms.size() != b.forms.size()) return false;
+        const LinForm d = prev.offset[q] + *step - offset[u];  // a + offset[u] == b + prev.offset[q] + step
+        for (size_t k = 0; k < a.forms.size(); ++k)
+            if (!(a.forms[k] == b.forms[k] + d)) return false;
+        checked[u] = q;
+        return true;
+    };
+    for (std::uint32_t v : dag.topo) {
+        const std::uint32_t r = graph.slot_rank[v], pos = graph.slot_position[v];
+        duration[v] = slot_form(graph.slot(schedule, v));
+        const auto& p = dag.preds[v];
+        if (r + 1 < rg.rank_begin.size() && pos < rg.rank_begin[r + 1] - rg.rank_begin[r]) {
+            const std::uint32_t w = rg.rank_begin[r] + pos;
+            const auto& q = reference.dag.preds[w];
+            bool same = p.size() == q.size() && duration[v] == slot_form(rg.slot(*reference.schedule, w));
+            for (size_t k = 0; same && k < p.size(); ++k)
+                same = image[p[k].first] == q[k].first && p[k].second == q[k].second;
+            if (same) {
+                image[v] = w;
+                base[v] = &rt.end[w];
+                ++count.taken;
+                continue;
+            }
+        }
+        if (shifting && !p.empty() && r + 1 < prev.rank_begin.size()) {
+            const std::int64_t len = graph.rank_begin[r + 1] - graph.rank_begin[r];
+            const std::int64_t prev_len = prev.rank_begin[r + 1] - prev.rank_begin[r];
+            const std::int64_t prev_pos = static_cast<std::int64_t>(pos) - (len - prev_len);
+            if (prev_pos >= 0 && prev_pos < prev_len) {
+                const std::uint32_t w = prev.rank_begin[r] + static_cast<std::uint32_t>(prev_pos);
+                const auto& q = prev.dag.preds[w];
+                bool same = p.size() == q.size() && duration[v] == prev.duration[w];
+                for (size_t k = 0; same && k < p.size(); ++k)
+                    same = p[k].second == q[k].second && equals_shifted(p[k].first, q[k].first);
+                if (same) {
+                    source[v] = w;
+                    base[v] = prev.base[w];
+                    offset[v] = prev.offset[w] + *step;
+                    ++count.shifted;
+                    continue;
+                }
+            }
+        }
+        // As in symbolic_simulate (operands materialised: base + offset).
+        MaxPoly start;
+        for (auto [u, cross] : p) {
+            const LinForm add = cross ? offset[u] + comm : offset[u];
+            if (add.zero()) {
+                start.merge_pruned(*base[u]);
+                continue;
+            }
+            MaxPoly arrival = *base[u];
+            if (cross) arrival.shift(offset[u], region), arrival.shift(comm, region);
+            else arrival.shift(offset[u], region);
+            start.merge_pruned(arrival);
+        }
+        if (start.empty()) start = zero;
+        start.shift(duration[v], region);
+        own.push_back(std::move(start));
+        base[v] = &own.back();
+        ++count.computed;
+    }
+    if (counts) *counts = count;
+    SymbolicTiming t;
+    t.busy.resize(schedule.ranks.size());
+    for (size_t r = 0; r < schedule.ranks.size(); ++r)
+        for (const Slot& s : schedule.ranks[r]) t.busy[r] += slot_form(s);
+    bool all_last_shifted = shifting && prev.rank_begin.size() == graph.rank_begin.size();
+    for (size_t r = 0; all_last_shifted && r + 1 < graph.rank_begin.size(); ++r) {
+        const bool here = graph.rank_begin[r + 1] > graph.rank_begin[r], there = prev.rank_begin[r + 1] > prev.rank_begin[r];
+        all_last_shifted = here == there && (!here || source[graph.rank_begin[r + 1] - 1] == prev.rank_begin[r + 1] - 1);
+    }
+    if (all_last_shifted) {
+        t.makespan = prev.makespan;
+        t.makespan.shift(*step, region);
+    } else {
+        for (size_t r = 0; r + 1 < graph.rank_begin.size(); ++r) {
+            if (graph.rank_begin[r + 1] == graph.rank_begin[r]) continue;
+            const std::uint32_t last = graph.rank_begin[r + 1] - 1;
+            if (offset[last].zero()) {
+                t.makespan.merge_pruned(*base[last]);
+                continue;
+            }
+            MaxPoly e = *base[last];
+            e.shift(offset[last], region);
+            t.makespan.merge_pruned(e);
+        }
+    }
+    if (previous) {
+        prev.valid = true;
+        prev.rank_begin = graph.rank_begin;
+        prev.dag = std::move(dag);
+        prev.duration = std::move(duration);
+        prev.base = std::move(base);
+        prev.offset = std::move(offset);
+        prev.makespan = t.makespan;
+        if (!own.empty()) prev.store.push_back(std::move(own));  // the buffer moves, base stays valid
+    }
     return t;
 }
 
