@@ -230,6 +230,20 @@ Stability stable_from(const PeriodicWord& word) {
 // ---------------------------------------------------------------------------------------------------
 // Super-steps
 
+namespace {
+
+// The super-step of a slot of G_t under the potentials: prefix alpha, block j + sigma_r, suffix t + beta.
+int super_step(const PeriodicStructure& ps, const SlotPlace& place, int rank, int t) {
+    switch (place.region) {
+        case Region::Prefix: return ps.alpha[rank][place.index];
+        case Region::Block: return place.block + ps.sigma[rank];
+        case Region::Suffix: return t + ps.beta[rank][place.index];
+    }
+    return 0;
+}
+
+}  // namespace
+
 PeriodicStructure analyse_structure(const PeriodicWord& word, int T, const TimingGraphOf& graph_of) {
     PeriodicStructure ps;
     const Stability st = stable_from(word);
@@ -330,16 +344,7 @@ PeriodicStructure analyse_structure(const PeriodicWord& word, int T, const Timin
         for (size_t i = 0; i < word.suffix[r].size(); ++i)
             ps.beta[r].push_back(static_cast<int>(dist[suffix_var[r] + i] - min_sigma));
     }
-    auto ss = [&](std::uint32_t slot) {
-        const SlotPlace& pl = places[slot];
-        const int r = static_cast<int>(g.slot_rank[slot]);
-        switch (pl.region) {
-            case Region::Prefix: return ps.alpha[r][pl.index];
-            case Region::Block: return pl.block + ps.sigma[r];
-            case Region::Suffix: return T + ps.beta[r][pl.index];
-        }
-        return 0;
-    };
+    auto ss = [&](std::uint32_t slot) { return super_step(ps, places[slot], static_cast<int>(g.slot_rank[slot]), T); };
     const int min_sig = *std::min_element(ps.sigma.begin(), ps.sigma.end());
     const int max_sig = *std::max_element(ps.sigma.begin(), ps.sigma.end());
     int head = min_sig - 1;
@@ -374,16 +379,7 @@ std::string check_potentials(const PeriodicWord& word, const PeriodicStructure& 
     const Schedule s = word.instantiate(t);
     const ScheduleGraph g = graph_of ? graph_of(s, t) : build_schedule_graph(s);
     const auto places = slot_places(word, t);
-    auto ss = [&](std::uint32_t slot) {
-        const SlotPlace& pl = places[slot];
-        const int r = static_cast<int>(g.slot_rank[slot]);
-        switch (pl.region) {
-            case Region::Prefix: return ps.alpha[r][pl.index];
-            case Region::Block: return pl.block + ps.sigma[r];
-            case Region::Suffix: return t + ps.beta[r][pl.index];
-        }
-        return 0;
-    };
+    auto ss = [&](std::uint32_t slot) { return super_step(ps, places[slot], static_cast<int>(g.slot_rank[slot]), t); };
     for (std::uint32_t u = 0; u < g.slot_count(); ++u)
         for (auto e : out_edges_of(g.graph, u)) {
             const std::uint32_t v = target_of(g.graph, e);
