@@ -8,6 +8,7 @@
 #include "solver/verify.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <optional>
@@ -47,7 +48,7 @@ std::string md_op(const Op& op) {
     return kind + std::to_string(op.stage) + (op.pipeline == 1 ? "r" : "") + "." + std::to_string(op.microbatch);
 }
 std::string md_slot(const Slot& s) {
-    return s.is_pair() ? "(" + md_op(s.ops[0]) + "+" + md_op(s.ops[1]) + ")" : md_op(s.ops[0]);
+    return s.is_pair() ? fmt::format("({}+{})", md_op(s.ops[0]), md_op(s.ops[1])) : md_op(s.ops[0]);
 }
 std::string md_p2p(const P2POp& op) {
     return std::string(op.is_send ? "s" : "r") + (op.activation ? "A" : "G") + std::to_string(op.stage) +
@@ -60,7 +61,10 @@ std::vector<std::string> md_program(const Schedule& s, int rank) {
     for (const CommStep& step : s.comm_program->at(rank)) {
         if (!step.batch.empty()) {
             std::string b = "{";
-            for (size_t i = 0; i < step.batch.size(); ++i) b += (i ? "," : "") + md_p2p(step.batch[i]);
+            for (size_t i = 0; i < step.batch.size(); ++i) {
+                if (i) b += ',';
+                b += md_p2p(step.batch[i]);
+            }
             out.push_back(b + "}");
         }
         if (step.slot >= 0) out.push_back(md_slot(s.ranks[rank][step.slot]));
@@ -260,7 +264,10 @@ TEST_CASE("batched: generic program of 1F1B P=2 M=2, derived by hand", "[batched
         for (const CommStep& step : program[r]) {
             if (!step.batch.empty()) {
                 std::string b = "{";
-                for (size_t i = 0; i < step.batch.size(); ++i) b += (i ? "," : "") + md_p2p(step.batch[i]);
+                for (size_t i = 0; i < step.batch.size(); ++i) {
+                    if (i) b += ',';
+                    b += md_p2p(step.batch[i]);
+                }
                 out.push_back(b + "}");
             }
             if (step.slot >= 0) out.push_back(md_slot(s.ranks[r][step.slot]));
