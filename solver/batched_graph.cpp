@@ -1,6 +1,7 @@
 #include "solver/batched_graph.hpp"
 
 #include "solver/batched.hpp"
+#include "solver/simulate.hpp"
 
 #include <fmt/format.h>
 
@@ -78,6 +79,15 @@ BatchedGraph build_batched_graph(const Schedule& schedule, const CommProgram& pr
     g.graph = SlotGraph(boost::edges_are_unsorted_multi_pass, ends.begin(), ends.end(), infos.begin(), g.slot_count());
     out.graph = std::move(g);
     return out;
+}
+
+ScheduleGraph batched_timing_graph(const Schedule& schedule, const CommProgram& program, bool comm_may_be_positive) {
+    BatchedGraph bg = build_batched_graph(schedule, program);
+    if (!bg.graph) throw SimulationError("no batched timing: " + bg.failure);
+    if (!bg.first_batch_waits.empty() && comm_may_be_positive)
+        throw SimulationError("a rank's first batch waits comm without a predecessor, which the batched timing graph "
+                              "does not model when comm > 0");
+    return std::move(*bg.graph);
 }
 
 // ---------------------------------------------------------------------------------------------------

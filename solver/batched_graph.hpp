@@ -33,6 +33,9 @@ struct BatchedGraph {
 // Checks the program (check_comm_program; a deadlock is reported there) and builds the graph. Slot numbering
 // is build_schedule_graph's.
 BatchedGraph build_batched_graph(const Schedule& schedule, const CommProgram& program);
+// The graph itself, for timing: throws SimulationError when the program is inconsistent, or when a first batch
+// waits comm without a predecessor while comm may be positive (the graph cannot express that wait).
+ScheduleGraph batched_timing_graph(const Schedule& schedule, const CommProgram& program, bool comm_may_be_positive);
 
 // A communication program as a periodic word beside a slot word: per rank, the batches (one per step) are
 // prefix . block(0..t-1) . suffix(t), micro-batch indices of pipeline p raised by j*delta[p] (block j) or

@@ -349,24 +349,13 @@ public:
         return f;
     }
 
-    // Batched timing is a longest path over solver/batched_graph.hpp's graph, except for a first batch that
-    // waits comm without a predecessor: refused unless the region fixes comm = 0.
-    static ScheduleGraph batched_graph(const Schedule& s, const CostRegion& region) {
-        BatchedGraph bg = build_batched_graph(s, batched_program(s));
-        if (!bg.graph) throw SimulationError("no batched timing: " + bg.failure);
-        if (!bg.first_batch_waits.empty())
-            for (std::int64_t v : region.ray_values(LinForm::var(CostVar::comm)))
-                if (v != 0)
-                    throw SimulationError("a rank's first batch waits comm without a predecessor, which the batched "
-                                          "timing graph does not model when comm > 0");
-        return std::move(*bg.graph);
-    }
-
     const SymFacts& symbolic(int M, const CostRegion& region) {
         auto it = symbolic_.find(M);
         if (it != symbolic_.end()) return it->second;
         const Schedule& s = schedule(M);
-        const ScheduleGraph g = model_ == TimingModel::Batched ? batched_graph(s, region) : build_schedule_graph(s);
+        const ScheduleGraph g = model_ == TimingModel::Batched
+                                    ? batched_timing_graph(s, batched_program(s), region.may_be_positive(CostVar::comm))
+                                    : build_schedule_graph(s);
         SymFacts f;
         f.timing = symbolic_simulate(s, g, region);
         f.ranks = s.placement.ranks;

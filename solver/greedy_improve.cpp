@@ -87,6 +87,17 @@ void move(std::vector<int>& order, size_t from, size_t to) {
     else std::rotate(order.begin() + to, order.begin() + from, order.begin() + from + 1);
 }
 
+std::vector<std::vector<int>> orders_by_start(const Instance& inst, const GreedySchedule& g) {
+    std::vector<std::vector<int>> orders(inst.ranks);
+    for (int r = 0; r < inst.ranks; ++r) {
+        orders[r] = inst.rank_tasks[r];
+        std::sort(orders[r].begin(), orders[r].end(), [&](int a, int b) {
+            return g.start[a] != g.start[b] ? g.start[a] < g.start[b] : inst.topo_position[a] < inst.topo_position[b];
+        });
+    }
+    return orders;
+}
+
 }  // namespace
 
 std::optional<std::vector<std::vector<int>>> orders_of(const Instance& inst, const Schedule& schedule) {
@@ -152,24 +163,6 @@ GreedySchedule improve_by_moves(const Instance& inst, std::vector<std::vector<in
     }
     return time_orders(inst, orders);
 }
-
-}  // namespace pp
-
-namespace pp {
-namespace {
-
-std::vector<std::vector<int>> orders_by_start(const Instance& inst, const GreedySchedule& g) {
-    std::vector<std::vector<int>> orders(inst.ranks);
-    for (int r = 0; r < inst.ranks; ++r) {
-        orders[r] = inst.rank_tasks[r];
-        std::sort(orders[r].begin(), orders[r].end(), [&](int a, int b) {
-            return g.start[a] != g.start[b] ? g.start[a] < g.start[b] : inst.topo_position[a] < inst.topo_position[b];
-        });
-    }
-    return orders;
-}
-
-}  // namespace
 
 GreedySchedule iterated_local_search(const Instance& inst, std::vector<std::vector<int>> orders,
                                      std::chrono::steady_clock::time_point deadline, unsigned seed) {

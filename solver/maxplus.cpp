@@ -16,6 +16,10 @@ const char* timing_model_name(TimingModel model) {
     return model == TimingModel::Dataflow ? "dataflow" : "batched";
 }
 
+ScheduleGraph timing_graph(const TimingGraphOf& graph_of, const Schedule& instance, int t) {
+    return graph_of ? graph_of(instance, t) : build_schedule_graph(instance);
+}
+
 Slot shift_slot(Slot slot, const std::vector<int>& delta, int k) {
     for (int i = 0; i < slot.count; ++i) slot.ops[i].microbatch += delta[slot.ops[i].pipeline] * k;
     slot.loc = {};
@@ -230,9 +234,6 @@ Stability stable_from(const PeriodicWord& word) {
 // ---------------------------------------------------------------------------------------------------
 // Super-steps
 
-namespace {
-
-// The super-step of a slot of G_t under the potentials: prefix alpha, block j + sigma_r, suffix t + beta.
 int super_step(const PeriodicStructure& ps, const SlotPlace& place, int rank, int t) {
     switch (place.region) {
         case Region::Prefix: return ps.alpha[rank][place.index];
@@ -241,8 +242,6 @@ int super_step(const PeriodicStructure& ps, const SlotPlace& place, int rank, in
     }
     return 0;
 }
-
-}  // namespace
 
 PeriodicStructure analyse_structure(const PeriodicWord& word, int T, const TimingGraphOf& graph_of) {
     PeriodicStructure ps;
@@ -256,7 +255,7 @@ PeriodicStructure analyse_structure(const PeriodicWord& word, int T, const Timin
     ps.T = T;
     const int P = word.ranks();
     const Schedule s = word.instantiate(T);
-    const ScheduleGraph g = graph_of ? graph_of(s, T) : build_schedule_graph(s);
+    const ScheduleGraph g = timing_graph(graph_of, s, T);
     const auto places = slot_places(word, T);
 
     // Variables: sigma[r] (P), then prefix slots, then suffix slots.
@@ -377,7 +376,7 @@ PeriodicStructure analyse_structure(const PeriodicWord& word, int T, const Timin
 
 std::string check_potentials(const PeriodicWord& word, const PeriodicStructure& ps, int t, const TimingGraphOf& graph_of) {
     const Schedule s = word.instantiate(t);
-    const ScheduleGraph g = graph_of ? graph_of(s, t) : build_schedule_graph(s);
+    const ScheduleGraph g = timing_graph(graph_of, s, t);
     const auto places = slot_places(word, t);
     auto ss = [&](std::uint32_t slot) { return super_step(ps, places[slot], static_cast<int>(g.slot_rank[slot]), t); };
     for (std::uint32_t u = 0; u < g.slot_count(); ++u)
@@ -418,7 +417,7 @@ PeriodicTiming find_periodic_window(const PeriodicWord& word, const PeriodicStru
         const int k_hi = k_lo + span;  // last window end we look at, including + cycle
         const int T = std::max(ps.T, k_hi - ps.tau + 2);
         const Schedule s = word.instantiate(T);
-        const ScheduleGraph g = graph_of ? graph_of(s, T) : build_schedule_graph(s);
+        const ScheduleGraph g = timing_graph(graph_of, s, T);
         const Simulation sim = simulate(s, g, costs);
         auto end_of = [&](const WindowSlot& w) { return sim.end[block_slot_id(word, T, w.rank, w.index, w.j)]; };
         for (int c = 1; c <= max_cycle; ++c) {

@@ -35,6 +35,7 @@ enum class TimingModel { Dataflow, Batched };
 // The timing graph of the word's instance with t blocks, in build_schedule_graph's slot numbering; edges whose
 // EdgeInfo::cross_rank is set pay comm. Empty: the dataflow graph (build_schedule_graph).
 using TimingGraphOf = std::function<ScheduleGraph(const Schedule& instance, int t)>;
+ScheduleGraph timing_graph(const TimingGraphOf& graph_of, const Schedule& instance, int t);
 const char* timing_model_name(TimingModel model);
 
 Slot shift_slot(Slot slot, const std::vector<int>& delta, int k);
@@ -95,6 +96,8 @@ struct PeriodicStructure {
     std::vector<std::uint32_t> negative_cycle_ranks;  // when infeasible: ranks of a backward-going cycle
 };
 PeriodicStructure analyse_structure(const PeriodicWord& word, int T, const TimingGraphOf& graph_of = {});
+// The super-step of a slot of G_t under the potentials: prefix alpha, block j + sigma_r, suffix t + beta.
+int super_step(const PeriodicStructure& structure, const SlotPlace& place, int rank, int t);
 // Re-checks the potentials found on G_T against G_t for another t: every edge goes to the same or a later
 // super-step and, past the head, at most `lag` later. "" when they hold, else the first offending edge.
 // (The potentials come from one instance; this guards the claim that its edge classes are all of them.)

@@ -240,17 +240,27 @@ struct Prover {
     bool comm_may_be_positive = false;
 
     bool batched() const { return options.model == TimingModel::Batched && options.property == Property::BubbleConstant; }
+    // "bubble(M(a)) = x but bubble(M(b)) = y" at one cost point, with the instance that shows it.
+    Counterexample bubble_counterexample(int a, const Rational& at_a, int b, const Rational& at_b, const CostPoint& costs,
+                                         const Schedule& schedule) {
+        Counterexample cx;
+        cx.ranks = family.ranks, cx.microbatches = M(a), cx.other_microbatches = M(b);
+        cx.costs = costs;
+        cx.what = fmt::format("bubble({}) = {} but bubble({}) = {}", M(a), format_rational(at_a), M(b), format_rational(at_b));
+        cx.schedule = schedule;
+        return cx;
+    }
+    // The cost region of a symbolic proof: the assumptions given, or the standard ones; rays computed.
+    CostRegion finished_region() const {
+        CostRegion region = options.region ? *options.region : CostRegion::standard(false);
+        region.finish();
+        return region;
+    }
     // The timing graph of a generator instance: under batched timing its own program (attached or generic).
     ScheduleGraph instance_graph(const Schedule& s) const {
-        if (!batched()) return build_schedule_graph(s);
-        BatchedGraph bg = build_batched_graph(s, batched_program(s));
-        if (!bg.graph) throw SimulationError("no batched timing: " + bg.failure);
-        if (!bg.first_batch_waits.empty() && comm_may_be_positive)
-            throw SimulationError("a rank's first batch waits comm without a predecessor, which the batched timing "
-                                  "graph does not model when comm > 0");
-        return std::move(*bg.graph);
+        return batched() ? batched_timing_graph(s, batched_program(s), comm_may_be_positive) : build_schedule_graph(s);
     }
-    ScheduleGraph word_graph(const Schedule& s, int t) const { return graph_of ? graph_of(s, t) : build_schedule_graph(s); }
+    ScheduleGraph word_graph(const Schedule& s, int t) const { return timing_graph(graph_of, s, t); }
     ExactTiming timing(const Schedule& s, const Costs& costs) const {
         if (!batched()) return exact_timing(s, costs);
         const Simulation sim = simulate_batched(s, costs);
@@ -407,12 +417,7 @@ struct Prover {
 
     // ----- 1b. batched timing: the communication program as a periodic word, and its timing graph
     bool batched_comm_may_be_positive() const {
-        if (options.costs) return options.costs->comm != Rational(0);
-        CostRegion region = options.region ? *options.region : CostRegion::standard(false);
-        region.finish();
-        for (std::int64_t v : region.ray_values(LinForm::var(CostVar::comm)))
-            if (v != 0) return true;
-        return false;
+        return options.costs ? options.costs->comm != Rational(0) : finished_region().may_be_positive(CostVar::comm);
     }
 
     bool establish_batched() {
@@ -442,12 +447,7 @@ struct Prover {
         }
         batched_T0 = st.T0;
         graph_of = [this](const Schedule& s, int t) {
-            BatchedGraph bg = build_batched_graph(s, program_word->instantiate(*word, t));
-            if (!bg.graph) throw SimulationError("no batched timing graph for the word at t = " + std::to_string(t) + ": " + bg.failure);
-            if (!bg.first_batch_waits.empty() && comm_may_be_positive)
-                throw SimulationError("a rank's first batch waits comm without a predecessor, which the batched timing "
-                                      "graph does not model when comm > 0");
-            return std::move(*bg.graph);
+            return batched_timing_graph(s, program_word->instantiate(*word, t), comm_may_be_positive);
         };
         // Why the program, not only the order, is periodic for every M.
         std::string lemma;
@@ -653,8 +653,7 @@ struct Prover {
             if (options.costs) {
                 points.push_back(*options.costs);
             } else {
-                CostRegion region = options.region ? *options.region : CostRegion::standard(false);
-                region.finish();
+                const CostRegion region = finished_region();
                 for (std::int64_t w : {1, 3}) {
                     std::vector<std::int64_t> weights(region.rays.size(), 1);
                     if (!weights.empty()) weights[0] = w;
@@ -666,15 +665,8 @@ struct Prover {
                     const ExactTiming b0 = timing(inst(0), costs);
                     for (int t = 1; t <= 4; ++t) {
                         const ExactTiming bt = timing(inst(t), costs);
-                        if (!(bt.bubble == b0.bubble)) {
-                            Counterexample cx;
-                            cx.ranks = family.ranks, cx.microbatches = M(0), cx.other_microbatches = M(t);
-                            cx.costs = point_of(costs);
-                            cx.what = fmt::format("bubble({}) = {} but bubble({}) = {}", M(0), format_rational(b0.bubble),
-                                                  M(t), format_rational(bt.bubble));
-                            cx.schedule = inst(t);
-                            return refuted(cx);
-                        }
+                        if (!(bt.bubble == b0.bubble))
+                            return refuted(bubble_counterexample(0, b0.bubble, t, bt.bubble, point_of(costs), inst(t)));
                     }
                 } catch (const SimulationError&) {
                 } catch (const GenerateError&) {
@@ -762,14 +754,8 @@ struct Prover {
                 const ExactTiming et = timing(inst(t), *options.costs);
                 for (int r = 0; r < family.ranks; ++r) res.idle[r].exact.push_back(et.idle[r]);
                 if (!(et.bubble == *sub.bubble_exact)) {
-                    Counterexample cx;
-                    cx.ranks = family.ranks, cx.microbatches = M(t), cx.other_microbatches = M(k);
-                    cx.costs = point_of(*options.costs);
-                    cx.what = fmt::format("bubble({}) = {} but bubble({}) = {}", M(t), format_rational(et.bubble), M(k),
-                                          format_rational(*sub.bubble_exact));
-                    cx.schedule = inst(t);
                     res.summary.clear();
-                    refuted(cx);
+                    refuted(bubble_counterexample(t, et.bubble, k, *sub.bubble_exact, point_of(*options.costs), inst(t)));
                     return false;
                 }
             }
@@ -781,8 +767,7 @@ struct Prover {
             method = "exact simulation of each instance";
             return true;
         }
-        CostRegion region = options.region ? *options.region : CostRegion::standard(false);
-        region.finish();
+        const CostRegion region = finished_region();
         for (int t = 0; t < k; ++t) {
             const Schedule& s = inst(t);
             const MaxPoly bubble = symbolic_bubble(symbolic_simulate(s, instance_graph(s), region), region, res.idle);
@@ -793,14 +778,8 @@ struct Prover {
                 const Costs costs = costs_at(*out.witness);
                 const Rational here = timing(s, costs).bubble, there = timing(inst(k), costs).bubble;
                 if (!(here == there)) {
-                    Counterexample cx;
-                    cx.ranks = family.ranks, cx.microbatches = M(t), cx.other_microbatches = M(k);
-                    cx.costs = *out.witness;
-                    cx.what = fmt::format("bubble({}) = {} but bubble({}) = {}", M(t), format_rational(here), M(k),
-                                          format_rational(there));
-                    cx.schedule = s;
                     res.summary.clear();
-                    refuted(cx);
+                    refuted(bubble_counterexample(t, here, k, there, *out.witness, s));
                     return false;
                 }
             }
@@ -1117,13 +1096,7 @@ struct Prover {
         const TimedDag dag = timed_dag(g);
         const auto places = slot_places(*word, T);
         const int k_max = pt.k0 + pt.cycle;
-        auto ss = [&](std::uint32_t slot) {
-            const auto& pl = places[slot];
-            const int r = static_cast<int>(g.slot_rank[slot]);
-            if (pl.region == Region::Prefix) return ps.alpha[r][pl.index];
-            if (pl.region == Region::Block) return pl.block + ps.sigma[r];
-            return T + ps.beta[r][pl.index];
-        };
+        auto ss = [&](std::uint32_t slot) { return super_step(ps, places[slot], static_cast<int>(g.slot_rank[slot]), T); };
         z3::context ctx;
         z3::solver solver(ctx);
         const TimeScale scale = time_scale_for(costs);
@@ -1155,8 +1128,7 @@ struct Prover {
 
     // ----- bubble, symbolic costs
     ProofResult& prove_bubble_symbolic() {
-        CostRegion region = options.region ? *options.region : CostRegion::standard(false);
-        region.finish();
+        const CostRegion region = finished_region();
         for (const auto& text : region.describe()) res.assumptions.push_back("cost assumption: " + text);
         for (int t = 0; t <= std::min(ps.T_struct, 3); ++t)
             if (auto cx = check_instance(t, Property::Dependencies)) return refuted(*cx);
@@ -1325,8 +1297,7 @@ struct Prover {
 
     // Re-runs the exact proof at a concrete cost point; a refutation there refutes the symbolic statement.
     ProofResult& refute_at(const CostPoint& point, const std::string& where, bool unknown_if_holds = true) {
-        CostRegion region = options.region ? *options.region : CostRegion::standard(false);
-        if (!region.contains(point))
+        if (!(options.region ? *options.region : CostRegion::standard(false)).contains(point))
             return unknown("internal: the point " + costs_text(point) + " (" + where +
                            ") lies outside the cost assumptions, so it cannot refute");
         ProveOptions exact = options;

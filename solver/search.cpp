@@ -1,9 +1,8 @@
 #include "solver/search.hpp"
 
-#include "solver/search_certificate.hpp"
-
 #include "solver/greedy.hpp"
 #include "solver/greedy_improve.hpp"
+#include "solver/search_certificate.hpp"
 #include "solver/simulate.hpp"
 #include "solver/verify.hpp"
 
@@ -13,8 +12,6 @@
 
 namespace pp {
 namespace {
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 Ticks ceil_div(Ticks a, Ticks b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
@@ -345,13 +342,15 @@ private:
         if (plain_bounds_.head.empty()) plain_bounds_ = compute_task_bounds(inst_, false);
         const Windows w = windows_for_bound(inst_, plain_bounds_, bound, false);
         if (w.empty_task >= 0) {
-            if (const auto chain = critical_path_smt2(inst_, plain_bounds_, w.empty_task, bound)) {
+            const auto chain = critical_path_smt2(inst_, plain_bounds_, w.empty_task, bound);
+            if (chain) {
                 result_.proof_smt2 = *chain;
                 result_.proof_bound = bound * inst_.quantum;
                 result_.proof_engine = "critical-path";
                 result_.proof_plain_windows = true;
             }
-            log("the longest paths alone rule out " + text(bound * inst_.quantum) + ": the SMT-LIB2 proof is that chain");
+            log("the longest paths alone rule out " + text(bound * inst_.quantum) +
+                (chain ? ": the SMT-LIB2 proof is that chain" : ": no SMT-LIB2 query needed"));
             return;
         }
         SearchEngine engine = options_.engine == SearchEngine::Auto ? SearchEngine::TimeIndexed : options_.engine;

@@ -292,6 +292,12 @@ CostPoint CostRegion::interior_point(const std::vector<std::int64_t>& weights) c
     return p;
 }
 
+bool CostRegion::may_be_positive(CostVar v) const {
+    for (std::int64_t value : ray_values(LinForm::var(v)))
+        if (value != 0) return true;
+    return false;
+}
+
 bool CostRegion::contains(const CostPoint& point) const {
     for (const auto& c : constraints) {
         const Rational lhs = dot(c.a, point);

@@ -97,6 +97,8 @@ struct CostRegion {
     std::vector<std::string> describe() const;
     // The values of a form on the rays (exact integers).
     std::vector<std::int64_t> ray_values(const LinForm& form) const;
+    // Whether some ray gives the variable a non-zero value (needs finish()).
+    bool may_be_positive(CostVar v) const;
     // A point strictly inside (the sum of the rays, plus a small multiple of each ray when weights given).
     CostPoint interior_point(const std::vector<std::int64_t>& weights = {}) const;
     bool contains(const CostPoint& point) const;

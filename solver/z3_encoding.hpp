@@ -12,6 +12,7 @@
 namespace pp {
 
 using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 enum class Z3Answer { Sat, Unsat, Unknown, Skipped };
 const char* z3_answer_name(Z3Answer answer);

@@ -10,8 +10,6 @@
 
 namespace pp {
 
-inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
 // Encoder: build() (may throw BuildTimeout), variables(), constraints(), solver().
 // on_sat(model, out) fills out.start and out.partner; tune(params) adds encoding-specific parameters.
 template <class Encoder, class OnSat, class Tune>

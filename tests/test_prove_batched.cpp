@@ -196,21 +196,21 @@ TEST_CASE("prove --model batched: the program word and its edge classes", "[prov
 }
 
 TEST_CASE("refute --model batched, symbolic costs: the README formula on item 1's region, and a counterexample", "[prove]") {
-    RefuteOptions options;
-    options.p_lo = 4, options.p_hi = 4;
-    options.model = TimingModel::Batched;
-    for (auto& c : parse_constraints("I == F && W <= F && FB >= B")) options.region.add(std::move(c));
-    const RefuteResult holds = refute("dualpipe", "bubble == (P/2-1)*(FB+B-3*W)", options);
+    // Symbolic costs at P = 4 under the stated assumptions, batched timing.
+    auto batched_at_p4 = [](const std::string& assumptions) {
+        RefuteOptions options;
+        options.p_lo = 4, options.p_hi = 4;
+        options.model = TimingModel::Batched;
+        for (auto& c : parse_constraints(assumptions)) options.region.add(std::move(c));
+        return options;
+    };
+    const RefuteResult holds = refute("dualpipe", "bubble == (P/2-1)*(FB+B-3*W)", batched_at_p4("I == F && W <= F && FB >= B"));
     CHECK(holds.status == RefuteResult::Holds);
     // The claim holds at a few points of the region by the rendezvous simulation too.
     for (const Costs& c : {costs(1, 1, Rational(1, 2), 2), costs(2, 2, 1, Rational(7, 2))})
         for (int M : {8, 12, 30}) CHECK(batched_bubble("dualpipe", 4, M, c) == *c.base.FB + c.base.I + c.base.W - Rational(3) * c.base.W);
 
-    RefuteOptions loose;
-    loose.p_lo = 4, loose.p_hi = 4;
-    loose.model = TimingModel::Batched;
-    for (auto& c : parse_constraints("I == F && FB >= B")) loose.region.add(std::move(c));
-    const RefuteResult refuted = refute("dualpipe", "bubble == (P/2-1)*(FB+B-3*W)", loose);
+    const RefuteResult refuted = refute("dualpipe", "bubble == (P/2-1)*(FB+B-3*W)", batched_at_p4("I == F && FB >= B"));
     REQUIRE(refuted.status == RefuteResult::Refuted);
     REQUIRE(refuted.costs);
     const Costs at = costs_at(*refuted.costs);
