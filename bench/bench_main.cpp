@@ -6,8 +6,8 @@
 // graph, verify (every check, on the built graph), simulate (longest path), and reports peak RSS.
 #include "formats/native.hpp"
 #include "schedules/registry.hpp"
-#include "solver/simulate.hpp"
-#include "solver/verify.hpp"
+#include "verifier/simulate.hpp"
+#include "verifier/verify.hpp"
 
 #include <fmt/format.h>
 #include <sys/resource.h>

@@ -8,8 +8,8 @@
 // Each row prints the verdict, the wall time, and the slowest proof obligation (where the time goes).
 // A row slower than --budget seconds (default 120) ends that column: larger P are reported as skipped,
 // since every step of 2 in P has cost about 5x more so far.
-#include "solver/prove.hpp"
-#include "solver/prove_formula.hpp"
+#include "proofs/prove.hpp"
+#include "proofs/formula.hpp"
 
 #include <fmt/format.h>
 

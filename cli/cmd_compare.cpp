@@ -1,11 +1,11 @@
-// pipeproof compare NAME... -P -M [-V]: one row per schedule (solver/compare.hpp) -- makespan, bubble,
+// pipeproof compare NAME... -P -M [-V]: one row per schedule (verifier/compare.hpp) -- makespan, bubble,
 // idle per rank, the Zero Bubble paper's bubble rate, peak activations, parameter copies and, given
 // --tokens-per-microbatch and --time-unit, GPU utilisation and GPU-hours per million tokens.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "schedules/registry.hpp"
-#include "solver/compare.hpp"
+#include "verifier/compare.hpp"
 
 #include <fmt/format.h>
 

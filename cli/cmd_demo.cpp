@@ -7,7 +7,7 @@
 #include "formats/native.hpp"
 #include "render/ascii_gantt.hpp"
 #include "schedules/registry.hpp"
-#include "solver/prove.hpp"
+#include "proofs/prove.hpp"
 #include "solver/search.hpp"
 #include "solver/search_generators.hpp"
 

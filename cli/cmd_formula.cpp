@@ -1,10 +1,10 @@
 // pipeproof formula FAMILY -P p: each rank's idle time as a piecewise-linear function of the costs, valid for
-// every admissible M from M0 on, with the region of cost space of each piece (solver/prove_formula.hpp).
+// every admissible M from M0 on, with the region of cost space of each piece (proofs/formula.hpp).
 // Exit: 0 formula derived (periodicity proved), 3 no formula / not proved, 2 bad input.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "solver/claim.hpp"
-#include "solver/prove_formula.hpp"
+#include "proofs/claim.hpp"
+#include "proofs/formula.hpp"
 
 #include <iostream>
 #include <memory>

@@ -1,12 +1,12 @@
 // pipeproof prove FAMILY -P p --property bubble-constant|dependencies|deadlock-free|memory-bound
-// Statements for every admissible micro-batch count (solver/prove.hpp, proofs/method.md).
+// Statements for every admissible micro-batch count (proofs/prove.hpp, proofs/method.md).
 // Exit: 0 PROVED, 1 REFUTED, 3 UNKNOWN, 2 bad input.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "render/ascii_gantt.hpp"
-#include "solver/claim.hpp"
-#include "solver/prove.hpp"
-#include "solver/simulate.hpp"
+#include "proofs/claim.hpp"
+#include "proofs/prove.hpp"
+#include "verifier/simulate.hpp"
 
 #include <iostream>
 #include <memory>

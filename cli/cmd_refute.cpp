@@ -1,12 +1,12 @@
 // pipeproof refute --claim 'EXPR' FAMILY -P a..b [-M a..b] [--costs symbolic|GRID] [--json]
-// Searches for the smallest instance and costs that break a claim (solver/claim.hpp for the language).
+// Searches for the smallest instance and costs that break a claim (proofs/claim.hpp for the language).
 // Exit: 1 counterexample found (the claim is false), 0 the claim holds over the searched space, 3 undecided,
 // 2 bad input.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "render/ascii_gantt.hpp"
-#include "solver/claim.hpp"
-#include "solver/simulate.hpp"
+#include "proofs/claim.hpp"
+#include "verifier/simulate.hpp"
 
 #include <fmt/format.h>
 

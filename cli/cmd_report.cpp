@@ -5,7 +5,7 @@
 #include "cli/report.hpp"
 #include "render/html_report.hpp"
 #include "render/svg_timeline.hpp"
-#include "solver/compare.hpp"
+#include "verifier/compare.hpp"
 
 #include <fmt/format.h>
 

@@ -4,10 +4,10 @@
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "schedules/reference_comm.hpp"
-#include "solver/batched.hpp"
-#include "solver/comms.hpp"
-#include "solver/pytorch_compat.hpp"
-#include "solver/verify.hpp"
+#include "verifier/batched.hpp"
+#include "verifier/comms.hpp"
+#include "verifier/pytorch_compat.hpp"
+#include "verifier/verify.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,6 @@
 #pragma once
+// cli/ — the thin `pipeproof` command line on top of every other folder.
+//
 // Each subcommand registers itself on the app and returns the function that runs it (its exit code).
 #include <CLI/CLI.hpp>
 

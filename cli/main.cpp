@@ -4,7 +4,7 @@
 #include "cli/common.hpp"
 #include "formats/input_error.hpp"
 #include "schedules/registry.hpp"
-#include "solver/simulate.hpp"
+#include "verifier/simulate.hpp"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
 #pragma once
 // Text and JSON renderings of a simulation shared by simulate, show and demo.
 #include "model/schedule.hpp"
-#include "solver/batched.hpp"
-#include "solver/simulate.hpp"
-#include "solver/verify.hpp"
+#include "verifier/batched.hpp"
+#include "verifier/simulate.hpp"
+#include "verifier/verify.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,6 @@
 #pragma once
+// formats/ — reading and writing schedule files (native text, PyTorch CSV, JSON). Uses model/ only.
+//
 // Reading and writing schedule files in any of the three formats. The format comes from --format, else
 // from the file name: ".csv" PyTorch CSV, ".json" JSON, anything else native.
 #include "formats/torch_csv.hpp"

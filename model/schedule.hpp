@@ -1,4 +1,7 @@
 #pragma once
+// model/ — the vocabulary: ops, placement, costs, schedules, exact rationals, the dependency DAG. Bottom layer:
+// depends on nothing else of ours.
+//
 // A schedule: a placement and, per rank, the order in which that rank executes its slots.
 // Optional extras carried from files: costs, a memory limit, the positions of empty cells (PyTorch's
 // None bubbles, kept so a CSV round-trips) and, for compute_comms files, the full action sequence
@@ -26,7 +29,7 @@ struct RankAction {
     SourceLoc loc{};
 };
 
-// DeepSeek-style blocking communication (solver/batched.hpp): one point-to-point operation as a rank posts
+// DeepSeek-style blocking communication (verifier/batched.hpp): one point-to-point operation as a rank posts
 // it. A message is named by the op that computes its tensor on the sending rank: the output activation of
 // an F (activation = true), or the input gradient of a backward (activation = false; I and B carry the
 // same gradient, so the backward's kind is not part of the name).

@@ -17,7 +17,7 @@
 // Activations. One stash = one block's activations for one micro-batch:
 // activation_bytes_per_token_layer (default 34*hidden: Korthikanti et al. 2022, BF16, attention scores
 // not stored, no recomputation) x tokens per micro-batch x layers per block / TP. The peak number of
-// stashes alive on a rank comes from the simulator (solver/memory.hpp) for the generated schedule.
+// stashes alive on a rank comes from the simulator (verifier/memory.hpp) for the generated schedule.
 #include "model/placement.hpp"
 #include "planner/plan_spec.hpp"
 

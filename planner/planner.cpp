@@ -1,7 +1,7 @@
 #include "planner/planner.hpp"
 
 #include "schedules/registry.hpp"
-#include "solver/simulate.hpp"
+#include "verifier/simulate.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,6 @@
 #pragma once
+// planner/ — cluster and model in, recommended pipeline strategy out. Uses verifier/, schedules/, model/.
+//
 // `pipeproof plan`: for every PP degree the GPUs allow and every candidate schedule family, generate the
 // schedule (schedules/registry.hpp), time it with the exact simulator under the estimated chunk costs
 // (planner/cost_model.hpp), and size its memory (planner/memory_model.hpp). Options are ranked by

@@ -4,7 +4,7 @@
 // Letters: F I W B as PyTorch; a rank's second stage (V shapes, DualPipe's reverse direction) is drawn
 // in lower case, so "F3" and "f3" are different chunks of micro-batch 3.
 #include "model/schedule.hpp"
-#include "solver/simulate.hpp"
+#include "verifier/simulate.hpp"
 
 #include <string>
 

@@ -1,11 +1,13 @@
 #pragma once
+// render/ — pictures of timed schedules: ASCII, SVG, Perfetto trace, HTML report. Uses verifier/, model/.
+//
 // One self-contained HTML page (inline CSS and SVG, no scripts, no external resources) for a set of
 // schedules timed under the same costs: the compare table, the published bubble formulas next to the
 // measured values, and one timeline picture per schedule. The page only lays out what it is given; the
-// numbers come from solver/compare.hpp, the formulas from render/published_formulas.hpp and the
+// numbers come from verifier/compare.hpp, the formulas from render/published_formulas.hpp and the
 // pictures from render/svg_timeline.hpp.
 #include "render/published_formulas.hpp"
-#include "solver/compare.hpp"
+#include "verifier/compare.hpp"
 
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
 #include "render/svg_timeline.hpp"
 
 #include "render/markup.hpp"
-#include "solver/memory.hpp"
+#include "verifier/memory.hpp"
 
 #include <fmt/format.h>
 
@@ -210,7 +210,7 @@ void draw_slot(std::string& out, const LaneContext& c, size_t rank, size_t posit
     out += "</g>";
 }
 
-// What a slot releases at its end, by solver/memory.hpp's rules: I frees input_grad_free, W the rest of a
+// What a slot releases at its end, by verifier/memory.hpp's rules: I frees input_grad_free, W the rest of a
 // forward's allocation, B all of it.
 Rational released_by(const Slot& slot, const ActivationModel& model) {
     Rational total{0};

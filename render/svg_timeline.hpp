@@ -14,7 +14,7 @@
 //     <path class="memory" .../>                         when memory curves are on
 #include "model/costs.hpp"
 #include "model/schedule.hpp"
-#include "solver/simulate.hpp"
+#include "verifier/simulate.hpp"
 
 #include <string>
 

@@ -1,6 +1,6 @@
 #include "render/trace_json.hpp"
 
-#include "solver/memory.hpp"
+#include "verifier/memory.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -10,7 +10,7 @@
 // file's metadata ("otherData").
 #include "model/costs.hpp"
 #include "model/schedule.hpp"
-#include "solver/simulate.hpp"
+#include "verifier/simulate.hpp"
 
 #include <string>
 

@@ -1,6 +1,6 @@
 #pragma once
 // Schedule files carry no communication order, but DualPipe's and DualPipeV's reference code has its own
-// (solver/batched.hpp). A file that holds exactly one of those orders gets it back, so that batched
+// (verifier/batched.hpp). A file that holds exactly one of those orders gets it back, so that batched
 // timing runs the file the way the reference would instead of deadlocking under the generic rule.
 #include "model/schedule.hpp"
 

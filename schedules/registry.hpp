@@ -1,4 +1,6 @@
 #pragma once
+// schedules/ — one generator per published family. Uses model/ only.
+//
 // The schedule library: one generator per published family, each in its own file under schedules/,
 // citing where its order comes from. Generators enforce exactly the reference's preconditions and throw
 // GenerateError with the reference's reason otherwise.

@@ -3,8 +3,8 @@
 #include "solver/greedy.hpp"
 #include "solver/greedy_improve.hpp"
 #include "solver/search_certificate.hpp"
-#include "solver/simulate.hpp"
-#include "solver/verify.hpp"
+#include "verifier/simulate.hpp"
+#include "verifier/verify.hpp"
 
 #include <algorithm>
 #include <cmath>

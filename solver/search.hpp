@@ -1,4 +1,7 @@
 #pragma once
+// solver/ — the Z3 search for optimal schedules: encodings, lower bounds, greedy portfolio, certificates.
+// Uses verifier/ (every candidate is re-verified and re-timed), schedules/ and model/.
+//
 // Optimal schedule search (issue 2): the best schedule for a placement, costs and memory cap, with a
 // proven lower bound.
 //

@@ -1,6 +1,6 @@
 #include "solver/search_instance.hpp"
 
-#include "solver/simulate.hpp"
+#include "verifier/simulate.hpp"
 
 #include <algorithm>
 #include <numeric>

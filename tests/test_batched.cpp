@@ -1,11 +1,11 @@
-// The batched communication model (solver/batched.hpp): DeepSeek's blocking batches of sends and receives
+// The batched communication model (verifier/batched.hpp): DeepSeek's blocking batches of sends and receives
 // before every compute, with rendezvous semantics. Expected programs and numbers come from
 // /work/shared/reference/dualpipe.md (section d, "Bubble sanity check"), issue 6, or hand derivations
 // written out next to the checks -- never from running the code under test.
 #include "schedules/families.hpp"
-#include "solver/batched.hpp"
-#include "solver/simulate.hpp"
-#include "solver/verify.hpp"
+#include "verifier/batched.hpp"
+#include "verifier/simulate.hpp"
+#include "verifier/verify.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -40,7 +40,7 @@ pp::Costs costs(Rational F, Rational I, Rational W, std::optional<Rational> FB =
     return c;
 }
 
-// ---- dualpipe.md notation, rendered here independently of solver/batched.cpp's format_p2p:
+// ---- dualpipe.md notation, rendered here independently of verifier/batched.cpp's format_p2p:
 // slots F1.0, B (= our I), W, BW (= our B), "(F+BW)" pairs, "r" for the reverse pipeline; batches
 // "{sA1.0>2,rG3r.0<0}" (s/r send/receive, A/G activation/gradient, producer stage.micro-batch, peer).
 std::string md_op(const Op& op) {

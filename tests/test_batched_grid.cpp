@@ -8,8 +8,8 @@
 // mismatch (the loop map sends from rank P-1 back to rank 0, so blocking sends form a ring), and ZBV's
 // V map mixes activations and gradients on one channel in an order the receiver does not expect.
 #include "schedules/families.hpp"
-#include "solver/batched.hpp"
-#include "solver/verify.hpp"
+#include "verifier/batched.hpp"
+#include "verifier/verify.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -135,7 +135,7 @@ TEST_CASE("cli: memory limit violations exit 1 with the rank and position", "[cl
 
 TEST_CASE("cli: a file holding DualPipe's order runs its reference P2P program under batched timing", "[cli][batched]") {
     // Files carry no communication order; the generic rule deadlocks or mismatches DualPipe's channels
-    // (solver/batched.hpp), so the reference program must be recognised from the order itself.
+    // (verifier/batched.hpp), so the reference program must be recognised from the order itself.
     const std::string file = (pp::test::scratch_dir() / "dualpipe_p8_m16.txt").string();
     REQUIRE(run_cli("generate dualpipe -P 8 -M 16 -o " + file).exit_code == 0);
     CHECK(run_cli("verify " + file + " --comm-model batched").exit_code == 0);

@@ -1,7 +1,7 @@
 // SEND/RECV lowering, the lock-step dry run and the compute_comms checks, against PyTorch's unit-test
 // vectors (test_schedule.py: test_send_recv, test_merge_bw, test_csv) and hand-derived cases.
 #include "formats/torch_csv.hpp"
-#include "solver/comms.hpp"
+#include "verifier/comms.hpp"
 
 #include "conformance_files.hpp"
 

@@ -1,8 +1,8 @@
-// `pipeproof compare` and compare_schedule (solver/compare.hpp). Expected numbers are closed forms or
+// `pipeproof compare` and compare_schedule (verifier/compare.hpp). Expected numbers are closed forms or
 // hand derivations written out next to the checks.
 #include "cli_runner.hpp"
 #include "schedules/families.hpp"
-#include "solver/compare.hpp"
+#include "verifier/compare.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,7 @@
-// Keeps the proofs/ catalogue true: every ```recheck block of every proofs/*.md is parsed and its small
-// cases are re-run through the CLI (from the source directory, so relative paths such as
-// proofs/seed/... work), asserting the exit code and every expected substring of the output.
+// Keeps the proofs/ catalogue true: every ```recheck block of every proofs/catalogue/*.md is parsed and its
+// small cases are re-run through the CLI (from the source directory, so relative paths such as
+// proofs/catalogue/seed/... work), asserting the exit code and every expected substring of the output.
+// How long they take is the bench's business (pipeproof_bench prove), not a test's.
 //
 // Block format (proofs/README.md, "Re-checking"):
 //   pipeproof ARGS...            a command (shell quoting), run as PP_CLI_PATH ARGS
@@ -13,7 +14,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -86,7 +86,7 @@ std::vector<Recheck> parse_file(const std::filesystem::path& path, std::vector<s
 
 std::vector<std::filesystem::path> catalogue_files() {
     std::vector<std::filesystem::path> files;
-    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(PP_SOURCE_DIR) / "proofs"))
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(PP_SOURCE_DIR) / "proofs" / "catalogue"))
         if (e.path().extension() == ".md") files.push_back(e.path());
     std::sort(files.begin(), files.end());
     return files;
@@ -115,7 +115,6 @@ TEST_CASE("every catalogue entry has a well-formed recheck block", "[catalogue]"
     REQUIRE(files.size() >= 10);
     for (const auto& f : files) {
         const std::string name = f.filename().string();
-        if (name == "README.md" || name == "method.md") continue;
         INFO(name);
         std::vector<std::string> errors;
         const auto checks = parse_file(f, errors);
@@ -129,7 +128,6 @@ TEST_CASE("every catalogue entry has a well-formed recheck block", "[catalogue]"
 }
 
 TEST_CASE("the catalogue's small cases still give the recorded results", "[catalogue]") {
-    const auto t0 = std::chrono::steady_clock::now();
     int run = 0, skipped = 0;
     for (const auto& f : catalogue_files()) {
         std::vector<std::string> errors;
@@ -149,8 +147,6 @@ TEST_CASE("the catalogue's small cases still give the recorded results", "[catal
             }
         }
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    INFO(run << " commands run, " << skipped << " slow ones skipped, " << seconds << " s");
+    INFO(run << " commands run, " << skipped << " slow ones skipped");
     CHECK(run >= 20);
-    CHECK(seconds < 30);
 }

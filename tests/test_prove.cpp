@@ -6,12 +6,12 @@
 
 #include "model/dag.hpp"
 #include "schedules/registry.hpp"
-#include "solver/memory.hpp"
-#include "solver/prove.hpp"
-#include "solver/prove_formula.hpp"
-#include "solver/simulate.hpp"
-#include "solver/symbolic.hpp"
-#include "solver/verify.hpp"
+#include "verifier/memory.hpp"
+#include "proofs/prove.hpp"
+#include "proofs/formula.hpp"
+#include "verifier/simulate.hpp"
+#include "proofs/symbolic.hpp"
+#include "verifier/verify.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,15 +1,15 @@
-// `prove --model batched`: the batched timing graph (solver/batched_graph.hpp) and the prover run on it, checked
-// against the rendezvous simulation of solver/batched.cpp (simulate_batched), an independent path: it settles
+// `prove --model batched`: the batched timing graph (proofs/batched_graph.hpp) and the prover run on it, checked
+// against the rendezvous simulation of verifier/batched.cpp (simulate_batched), an independent path: it settles
 // batches one by one from the posted counterparts and never builds the graph. Every expected value below is a
 // simulate_batched result at a concrete M.
 #include "model/dag.hpp"
 #include "schedules/registry.hpp"
-#include "solver/batched.hpp"
-#include "solver/batched_graph.hpp"
-#include "solver/claim.hpp"
-#include "solver/prove.hpp"
-#include "solver/simulate.hpp"
-#include "solver/symbolic.hpp"
+#include "verifier/batched.hpp"
+#include "proofs/batched_graph.hpp"
+#include "proofs/claim.hpp"
+#include "proofs/prove.hpp"
+#include "verifier/simulate.hpp"
+#include "proofs/symbolic.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -96,7 +96,7 @@ TEST_CASE("batched timing graph: its longest paths are simulate_batched's times"
 }
 
 TEST_CASE("batched timing graph: a rendezvous deadlock is a failure, not a graph", "[prove]") {
-    // DualPipe with the generic rule deadlocks at P = 4 (solver/batched.hpp).
+    // DualPipe with the generic rule deadlocks at P = 4 (verifier/batched.hpp).
     const Schedule s = generate("dualpipe", 4, 8);
     const BatchedGraph bg = build_batched_graph(s, generic_comm_program(s));
     CHECK_FALSE(bg.graph);

@@ -4,9 +4,9 @@
 // "Bubble sanity check", landscape.md section 1.7) or closed forms evaluated here by hand -- never output
 // of the code under test. Rows go through compare_schedule, the function `pipeproof compare` prints.
 #include "schedules/families.hpp"
-#include "solver/batched.hpp"
-#include "solver/compare.hpp"
-#include "solver/simulate.hpp"
+#include "verifier/batched.hpp"
+#include "verifier/compare.hpp"
+#include "verifier/simulate.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -2,7 +2,7 @@
 // with one box per op, pairs drawn as one bordered unit holding their two ops, and a memory curve per lane.
 #include "render/svg_timeline.hpp"
 #include "schedules/registry.hpp"
-#include "solver/simulate.hpp"
+#include "verifier/simulate.hpp"
 #include "test_render_xml.hpp"
 
 #include <catch2/catch.hpp>

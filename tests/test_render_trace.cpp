@@ -3,7 +3,7 @@
 // 1 cost unit = us_per_unit).
 #include "render/trace_json.hpp"
 #include "schedules/registry.hpp"
-#include "solver/simulate.hpp"
+#include "verifier/simulate.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -3,10 +3,10 @@
 // derivation written out next to the check -- never from running the generators.
 #include "formats/torch_csv.hpp"
 #include "schedules/families.hpp"
-#include "solver/maxplus.hpp"
-#include "solver/memory.hpp"
-#include "solver/simulate.hpp"
-#include "solver/verify.hpp"
+#include "proofs/maxplus.hpp"
+#include "verifier/memory.hpp"
+#include "verifier/simulate.hpp"
+#include "verifier/verify.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -340,7 +340,7 @@ TEST_CASE("dualpipe and dualpipev per-rank totals match dualpipe.md", "[schedule
 
 TEST_CASE("dualpipe and dualpipev activation peak is PP+1 on every rank", "[schedules]") {
     // dualpipe.md section e: P+1 for DualPipe, 2P+1 for DualPipeV, on every rank, for every M >= 2P,
-    // counting a pair's forward before its backward frees (solver/memory.hpp does the same).
+    // counting a pair's forward before its backward frees (verifier/memory.hpp does the same).
     for (int P = 2; P <= 12; P += 2)
         for (int M : {2 * P, 2 * P + 2, 3 * P, 4 * P, 6 * P}) {
             const auto peaks = pp::peak_activations(dualpipe(P, M), pp::ActivationModel{});

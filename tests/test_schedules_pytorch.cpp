@@ -5,8 +5,8 @@
 // rules quoted there -- never from running the generators.
 #include "formats/torch_csv.hpp"
 #include "schedules/families.hpp"
-#include "solver/simulate.hpp"
-#include "solver/verify.hpp"
+#include "verifier/simulate.hpp"
+#include "verifier/verify.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -4,8 +4,8 @@
 #include "formats/load.hpp"
 #include "solver/search.hpp"
 #include "solver/search_generators.hpp"
-#include "solver/simulate.hpp"
-#include "solver/verify.hpp"
+#include "verifier/simulate.hpp"
+#include "verifier/verify.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 // The search against an independent brute force on tiny instances (tag [search]).
 #include "model/placement.hpp"
 #include "solver/search.hpp"
-#include "solver/simulate.hpp"
-#include "solver/verify.hpp"
+#include "verifier/simulate.hpp"
+#include "verifier/verify.hpp"
 #include "solver/z3_encoding.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
 // The exact simulator against timings worked out by hand.
 #include "formats/native.hpp"
-#include "solver/simulate.hpp"
+#include "verifier/simulate.hpp"
 
 #include <catch2/catch.hpp>
 

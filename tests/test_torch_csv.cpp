@@ -4,7 +4,7 @@
 // byte offsets within the line, as counted in the file text), never from this code's own output.
 #include "formats/input_error.hpp"
 #include "formats/torch_csv.hpp"
-#include "solver/pytorch_compat.hpp"
+#include "verifier/pytorch_compat.hpp"
 
 #include "conformance_files.hpp"
 

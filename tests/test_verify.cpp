@@ -2,7 +2,7 @@
 // of a valid schedule (swap, move, drop, duplicate) is judged by both, and they must agree.
 #include "formats/native.hpp"
 #include "schedules/registry.hpp"
-#include "solver/verify.hpp"
+#include "verifier/verify.hpp"
 
 #include <catch2/catch.hpp>
 

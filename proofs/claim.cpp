@@ -1,0 +1,917 @@
+#include "proofs/claim.hpp"
+
+#include "model/dag.hpp"
+#include "verifier/batched.hpp"
+#include "proofs/batched_graph.hpp"
+#include "verifier/memory.hpp"
+#include "proofs/smt.hpp"
+#include "verifier/simulate.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace pp {
+
+// ---------------------------------------------------------------------------------------------------
+// Parsing
+
+namespace {
+
+class Parser {
+public:
+    explicit Parser(const std::string& text) : s_(text) {}
+
+    ClaimPtr parse() {
+        ClaimPtr e = parse_or();
+        skip();
+        if (pos_ < s_.size()) fail("unexpected '" + s_.substr(pos_, 1) + "'");
+        return e;
+    }
+
+private:
+    const std::string& s_;
+    size_t pos_ = 0;
+
+    [[noreturn]] void fail(const std::string& message) const { throw ClaimError{message + " at offset " + std::to_string(pos_), pos_}; }
+    void skip() {
+        while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+    }
+    bool eat(const std::string& token) {
+        skip();
+        if (s_.compare(pos_, token.size(), token) == 0) {
+            pos_ += token.size();
+            return true;
+        }
+        return false;
+    }
+    ClaimPtr node(ClaimNode::Kind kind, std::vector<ClaimPtr> args, size_t from) {
+        auto n = std::make_shared<ClaimNode>();
+        n->kind = kind;
+        n->args = std::move(args);
+        n->text = trim(s_.substr(from, pos_ - from));
+        return n;
+    }
+    static std::string trim(std::string t) {
+        while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+        size_t k = 0;
+        while (k < t.size() && std::isspace(static_cast<unsigned char>(t[k]))) ++k;
+        return t.substr(k);
+    }
+    ClaimPtr parse_or() {
+        skip();
+        const size_t from = pos_;
+        ClaimPtr a = parse_and();
+        while (eat("||")) a = node(ClaimNode::Or, {a, parse_and()}, from);
+        return a;
+    }
+    ClaimPtr parse_and() {
+        skip();
+        const size_t from = pos_;
+        ClaimPtr a = parse_not();
+        while (eat("&&")) a = node(ClaimNode::And, {a, parse_not()}, from);
+        return a;
+    }
+    ClaimPtr parse_not() {
+        skip();
+        const size_t from = pos_;
+        if (s_.compare(pos_, 1, "!") == 0 && s_.compare(pos_, 2, "!=") != 0) {
+            ++pos_;
+            return node(ClaimNode::Not, {parse_not()}, from);
+        }
+        return parse_cmp();
+    }
+    ClaimPtr parse_cmp() {
+        skip();
+        const size_t from = pos_;
+        ClaimPtr a = parse_sum();
+        static const std::vector<std::pair<std::string, ClaimNode::Kind>> ops = {
+            {"==", ClaimNode::Eq}, {"!=", ClaimNode::Ne}, {"<=", ClaimNode::Le},
+            {">=", ClaimNode::Ge}, {"<", ClaimNode::Lt},  {">", ClaimNode::Gt}};
+        for (const auto& [tok, kind] : ops)
+            if (eat(tok)) return node(kind, {a, parse_sum()}, from);
+        if (eat("=")) return node(ClaimNode::Eq, {a, parse_sum()}, from);
+        return a;
+    }
+    ClaimPtr parse_sum() {
+        skip();
+        const size_t from = pos_;
+        ClaimPtr a = parse_prod();
+        while (true) {
+            if (eat("+")) a = node(ClaimNode::Add, {a, parse_prod()}, from);
+            else if (peek_minus()) a = node(ClaimNode::Sub, {a, parse_prod()}, from);
+            else return a;
+        }
+    }
+    bool peek_minus() {
+        skip();
+        if (pos_ < s_.size() && s_[pos_] == '-') {
+            ++pos_;
+            return true;
+        }
+        return false;
+    }
+    ClaimPtr parse_prod() {
+        skip();
+        const size_t from = pos_;
+        ClaimPtr a = parse_unary();
+        while (true) {
+            if (eat("*")) a = node(ClaimNode::Mul, {a, parse_unary()}, from);
+            else if (eat("/")) a = node(ClaimNode::Div, {a, parse_unary()}, from);
+            else return a;
+        }
+    }
+    ClaimPtr parse_unary() {
+        skip();
+        const size_t from = pos_;
+        if (peek_minus()) return node(ClaimNode::Neg, {parse_unary()}, from);
+        return parse_atom();
+    }
+    ClaimPtr parse_atom() {
+        skip();
+        const size_t from = pos_;
+        if (pos_ >= s_.size()) fail("unexpected end of the claim");
+        if (eat("(")) {
+            ClaimPtr e = parse_or();
+            if (!eat(")")) fail("expected ')'");
+            return e;
+        }
+        const char c = s_[pos_];
+        if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
+            size_t end = pos_;
+            while (end < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[end])) || s_[end] == '.')) ++end;
+            auto value = parse_rational(s_.substr(pos_, end - pos_));
+            if (!value) fail("bad number");
+            pos_ = end;
+            auto n = node(ClaimNode::Number, {}, from);
+            n->value = *value;
+            return n;
+        }
+        if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+            size_t end = pos_;
+            while (end < s_.size() &&
+                   (std::isalnum(static_cast<unsigned char>(s_[end])) || s_[end] == '_' || s_[end] == '&'))
+                ++end;
+            const std::string name = s_.substr(pos_, end - pos_);
+            pos_ = end;
+            if (eat("(")) {
+                std::vector<ClaimPtr> args{parse_sum()};
+                if (eat(",")) args.push_back(parse_sum());
+                if (!eat(")")) fail("expected ')' after the arguments of " + name);
+                auto n = node(ClaimNode::Call, std::move(args), from);
+                n->name = name;
+                check_name(name, true);
+                return n;
+            }
+            auto n = node(ClaimNode::Name, {}, from);
+            n->name = name;
+            check_name(name, false);
+            return n;
+        }
+        fail("unexpected '" + std::string(1, c) + "'");
+    }
+    void check_name(const std::string& name, bool call) const {
+        static const std::set<std::string> plain = {"P", "M", "bubble", "idle", "makespan", "span", "bubble_fraction",
+                                                    "peak", "copies", "blocks_per_rank", "param_share"};
+        static const std::set<std::string> calls = {"bubble", "idle", "makespan", "span", "bubble_fraction", "peak"};
+        if (call ? calls.count(name) : (plain.count(name) || cost_var_index(name) >= 0)) return;
+        throw ClaimError{"unknown name '" + name + "'" + (call ? " (not a function)" : ""), pos_};
+    }
+};
+
+}  // namespace
+
+ClaimPtr parse_claim(const std::string& text) { return Parser(text).parse(); }
+
+namespace {
+
+// A linear form with a constant over the cost variables, or nullopt if the expression is not linear.
+std::optional<RatForm> linear(const ClaimPtr& n) {
+    RatForm f;
+    switch (n->kind) {
+        case ClaimNode::Number: f.constant = n->value; return f;
+        case ClaimNode::Name: {
+            const int v = cost_var_index(n->name);
+            if (v < 0) return std::nullopt;
+            f.c[v] = Rational(1);
+            return f;
+        }
+        case ClaimNode::Neg: {
+            auto a = linear(n->args[0]);
+            if (!a) return std::nullopt;
+            for (auto& x : a->c) x = -x;
+            a->constant = -a->constant;
+            return a;
+        }
+        case ClaimNode::Add:
+        case ClaimNode::Sub: {
+            auto a = linear(n->args[0]), b = linear(n->args[1]);
+            if (!a || !b) return std::nullopt;
+            const Rational sign = n->kind == ClaimNode::Add ? Rational(1) : Rational(-1);
+            for (int i = 0; i < kCostVars; ++i) a->c[i] += sign * b->c[i];
+            a->constant += sign * b->constant;
+            return a;
+        }
+        case ClaimNode::Mul: {
+            auto a = linear(n->args[0]), b = linear(n->args[1]);
+            if (!a || !b) return std::nullopt;
+            auto is_const = [](const RatForm& x) {
+                for (const auto& c : x.c)
+                    if (!(c == Rational(0))) return false;
+                return true;
+            };
+            if (!is_const(*a) && !is_const(*b)) return std::nullopt;
+            if (!is_const(*a)) std::swap(a, b);
+            const Rational k = a->constant;
+            for (auto& x : b->c) x *= k;
+            b->constant *= k;
+            return b;
+        }
+        case ClaimNode::Div: {
+            auto a = linear(n->args[0]), b = linear(n->args[1]);
+            if (!a || !b) return std::nullopt;
+            for (const auto& c : b->c)
+                if (!(c == Rational(0))) return std::nullopt;
+            if (b->constant == Rational(0)) return std::nullopt;
+            for (auto& x : a->c) x /= b->constant;
+            a->constant /= b->constant;
+            return a;
+        }
+        default: return std::nullopt;
+    }
+}
+
+void collect_constraints(const ClaimPtr& n, std::vector<CostConstraint>& out) {
+    if (n->kind == ClaimNode::And) {
+        collect_constraints(n->args[0], out);
+        collect_constraints(n->args[1], out);
+        return;
+    }
+    auto rel_of = [](ClaimNode::Kind k) -> std::optional<std::pair<CostConstraint::Rel, bool>> {
+        switch (k) {
+            case ClaimNode::Eq: return std::pair{CostConstraint::Eq, false};
+            case ClaimNode::Ge: return std::pair{CostConstraint::Ge, false};
+            case ClaimNode::Gt: return std::pair{CostConstraint::Gt, false};
+            case ClaimNode::Le: return std::pair{CostConstraint::Ge, true};
+            case ClaimNode::Lt: return std::pair{CostConstraint::Gt, true};
+            default: return std::nullopt;
+        }
+    };
+    auto rel = rel_of(n->kind);
+    if (!rel) throw ClaimError{"an assumption is a comparison of linear cost expressions ('==', '<=', '<', '>=', '>'), "
+                               "joined by '&&': " + n->text, 0};
+    auto a = linear(n->args[0]), b = linear(n->args[1]);
+    if (!a || !b) throw ClaimError{"not linear in the costs: " + n->text, 0};
+    CostConstraint c;
+    const Rational sign = rel->second ? Rational(-1) : Rational(1);
+    for (int i = 0; i < kCostVars; ++i) c.a[i] = sign * (a->c[i] - b->c[i]);
+    c.b = sign * (b->constant - a->constant);
+    c.rel = rel->first;
+    c.text = n->text;
+    out.push_back(c);
+}
+
+}  // namespace
+
+std::vector<CostConstraint> parse_constraints(const std::string& text) {
+    std::vector<CostConstraint> out;
+    collect_constraints(parse_claim(text), out);
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Instances and their quantities
+
+namespace {
+
+struct ParamFacts {
+    int copies = 0, blocks_per_rank = 0;
+    Rational param_share{0};
+};
+
+ParamFacts param_facts(const Placement& placement) {
+    ParamFacts f;
+    for (int c : placement.copies_per_block()) f.copies = std::max(f.copies, c);
+    const int blocks = placement.blocks();
+    for (int r = 0; r < placement.ranks; ++r)
+        f.blocks_per_rank = std::max(f.blocks_per_rank, static_cast<int>(placement.blocks_on_rank(r).size()));
+    if (blocks > 0) f.param_share = Rational(f.blocks_per_rank, blocks);
+    return f;
+}
+
+struct ExactFacts {
+    Rational makespan{0}, bubble{0}, bubble_fraction{0}, span{0};
+    std::vector<Rational> idle, peak;
+    ParamFacts params;
+};
+
+struct SymFacts {
+    SymbolicTiming timing;
+    std::vector<MaxPoly> first_start, last_end;
+    std::vector<Rational> peak;
+    ParamFacts params;
+    int ranks = 0;
+};
+
+// Admissible M and instance caches for one family at one P.
+class Instances {
+public:
+    Instances(const FamilySpec& spec, const ActivationModel& activations, TimingModel model)
+        : spec_(spec), activations_(activations), model_(model) {}
+
+    bool admissible(int M) const { return M >= spec_.m0 && (M - spec_.m0) % spec_.step == 0; }
+
+    const Schedule& schedule(int M) {
+        auto it = schedules_.find(M);
+        if (it == schedules_.end()) it = schedules_.emplace(M, spec_.generate(M)).first;
+        return it->second;
+    }
+
+    ExactFacts exact(int M, const Costs& costs) {
+        const Schedule& s = schedule(M);
+        const ScheduleGraph g = build_schedule_graph(s);
+        const Simulation sim = model_ == TimingModel::Batched
+                                   ? simulate_model(CommModel::Batched, s, g, costs, activations_)
+                                   : simulate(s, g, costs, activations_);
+        ExactFacts f;
+        f.makespan = sim.scale.to_units(sim.makespan);
+        f.bubble = sim.scale.to_units(sim.bubble);
+        f.bubble_fraction = sim.bubble_fraction;
+        for (const auto& r : sim.ranks) {
+            f.idle.push_back(sim.scale.to_units(r.idle));
+            f.peak.push_back(r.peak_activations);
+            f.span = std::max(f.span, sim.scale.to_units(r.last_end - r.first_start));
+        }
+        f.params = param_facts(s.placement);
+        return f;
+    }
+
+    const SymFacts& symbolic(int M, const CostRegion& region) {
+        auto it = symbolic_.find(M);
+        if (it != symbolic_.end()) return it->second;
+        const Schedule& s = schedule(M);
+        const ScheduleGraph g = model_ == TimingModel::Batched
+                                    ? batched_timing_graph(s, batched_program(s), region.may_be_positive(CostVar::comm))
+                                    : build_schedule_graph(s);
+        SymFacts f;
+        f.timing = symbolic_simulate(s, g, region);
+        f.ranks = s.placement.ranks;
+        for (int r = 0; r < f.ranks; ++r) {
+            if (g.rank_begin[r + 1] > g.rank_begin[r]) {
+                f.first_start.push_back(f.timing.start[g.rank_begin[r]]);
+                f.last_end.push_back(f.timing.end[g.rank_begin[r + 1] - 1]);
+            } else {
+                f.first_start.push_back(MaxPoly::of(LinForm{}, region));
+                f.last_end.push_back(MaxPoly::of(LinForm{}, region));
+            }
+        }
+        f.peak = peak_activations(s, activations_);
+        f.params = param_facts(s.placement);
+        return symbolic_.emplace(M, std::move(f)).first->second;
+    }
+
+    void forget(int M) {
+        schedules_.erase(M);
+        symbolic_.erase(M);
+    }
+
+private:
+    const FamilySpec& spec_;
+    ActivationModel activations_;
+    TimingModel model_;
+    std::map<int, Schedule> schedules_;
+    std::map<int, SymFacts> symbolic_;
+};
+
+// M' of a call: an integer expression in P and M.
+std::optional<int> integer_arg(const ClaimPtr& n, int P, int M) {
+    std::function<std::optional<Rational>(const ClaimPtr&)> ev = [&](const ClaimPtr& x) -> std::optional<Rational> {
+        switch (x->kind) {
+            case ClaimNode::Number: return x->value;
+            case ClaimNode::Name:
+                if (x->name == "P") return Rational(P);
+                if (x->name == "M") return Rational(M);
+                throw ClaimError{"an argument may use only P, M and numbers: " + x->text, 0};
+            case ClaimNode::Neg: {
+                auto a = ev(x->args[0]);
+                return a ? std::optional<Rational>(-*a) : std::nullopt;
+            }
+            case ClaimNode::Add:
+            case ClaimNode::Sub:
+            case ClaimNode::Mul:
+            case ClaimNode::Div: {
+                auto a = ev(x->args[0]), b = ev(x->args[1]);
+                if (!a || !b) return std::nullopt;
+                if (x->kind == ClaimNode::Add) return *a + *b;
+                if (x->kind == ClaimNode::Sub) return *a - *b;
+                if (x->kind == ClaimNode::Mul) return *a * *b;
+                if (*b == Rational(0)) return std::nullopt;
+                return *a / *b;
+            }
+            default: throw ClaimError{"not an integer expression: " + x->text, 0};
+        }
+    };
+    auto v = ev(n);
+    if (!v || v->denominator() != 1) return std::nullopt;
+    return static_cast<int>(v->numerator());
+}
+
+struct Vacuous {};  // an M' that is not admissible
+
+// Exact evaluation.
+struct CVal {
+    bool is_bool = false;
+    bool b = false;
+    Rational r{0};
+};
+
+class ExactEvaluator {
+public:
+    ExactEvaluator(Instances& inst, int P, int M, const Costs& costs, std::vector<ClaimValue>* values)
+        : inst_(inst), P_(P), M_(M), costs_(costs), point_(point_of(costs)), values_(values) {}
+
+    CVal eval(const ClaimPtr& n) {
+        CVal v = eval_inner(n);
+        if (values_ && (n->kind == ClaimNode::Name || n->kind == ClaimNode::Call) && !v.is_bool && cost_var_index(n->name) < 0 &&
+            n->name != "P" && n->name != "M")
+            record(n->text, format_rational(v.r));
+        return v;
+    }
+    void record(const std::string& text, const std::string& value) {
+        for (const auto& cv : *values_)
+            if (cv.text == text) return;
+        values_->push_back({text, value});
+    }
+
+private:
+    Instances& inst_;
+    int P_, M_;
+    Costs costs_;
+    CostPoint point_;
+    std::vector<ClaimValue>* values_;
+    std::map<int, ExactFacts> facts_;
+
+    const ExactFacts& facts(int M) {
+        if (!inst_.admissible(M)) throw Vacuous{};
+        auto it = facts_.find(M);
+        if (it == facts_.end()) it = facts_.emplace(M, inst_.exact(M, costs_)).first;
+        return it->second;
+    }
+    static CVal num(Rational r) { return {false, false, r}; }
+    static CVal boolean(bool b) { return {true, b, Rational(0)}; }
+    int rank_arg(const ClaimPtr& n) {
+        auto r = integer_arg(n, P_, M_);
+        if (!r || *r < 0 || *r >= P_) throw ClaimError{"rank out of range: " + n->text, 0};
+        return *r;
+    }
+    int m_arg(const ClaimPtr& n) {
+        auto m = integer_arg(n, P_, M_);
+        if (!m) throw Vacuous{};
+        return *m;
+    }
+
+    CVal eval_inner(const ClaimPtr& n) {
+        switch (n->kind) {
+            case ClaimNode::Number: return num(n->value);
+            case ClaimNode::Name: {
+                const int v = cost_var_index(n->name);
+                if (v >= 0) return num(point_[v]);
+                if (n->name == "P") return num(Rational(P_));
+                if (n->name == "M") return num(Rational(M_));
+                const ExactFacts& f = facts(M_);
+                if (n->name == "bubble" || n->name == "idle") return num(f.bubble);
+                if (n->name == "makespan") return num(f.makespan);
+                if (n->name == "span") return num(f.span);
+                if (n->name == "bubble_fraction") return num(f.bubble_fraction);
+                if (n->name == "peak") return num(*std::max_element(f.peak.begin(), f.peak.end()));
+                if (n->name == "copies") return num(Rational(f.params.copies));
+                if (n->name == "blocks_per_rank") return num(Rational(f.params.blocks_per_rank));
+                if (n->name == "param_share") return num(f.params.param_share);
+                break;
+            }
+            case ClaimNode::Call: {
+                if (n->name == "idle") {
+                    const int r = rank_arg(n->args[0]);
+                    const int M = n->args.size() > 1 ? m_arg(n->args[1]) : M_;
+                    return num(facts(M).idle[r]);
+                }
+                if (n->name == "peak") return num(facts(M_).peak[rank_arg(n->args[0])]);
+                const ExactFacts& f = facts(m_arg(n->args[0]));
+                if (n->name == "bubble") return num(f.bubble);
+                if (n->name == "makespan") return num(f.makespan);
+                if (n->name == "span") return num(f.span);
+                if (n->name == "bubble_fraction") return num(f.bubble_fraction);
+                break;
+            }
+            case ClaimNode::Neg: return num(-eval(n->args[0]).r);
+            case ClaimNode::Not: return boolean(!eval(n->args[0]).b);
+            case ClaimNode::And: return boolean(eval(n->args[0]).b && eval(n->args[1]).b);
+            case ClaimNode::Or: return boolean(eval(n->args[0]).b || eval(n->args[1]).b);
+            default: {
+                const CVal a = eval(n->args[0]), b = eval(n->args[1]);
+                if (values_ && n->kind >= ClaimNode::Eq && n->kind <= ClaimNode::Gt) {
+                    record(n->args[0]->text, format_rational(a.r));
+                    record(n->args[1]->text, format_rational(b.r));
+                }
+                switch (n->kind) {
+                    case ClaimNode::Add: return num(a.r + b.r);
+                    case ClaimNode::Sub: return num(a.r - b.r);
+                    case ClaimNode::Mul: return num(a.r * b.r);
+                    case ClaimNode::Div:
+                        if (b.r == Rational(0)) throw ClaimError{"division by zero in " + n->text, 0};
+                        return num(a.r / b.r);
+                    case ClaimNode::Eq: return boolean(a.r == b.r);
+                    case ClaimNode::Ne: return boolean(!(a.r == b.r));
+                    case ClaimNode::Le: return boolean(a.r <= b.r);
+                    case ClaimNode::Ge: return boolean(a.r >= b.r);
+                    case ClaimNode::Lt: return boolean(a.r < b.r);
+                    case ClaimNode::Gt: return boolean(a.r > b.r);
+                    default: break;
+                }
+            }
+        }
+        throw ClaimError{"cannot evaluate " + n->text, 0};
+    }
+};
+
+// Symbolic evaluation into Z3.
+class SymbolicEvaluator {
+public:
+    SymbolicEvaluator(z3::context& ctx, Instances& inst, const CostRegion& region, int P, int M)
+        : ctx_(ctx), inst_(inst), region_(region), P_(P), M_(M) {}
+
+    z3::expr eval(const ClaimPtr& n) {
+        switch (n->kind) {
+            case ClaimNode::Number: return smt::rational(ctx_, n->value);
+            case ClaimNode::Name: {
+                const int v = cost_var_index(n->name);
+                if (v >= 0) return smt::cost_var(ctx_, v);
+                if (n->name == "P") return ctx_.real_val(P_);
+                if (n->name == "M") return ctx_.real_val(M_);
+                if (n->name == "bubble" || n->name == "idle") return bubble(M_);
+                if (n->name == "makespan") return smt::max_of(ctx_, facts(M_).timing.makespan);
+                if (n->name == "span") return span(M_);
+                if (n->name == "bubble_fraction") return fraction(M_);
+                if (n->name == "peak") return const_max(facts(M_).peak);
+                if (n->name == "copies") return ctx_.real_val(facts(M_).params.copies);
+                if (n->name == "blocks_per_rank") return ctx_.real_val(facts(M_).params.blocks_per_rank);
+                if (n->name == "param_share") return smt::rational(ctx_, facts(M_).params.param_share);
+                break;
+            }
+            case ClaimNode::Call: {
+                if (n->name == "idle") {
+                    const int r = rank_arg(n->args[0]);
+                    const int M = n->args.size() > 1 ? m_arg(n->args[1]) : M_;
+                    return idle(M, r);
+                }
+                if (n->name == "peak") return smt::rational(ctx_, facts(M_).peak[rank_arg(n->args[0])]);
+                const int M = m_arg(n->args[0]);
+                if (n->name == "bubble") return bubble(M);
+                if (n->name == "makespan") return smt::max_of(ctx_, facts(M).timing.makespan);
+                if (n->name == "span") return span(M);
+                if (n->name == "bubble_fraction") return fraction(M);
+                break;
+            }
+            case ClaimNode::Neg: return -eval(n->args[0]);
+            case ClaimNode::Not: return !eval(n->args[0]);
+            case ClaimNode::And: return eval(n->args[0]) && eval(n->args[1]);
+            case ClaimNode::Or: return eval(n->args[0]) || eval(n->args[1]);
+            case ClaimNode::Add: return eval(n->args[0]) + eval(n->args[1]);
+            case ClaimNode::Sub: return eval(n->args[0]) - eval(n->args[1]);
+            case ClaimNode::Mul: return eval(n->args[0]) * eval(n->args[1]);
+            case ClaimNode::Div: return eval(n->args[0]) / eval(n->args[1]);
+            case ClaimNode::Eq: return eval(n->args[0]) == eval(n->args[1]);
+            case ClaimNode::Ne: return eval(n->args[0]) != eval(n->args[1]);
+            case ClaimNode::Le: return eval(n->args[0]) <= eval(n->args[1]);
+            case ClaimNode::Ge: return eval(n->args[0]) >= eval(n->args[1]);
+            case ClaimNode::Lt: return eval(n->args[0]) < eval(n->args[1]);
+            case ClaimNode::Gt: return eval(n->args[0]) > eval(n->args[1]);
+        }
+        throw ClaimError{"cannot evaluate " + n->text, 0};
+    }
+
+private:
+    z3::context& ctx_;
+    Instances& inst_;
+    const CostRegion& region_;
+    int P_, M_;
+
+    const SymFacts& facts(int M) {
+        if (!inst_.admissible(M)) throw Vacuous{};
+        return inst_.symbolic(M, region_);
+    }
+    int rank_arg(const ClaimPtr& n) {
+        auto r = integer_arg(n, P_, M_);
+        if (!r || *r < 0 || *r >= P_) throw ClaimError{"rank out of range: " + n->text, 0};
+        return *r;
+    }
+    int m_arg(const ClaimPtr& n) {
+        auto m = integer_arg(n, P_, M_);
+        if (!m) throw Vacuous{};
+        return *m;
+    }
+    z3::expr idle(int M, int r) {
+        const SymFacts& f = facts(M);
+        return smt::max_of(ctx_, f.timing.makespan) - smt::form(ctx_, f.timing.busy[r]);
+    }
+    z3::expr bubble(int M) {
+        const SymFacts& f = facts(M);
+        MaxPoly b;
+        for (int r = 0; r < f.ranks; ++r) {
+            MaxPoly i = f.timing.makespan;
+            i.shift(LinForm{} - f.timing.busy[r], region_);
+            b.merge(i);
+        }
+        b.prune();
+        return smt::max_of(ctx_, b);
+    }
+    z3::expr span(int M) {
+        const SymFacts& f = facts(M);
+        z3::expr best = smt::max_of(ctx_, f.last_end[0]) - smt::max_of(ctx_, f.first_start[0]);
+        for (int r = 1; r < f.ranks; ++r) {
+            z3::expr s = smt::max_of(ctx_, f.last_end[r]) - smt::max_of(ctx_, f.first_start[r]);
+            best = z3::ite(s > best, s, best);
+        }
+        return best;
+    }
+    z3::expr fraction(int M) {
+        const SymFacts& f = facts(M);
+        z3::expr total = ctx_.real_val(0);
+        for (int r = 0; r < f.ranks; ++r) total = total + idle(M, r);
+        return total / (ctx_.real_val(f.ranks) * smt::max_of(ctx_, f.timing.makespan));
+    }
+    z3::expr const_max(const std::vector<Rational>& v) {
+        Rational best = v.empty() ? Rational(0) : v[0];
+        for (const auto& x : v) best = std::max(best, x);
+        return smt::rational(ctx_, best);
+    }
+};
+
+// Names the claim uses, to decide whether the search over M can be closed by a periodicity proof.
+void names_in(const ClaimPtr& n, std::set<std::string>& names, bool in_arg) {
+    if (n->kind == ClaimNode::Name && !in_arg) names.insert(n->name);
+    if (n->kind == ClaimNode::Call) {
+        names.insert(n->name);
+        for (size_t k = 0; k < n->args.size(); ++k) names_in(n->args[k], names, true);
+        return;
+    }
+    for (const auto& a : n->args) names_in(a, names, in_arg);
+}
+
+// Largest |M' - M| over the calls (nullopt when some M' is not M + constant).
+std::optional<int> m_offsets(const ClaimPtr& n, int P, int M0, int step) {
+    int worst = 0;
+    std::function<bool(const ClaimPtr&)> walk = [&](const ClaimPtr& x) {
+        if (x->kind == ClaimNode::Call) {
+            const bool rank_first = x->name == "idle" || x->name == "peak";
+            const size_t m_index = rank_first ? 1 : 0;
+            if (x->args.size() > m_index) {
+                auto a = integer_arg(x->args[m_index], P, M0), b = integer_arg(x->args[m_index], P, M0 + step);
+                if (!a || !b || *b - *a != step) return false;
+                worst = std::max(worst, std::abs(*a - M0));
+            }
+            return true;
+        }
+        for (const auto& c : x->args)
+            if (!walk(c)) return false;
+        return true;
+    };
+    if (!walk(n)) return std::nullopt;
+    return worst;
+}
+
+// Grid of cost points.
+std::vector<CostPoint> parse_grid(const std::string& text) {
+    std::array<std::vector<Rational>, kCostVars> values;
+    std::array<bool, kCostVars> given{};
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t end = text.find(',', pos);
+        if (end == std::string::npos) end = text.size();
+        const std::string item = text.substr(pos, end - pos);
+        pos = end + 1;
+        if (item.empty()) continue;
+        const size_t eq = item.find('=');
+        if (eq == std::string::npos) throw ClaimError{"grid item without '=': " + item, 0};
+        const int v = cost_var_index(item.substr(0, eq));
+        if (v < 0) throw ClaimError{"unknown cost in the grid: " + item.substr(0, eq), 0};
+        const std::string spec = item.substr(eq + 1);
+        given[v] = true;
+        auto number = [&](const std::string& t) {
+            auto r = parse_rational(t);
+            if (!r) throw ClaimError{"bad number in the grid: " + t, 0};
+            return *r;
+        };
+        if (spec.find("..") != std::string::npos) {
+            const size_t dots = spec.find("..");
+            const size_t at = spec.find('@');
+            const Rational lo = number(spec.substr(0, dots));
+            const Rational hi = number(spec.substr(dots + 2, at == std::string::npos ? std::string::npos : at - dots - 2));
+            const Rational step = at == std::string::npos ? Rational(1) : number(spec.substr(at + 1));
+            if (step <= Rational(0)) throw ClaimError{"grid step must be positive: " + item, 0};
+            for (Rational x = lo; x <= hi; x += step) values[v].push_back(x);
+        } else {
+            size_t p = 0;
+            while (p <= spec.size()) {
+                size_t bar = spec.find('|', p);
+                if (bar == std::string::npos) bar = spec.size();
+                values[v].push_back(number(spec.substr(p, bar - p)));
+                p = bar + 1;
+            }
+        }
+    }
+    const int F = 0, I = 1, W = 2, B = 3, FB = 4, comm = 5;
+    if (!given[F]) values[F] = {Rational(1)};
+    if (!given[I]) values[I] = {Rational(1)};
+    if (!given[W]) values[W] = {Rational(1)};
+    if (!given[comm]) values[comm] = {Rational(0)};
+    std::vector<CostPoint> points;
+    std::array<size_t, kCostVars> idx{};
+    std::vector<int> dims;
+    for (int v : {F, I, W, B, FB, comm})
+        if (!values[v].empty()) dims.push_back(v);
+    while (true) {
+        CostPoint p{};
+        for (int v : dims) p[v] = values[v][idx[v]];
+        if (!given[B]) p[B] = p[I] + p[W];
+        if (!given[FB]) p[FB] = p[F] + p[B];
+        points.push_back(p);
+        int k = static_cast<int>(dims.size()) - 1;
+        while (k >= 0 && ++idx[dims[k]] == values[dims[k]].size()) idx[dims[k]] = 0, --k;
+        if (k < 0) break;
+    }
+    return points;
+}
+
+std::string point_text(const CostPoint& p) {
+    std::string s;
+    for (int i = 0; i < kCostVars; ++i) s += (i ? "," : "") + std::string(cost_var_name(i)) + "=" + format_rational(p[i]);
+    return s;
+}
+
+}  // namespace
+
+const char* refute_status_name(RefuteResult::Status status) {
+    switch (status) {
+        case RefuteResult::Refuted: return "refuted";
+        case RefuteResult::Holds: return "holds";
+        case RefuteResult::Undecided: return "undecided";
+    }
+    return "?";
+}
+
+std::optional<bool> evaluate_claim(const ClaimPtr& claim, const ClaimContext& context, std::vector<ClaimValue>* values) {
+    Instances inst(*context.family, context.activations, context.model);
+    ExactEvaluator ev(inst, context.family->ranks, context.M, context.costs, values);
+    try {
+        return ev.eval(claim).b;
+    } catch (const Vacuous&) {
+        return std::nullopt;
+    }
+}
+
+RefuteResult refute(const std::string& family, const std::string& claim_text, const RefuteOptions& options) {
+    RefuteResult res;
+    res.family = family;
+    res.claim = claim_text;
+    const ClaimPtr claim = parse_claim(claim_text);
+    CostRegion region = options.region;
+    if (options.symbolic) region.finish();
+    std::set<std::string> names;
+    names_in(claim, names, false);
+    const bool periodic_names = !names.count("M") && !names.count("makespan") && !names.count("span") &&
+                                !names.count("bubble_fraction");
+    std::vector<CostPoint> grid = options.symbolic ? std::vector<CostPoint>{} : parse_grid(options.grid);
+    // A counterexample must satisfy the assumptions it is stated under, so grid points outside the region go.
+    const size_t grid_size = grid.size();
+    std::erase_if(grid, [&](const CostPoint& point) { return !region.contains(point); });
+    if (grid.size() < grid_size)
+        res.notes.push_back(fmt::format("{} of {} grid point(s) skipped: outside the cost region", grid_size - grid.size(),
+                                        grid_size));
+    if (!options.symbolic && grid.empty()) throw ClaimError{"no grid point lies in the cost region", 0};
+    bool all_closed = true;  // every P's M-range was covered by a periodicity proof (or given)
+    for (int P = options.p_lo; P <= options.p_hi; ++P) {
+        std::string why;
+        const auto spec = family_spec(family, P, &why);
+        if (!spec) {
+            res.notes.push_back(fmt::format("P={} skipped: {}", P, why));
+            continue;
+        }
+        // Which M to search.
+        std::vector<int> Ms;
+        bool closed = false;
+        std::string closing;
+        if (options.m_range) {
+            for (int M = std::max(options.m_range->first, spec->m0); M <= options.m_range->second; ++M)
+                if ((M - spec->m0) % spec->step == 0) Ms.push_back(M);
+            closed = true;
+        } else {
+            int t_last = options.default_steps;
+            const auto offsets = m_offsets(claim, P, spec->m0, spec->step);
+            if (periodic_names && offsets && options.symbolic) {
+                ProveOptions po;
+                po.model = options.model;
+                po.region = region;
+                po.activations = options.activations;
+                const ProofResult pr = prove(*spec, po);
+                if (pr.verdict == Verdict::Proved) {
+                    t_last = pr.t_periodic + pr.cycle - 1;
+                    closed = true;
+                    closing = fmt::format("P={}: every idle time is periodic in M from M={} with period {} "
+                                          "(pipeproof prove {} -P {}{} --property bubble-constant: PROVED), so M = {}..{} "
+                                          "covers every M",
+                                          P, spec->microbatches(pr.t_periodic), pr.cycle * spec->step, family, P,
+                                          options.model == TimingModel::Batched ? " --model batched" : "", spec->m0,
+                                          spec->microbatches(t_last));
+                }
+            }
+            for (int t = 0; t <= t_last; ++t) Ms.push_back(spec->microbatches(t));
+        }
+        if (!closed) all_closed = false;
+        if (!closing.empty()) res.notes.push_back(closing);
+        Instances inst(*spec, options.activations, options.model);
+        for (int M : Ms) {
+            ++res.instances;
+            auto found = [&](const CostPoint& point) {
+                std::vector<ClaimValue> values;
+                ExactEvaluator ev(inst, P, M, costs_at(point), &values);
+                bool holds = true;
+                try {
+                    holds = ev.eval(claim).b;
+                } catch (const Vacuous&) {
+                    return false;
+                }
+                if (holds) return false;
+                res.status = RefuteResult::Refuted;
+                res.P = P;
+                res.M = M;
+                res.costs = point;
+                res.values = values;
+                res.schedule = inst.schedule(M);
+                res.schedule_costs = costs_at(point);
+                return true;
+            };
+            if (!options.symbolic) {
+                for (const CostPoint& point : grid) {
+                    ++res.cost_points;
+                    if (found(point)) return res;
+                }
+                inst.forget(M);
+                continue;
+            }
+            z3::context ctx;
+            z3::solver solver(ctx);
+            smt::assert_region(solver, region);
+            SymbolicEvaluator ev(ctx, inst, region, P, M);
+            z3::expr claim_expr(ctx);
+            try {
+                claim_expr = ev.eval(claim);
+            } catch (const Vacuous&) {
+                continue;
+            }
+            solver.add(!claim_expr);
+            ++res.solver_calls;
+            auto out = smt::check(ctx, solver, "claim at P=" + std::to_string(P) + " M=" + std::to_string(M), "sat if refuted");
+            if (out.result == z3::unknown) {
+                res.notes.push_back(fmt::format("P={} M={}: Z3 could not decide", P, M));
+                all_closed = false;
+                continue;
+            }
+            if (out.result == z3::unsat) continue;
+            // A counterexample: prefer small integer or half-integer costs.
+            CostPoint point = *out.witness;
+            for (int denominator : {1, 2, 4}) {
+                solver.push();
+                z3::expr_vector ks(ctx);
+                for (int v = 0; v < kCostVars; ++v) {
+                    z3::expr k = ctx.int_const(("k_" + std::string(cost_var_name(v))).c_str());
+                    solver.add(smt::cost_var(ctx, v) * ctx.real_val(denominator) == z3::to_real(k));
+                    solver.add(k >= 0 && k <= 12 * denominator);
+                }
+                z3::params params(ctx);
+                params.set("timeout", 5000u);
+                solver.set(params);
+                ++res.solver_calls;
+                const bool nice = solver.check() == z3::sat;
+                if (nice) point = smt::point_from_model(ctx, solver.get_model());
+                solver.pop();
+                if (nice) break;
+            }
+            if (found(point)) return res;
+            res.notes.push_back("P=" + std::to_string(P) + " M=" + std::to_string(M) + ": Z3's counterexample " +
+                                point_text(point) + " did not survive the exact re-check (internal inconsistency)");
+            all_closed = false;
+        }
+    }
+    res.status = all_closed ? RefuteResult::Holds : RefuteResult::Undecided;
+    if (!all_closed && !options.m_range)
+        res.notes.push_back("M is unbounded and no periodicity proof closed the search (the claim uses M, makespan, span "
+                            "or bubble_fraction, or the costs are a grid, or the proof did not go through): the claim "
+                            "held on the M values searched");
+    return res;
+}
+
+}  // namespace pp

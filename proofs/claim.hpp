@@ -1,0 +1,97 @@
+#pragma once
+// Claims about schedule families, and the search for counterexamples (`pipeproof refute`).
+//
+// Grammar (usual precedence; comparisons do not chain):
+//   claim  := or ;  or := and ("||" and)* ;  and := not ("&&" not)* ;  not := "!" not | cmp
+//   cmp    := sum [("==" | "!=" | "<=" | ">=" | "<" | ">") sum]
+//   sum    := prod (("+" | "-") prod)* ;  prod := unary (("*" | "/") unary)* ;  unary := "-" unary | atom
+//   atom   := NUMBER | NAME | NAME "(" sum ["," sum] ")" | "(" claim ")"
+// Names:
+//   costs      F I W B FB (also F&B) comm (also c)          -- B is the full backward (= I + W by default)
+//   instance   P M
+//   timing     bubble [ (M') ]       largest idle time of a rank (idle = makespan - busy)
+//              idle (r [, M'])       idle time of rank r;  plain `idle` = bubble
+//              makespan [ (M') ]     span [ (M') ]  (largest per-rank span: last end - first start)
+//              bubble_fraction [ (M') ]   total idle / (P * makespan)
+//   memory     peak [ (r) ]          activation peak (of rank r, or the largest)
+//   parameters copies                largest number of ranks holding one model block (DualPipe 2, DualPipeV 1)
+//              blocks_per_rank       largest number of model blocks one rank holds
+//              param_share           largest fraction of the model's blocks one rank holds
+// M' is an expression in M and P (bubble(M+2)); an instance whose M' is not admissible does not count.
+#include "model/costs.hpp"
+#include "model/schedule.hpp"
+#include "proofs/prove.hpp"
+#include "proofs/symbolic.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pp {
+
+struct ClaimError {
+    std::string message;
+    size_t offset = 0;
+};
+
+struct ClaimNode {
+    enum Kind { Number, Name, Call, Neg, Not, Add, Sub, Mul, Div, Eq, Ne, Le, Ge, Lt, Gt, And, Or } kind = Number;
+    Rational value{0};
+    std::string name;
+    std::vector<std::shared_ptr<ClaimNode>> args;
+    std::string text;  // source text of this node
+};
+using ClaimPtr = std::shared_ptr<ClaimNode>;
+
+ClaimPtr parse_claim(const std::string& text);  // throws ClaimError
+// Linear cost constraints joined by "&&" (for --assume): "FB >= B && I == F".
+std::vector<CostConstraint> parse_constraints(const std::string& text);
+
+struct RefuteOptions {
+    int p_lo = 0, p_hi = 0;
+    std::optional<std::pair<int, int>> m_range;  // nullopt: every admissible M
+    bool symbolic = true;
+    std::string grid;            // costs grid when !symbolic: "F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5,comm=0"
+    CostRegion region = CostRegion::standard(false);
+    ActivationModel activations{};
+    TimingModel model = TimingModel::Dataflow;
+    int default_steps = 3;       // M values per P when M is unbounded and no proof extends the search
+};
+
+struct ClaimValue {
+    std::string text;  // the sub-expression
+    std::string value;
+};
+
+struct RefuteResult {
+    enum Status { Refuted, Holds, Undecided } status = Undecided;
+    std::string family;
+    std::string claim;
+    // Counterexample
+    int P = 0, M = 0;
+    std::optional<CostPoint> costs;
+    std::vector<ClaimValue> values;
+    std::optional<Schedule> schedule;
+    std::optional<Costs> schedule_costs;
+    // Search report
+    std::vector<std::string> notes;
+    size_t instances = 0, cost_points = 0, solver_calls = 0;
+};
+
+RefuteResult refute(const std::string& family, const std::string& claim_text, const RefuteOptions& options);
+const char* refute_status_name(RefuteResult::Status status);
+
+// Exact evaluation of a claim at one instance and cost point (used by tests and for re-checks).
+struct ClaimContext {
+    const FamilySpec* family = nullptr;
+    int M = 0;
+    Costs costs;
+    ActivationModel activations{};
+    TimingModel model = TimingModel::Dataflow;
+};
+// nullopt when an M' in the claim is not admissible.
+std::optional<bool> evaluate_claim(const ClaimPtr& claim, const ClaimContext& context,
+                                   std::vector<ClaimValue>* values = nullptr);
+
+}  // namespace pp

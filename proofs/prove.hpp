@@ -1,0 +1,120 @@
+#pragma once
+// proofs/ — the prover (statements for every M: periodic words, super-steps, max-plus timing, claims and
+// formulas) beside its catalogue of what is proved (catalogue/*.md, method.md). Uses verifier/, schedules/,
+// model/.
+//
+// `pipeproof prove`: statements about a schedule family at fixed P for EVERY admissible micro-batch count.
+//
+// Method (details and soundness argument in proofs/method.md):
+//   1. The family is a periodic word in the block count t (proofs/maxplus.hpp): fitted from the generator's
+//      output, compared with it for t = 0..T_check (T_check large enough that two periodic words agreeing there
+//      agree for all t), and tied to the generator for all t by the family's structure lemma (its loops have
+//      trip counts affine in M with one loop of slope 1; without such a lemma the verdict is UNKNOWN).
+//   2. Super-step potentials make every edge of every G_t go forward; cycles, timing and memory are then
+//      decided on finitely many instances plus one periodic window.
+//   3. Timing: the window of super-steps after k0 repeats shifted by c*lambda (exact simulation, or the symbolic
+//      max-plus polynomials compared exactly on the cost region / by Z3); the base cases by simulation.
+#include "model/costs.hpp"
+#include "model/schedule.hpp"
+#include "proofs/maxplus.hpp"
+#include "proofs/symbolic.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pp {
+
+// A family at fixed P as a function of M; M ranges over m0, m0 + step, m0 + 2*step, ...
+struct FamilySpec {
+    std::string name;
+    int ranks = 0;
+    int m0 = 0, step = 1;
+    std::string precondition;
+    std::function<Schedule(int M)> generate;
+    // Why the generator's order is a periodic word for every admissible M (empty: not established).
+    std::string structure_lemma;
+    int microbatches(int t) const { return m0 + step * t; }
+};
+// The registry family at P; nullopt (with the reason) when P is not admissible or the family is unknown.
+std::optional<FamilySpec> family_spec(const std::string& name, int ranks, std::string* why = nullptr);
+
+enum class Property { BubbleConstant, Dependencies, DeadlockFree, MemoryBound };
+const char* property_name(Property property);
+std::optional<Property> parse_property(const std::string& name);
+
+enum class Verdict { Proved, Refuted, Unknown };
+const char* verdict_name(Verdict verdict);
+
+struct ProveOptions {
+    Property property = Property::BubbleConstant;
+    TimingModel model = TimingModel::Dataflow;
+    std::optional<Costs> costs;               // exact costs; nullopt = symbolic over `region`
+    std::optional<CostRegion> region;         // default: CostRegion::standard(false)
+    ActivationModel activations{};
+    std::optional<Rational> memory_bound;     // memory-bound: the bound to prove (else: the exact peaks)
+    std::string emit_dir;                     // write SMT-LIB2 obligations here when not empty
+    int samples = 3;                          // symbolic: interior sample points used to find the window
+};
+
+struct Obligation {
+    std::string name;
+    std::string statement;
+    std::string method;   // how it was discharged
+    bool holds = true;
+    double seconds = 0;
+    std::string file;     // SMT-LIB2 file, when emitted
+};
+
+struct Counterexample {
+    int ranks = 0;
+    int microbatches = 0;
+    std::optional<int> other_microbatches;  // for "bubble(M) != bubble(M')"
+    std::optional<CostPoint> costs;
+    std::string what;                        // one paragraph
+    std::optional<Schedule> schedule;        // the instance, for timelines and re-checks
+};
+
+struct RankIdle {
+    // idle_r(M) for M = m0 + step * t, t >= t_from: value(t_from + (t - t_from) mod cycle) + slope * ((t - t_from) div cycle)
+    std::vector<MaxPoly> symbolic;        // per base t (0..t_end-1), symbolic mode
+    std::vector<Rational> exact;          // per base t, exact mode
+    LinForm slope_form;                   // symbolic: idle growth per block (0 when bubble constant)
+    Rational slope{0};                    // exact: idle growth per block
+};
+
+struct ProofResult {
+    Verdict verdict = Verdict::Unknown;
+    std::string family;
+    int ranks = 0;
+    std::string statement;
+    std::vector<std::string> assumptions;
+    std::vector<Obligation> obligations;
+    std::optional<Counterexample> counterexample;
+    std::string missing;  // UNKNOWN: what is missing
+    std::string summary;  // the proved fact in one line (e.g. the bubble value)
+    // Data for `formula` and the catalogue.
+    int m_origin = 0, step = 1;
+    int t_periodic = 0, cycle = 1;
+    std::vector<RankIdle> idle;
+    std::optional<MaxPoly> bubble_symbolic;
+    std::optional<Rational> bubble_exact;
+    std::vector<Rational> peaks;  // memory-bound: per rank, for every M > m0 (and M = m0 in peaks_at_origin)
+    std::vector<Rational> peaks_at_origin;
+    std::optional<PeriodicWord> word;
+    std::optional<PeriodicStructure> structure;
+};
+
+ProofResult prove(const FamilySpec& family, const ProveOptions& options);
+std::string format_proof(const ProofResult& result, bool deepseek_basis = true);
+
+// Helpers shared with refute / formula / the catalogue.
+// Exact bubble (largest idle) and per-rank idle of one schedule.
+struct ExactTiming {
+    Rational makespan{0}, bubble{0};
+    std::vector<Rational> idle, busy;
+};
+ExactTiming exact_timing(const Schedule& schedule, const Costs& costs);
+
+}  // namespace pp

@@ -1,0 +1,72 @@
+#include "verifier/compare.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace pp {
+namespace {
+
+// A rank's compute with nothing overlapped: every op at its own duration.
+Rational unoverlapped_work(const std::vector<Slot>& slots, const Placement& placement, const Costs& costs) {
+    Rational total{0};
+    for (const Slot& slot : slots)
+        for (const Op& op : slot) total += costs.duration(op.kind, placement.block_of(op.pipeline, op.stage));
+    return total;
+}
+
+}  // namespace
+
+CompareRow compare_schedule(const Schedule& schedule, const Costs& costs, const CompareOptions& options) {
+    if (options.tokens_per_microbatch.has_value() != options.seconds_per_unit.has_value())
+        throw std::invalid_argument("GPU-hours need both the tokens per micro-batch and the seconds per time unit");
+    if (options.tokens_per_microbatch && *options.tokens_per_microbatch <= 0)
+        throw std::invalid_argument("tokens per micro-batch must be positive");
+    if (options.seconds_per_unit && *options.seconds_per_unit <= Rational(0))
+        throw std::invalid_argument("the time unit must be a positive number of seconds");
+
+    const ScheduleGraph graph = build_schedule_graph(schedule);
+    const Simulation sim = simulate_model(options.comm_model, schedule, graph, costs, options.activations, options.batched);
+    const auto units = [&](Ticks ticks) { return sim.scale.to_units(ticks); };
+
+    CompareRow row;
+    row.name = schedule.source;
+    row.ranks = schedule.rank_count();
+    row.microbatches = schedule.placement.total_microbatches();
+    row.comm_model = options.comm_model;
+    row.attached_comm_program = options.comm_model == CommModel::Batched && uses_attached_program(schedule, options.batched);
+
+    row.makespan = units(sim.makespan);
+    row.worst_idle = units(sim.bubble);
+    row.bubble_fraction = sim.bubble_fraction;
+    row.utilisation = sim.makespan > 0 ? Rational(1) - sim.bubble_fraction : Rational(0);
+    Ticks span = 0;
+    for (const RankTiming& t : sim.ranks) {
+        row.busy_per_rank.push_back(units(t.busy));
+        row.idle_per_rank.push_back(units(t.idle));
+        row.span_per_rank.push_back(units(t.last_end - t.first_start));
+        row.peak_activations.push_back(t.peak_activations);
+        span = std::max(span, t.last_end - t.first_start);
+    }
+    row.zb_span = units(span);
+    for (const auto& slots : schedule.ranks)
+        row.zb_work = std::max(row.zb_work, unoverlapped_work(slots, schedule.placement, costs));
+    if (row.zb_span > Rational(0)) row.zb_bubble_rate = (row.zb_span - row.zb_work) / row.zb_span;
+
+    row.blocks = schedule.placement.blocks();
+    for (int r = 0; r < row.ranks; ++r) {
+        const int held = static_cast<int>(schedule.placement.blocks_on_rank(r).size());
+        row.blocks_per_rank.push_back(held);
+        row.model_fraction_per_rank.push_back(row.blocks > 0 ? Rational(held, row.blocks) : Rational(0));
+    }
+    row.copies_per_block = schedule.placement.copies_per_block();
+
+    if (options.tokens_per_microbatch && row.makespan > Rational(0)) {
+        const Rational tokens = Rational(row.microbatches) * Rational(*options.tokens_per_microbatch);
+        const Rational seconds = row.makespan * *options.seconds_per_unit;
+        row.tokens_per_second = tokens / seconds;
+        row.gpu_hours_per_million_tokens = Rational(row.ranks) * seconds / Rational(3600) * Rational(1000000) / tokens;
+    }
+    return row;
+}
+
+}  // namespace pp

@@ -1,0 +1,45 @@
+#pragma once
+// Exact timing of a schedule by longest path over dependency and rank-order edges ("dataflow": every
+// slot starts as soon as its rank is free and its inputs have arrived; a dependency that crosses ranks
+// adds the P2P latency). Times are integer ticks over a common denominator of all costs.
+#include "model/costs.hpp"
+#include "model/dag.hpp"
+#include "model/schedule.hpp"
+#include "verifier/memory.hpp"
+
+#include <vector>
+
+namespace pp {
+
+struct RankTiming {
+    Ticks busy = 0;
+    Ticks idle = 0;         // makespan - busy
+    Ticks first_start = 0;  // span = last_end - first_start (the Zero Bubble paper's per-stage span)
+    Ticks last_end = 0;
+    Rational peak_activations{0};
+};
+
+struct Simulation {
+    TimeScale scale;
+    std::vector<Ticks> start, end;  // per global slot id (ScheduleGraph numbering)
+    Ticks makespan = 0;
+    std::vector<RankTiming> ranks;
+    Ticks bubble = 0;               // the largest idle time of any rank
+    Rational bubble_fraction{0};    // total idle / (ranks x makespan)
+    std::vector<std::uint32_t> critical_path;  // global slot ids, first to last
+};
+
+struct SimulationError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Needs a schedule without deadlock (run verify first); throws SimulationError otherwise.
+Simulation simulate(const Schedule& schedule, const ScheduleGraph& graph, const Costs& costs,
+                    const ActivationModel& activations = {});
+Simulation simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations = {});
+
+// Slot duration in ticks under the given costs.
+Ticks slot_duration(const Slot& slot, const Placement& placement, const Costs& costs, const TimeScale& scale);
+TimeScale time_scale_for(const Costs& costs);
+
+}  // namespace pp

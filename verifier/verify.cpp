@@ -1,0 +1,351 @@
+#include "verifier/verify.hpp"
+
+#include "verifier/memory.hpp"
+
+#include <boost/graph/filtered_graph.hpp>
+#include <boost/graph/strong_components.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <functional>
+
+namespace pp {
+
+const char* violation_name(ViolationKind kind) {
+    switch (kind) {
+        case ViolationKind::OutOfRange: return "out-of-range";
+        case ViolationKind::Duplicate: return "duplicate";
+        case ViolationKind::Missing: return "missing";
+        case ViolationKind::BothBackwards: return "both-backwards";
+        case ViolationKind::WrongRank: return "wrong-rank";
+        case ViolationKind::BadPair: return "bad-pair";
+        case ViolationKind::WWithoutI: return "w-without-i";
+        case ViolationKind::WBeforeI: return "w-before-i";
+        case ViolationKind::OrderContradicts: return "order-contradicts-dependency";
+        case ViolationKind::Deadlock: return "deadlock";
+        case ViolationKind::MemoryLimit: return "memory-limit";
+        case ViolationKind::CommMismatch: return "comm-mismatch";
+        case ViolationKind::CommDeadlock: return "comm-deadlock";
+        case ViolationKind::CommMissing: return "comm-missing";
+    }
+    return "?";
+}
+
+namespace {
+
+constexpr size_t kKinds = static_cast<size_t>(ViolationKind::CommMissing) + 1;
+
+class Reporter {
+public:
+    Reporter(VerifyReport& report, size_t limit) : report_(report), limit_(limit) { report_.suppressed.assign(kKinds, 0); }
+
+    void add(Violation v) {
+        auto k = static_cast<size_t>(v.kind);
+        if (counts_[k]++ >= limit_) {
+            ++report_.suppressed[k];
+            return;
+        }
+        report_.violations.push_back(std::move(v));
+    }
+
+private:
+    VerifyReport& report_;
+    size_t limit_;
+    std::array<size_t, kKinds> counts_{};
+};
+
+Violation at(ViolationKind kind, const Schedule& s, int rank, int position, const Op* op, std::string message) {
+    Violation v;
+    v.kind = kind;
+    v.rank = rank;
+    v.position = position;
+    if (op) v.op = *op;
+    if (rank >= 0 && position >= 0) v.loc = s.ranks[rank][position].loc;
+    v.message = std::move(message);
+    return v;
+}
+
+std::string where(int rank, int position) { return fmt::format("rank {}, position {}", rank, position); }
+
+// Range, duplicates, placement and the shape of overlapped pairs: one pass over the slots.
+void check_slots(const Schedule& s, const OpIndex& index, Reporter& out) {
+    std::vector<bool> seen(index.size(), false);
+    for (int r = 0; r < static_cast<int>(s.ranks.size()); ++r) {
+        for (int k = 0; k < static_cast<int>(s.ranks[r].size()); ++k) {
+            const Slot& slot = s.ranks[r][k];
+            if (slot.is_pair() && (slot.ops[0].kind != OpKind::F || !is_backward(slot.ops[1].kind)))
+                out.add(at(ViolationKind::BadPair, s, r, k, &slot.ops[0],
+                           fmt::format("{}: overlapped unit {} must be one F and one backward (I or B)", where(r, k),
+                                       format_slot(slot))));
+            for (const Op& op : slot) {
+                if (!index.in_range(op)) {
+                    out.add(at(ViolationKind::OutOfRange, s, r, k, &op,
+                               fmt::format("{}: {} names a pipeline, stage or micro-batch the placement does not have",
+                                           where(r, k), format_op(op))));
+                    continue;
+                }
+                if (seen[index.id(op)])
+                    out.add(at(ViolationKind::Duplicate, s, r, k, &op,
+                               fmt::format("{}: {} occurs a second time", where(r, k), format_op(op))));
+                seen[index.id(op)] = true;
+                const int owner = s.placement.rank_of(op.pipeline, op.stage);
+                if (owner != r)
+                    out.add(at(ViolationKind::WrongRank, s, r, k, &op,
+                               fmt::format("{}: {} runs on rank {}, but its stage is held by rank {}", where(r, k),
+                                           format_op(op), r, owner)));
+            }
+        }
+    }
+}
+
+// Every (stage, micro-batch) needs one F and either one B or one I followed by one W.
+void check_completeness(const Schedule& s, const ScheduleGraph& g, Reporter& out) {
+    auto locate = [&](const Op& op, int& rank, int& pos) {
+        auto slot = g.slot_of(op);
+        rank = slot < 0 ? -1 : static_cast<int>(g.slot_rank[slot]);
+        pos = slot < 0 ? -1 : static_cast<int>(g.slot_position[slot]);
+    };
+    for (int p = 0; p < s.placement.pipeline_count(); ++p) {
+        const auto& pipe = s.placement.pipelines[p];
+        for (int st = 0; st < pipe.stages(); ++st) {
+            for (int m = 0; m < pipe.microbatches; ++m) {
+                Op f{OpKind::F, p, st, m}, i{OpKind::I, p, st, m}, w{OpKind::W, p, st, m}, b{OpKind::B, p, st, m};
+                const bool has_f = g.present(f), has_i = g.present(i), has_w = g.present(w), has_b = g.present(b);
+                const int owner = pipe.stage_rank[st];
+                int r, k;
+                if (!has_f)
+                    out.add(at(ViolationKind::Missing, s, -1, -1, &f,
+                               fmt::format("{} is missing (rank {} holds its stage)", format_op(f), owner)));
+                if (has_b && (has_i || has_w)) {
+                    const Op& extra = has_i ? i : w;
+                    locate(extra, r, k);
+                    out.add(at(ViolationKind::BothBackwards, s, r, k, &extra,
+                               fmt::format("{}: {} runs although {} already did the full backward", where(r, k),
+                                           format_op(extra), format_op(b))));
+                } else if (!has_b && !has_i) {
+                    out.add(at(ViolationKind::Missing, s, -1, -1, &b,
+                               fmt::format("the backward of stage {}, micro-batch {}{} is missing (neither {} nor {})", st,
+                                           m, p ? fmt::format(" of pipeline {}", p) : "", format_op(b), format_op(i))));
+                } else if (has_i && !has_w) {
+                    out.add(at(ViolationKind::Missing, s, -1, -1, &w,
+                               fmt::format("{} is missing: {} split the backward, so its W must run", format_op(w),
+                                           format_op(i))));
+                }
+                if (has_w && !has_i && !has_b) {
+                    locate(w, r, k);
+                    out.add(at(ViolationKind::WWithoutI, s, r, k, &w,
+                               fmt::format("{}: {} has no {} to follow", where(r, k), format_op(w), format_op(i))));
+                }
+            }
+        }
+    }
+}
+
+std::string slot_label(const Schedule& s, const ScheduleGraph& g, std::uint32_t slot) {
+    return format_slot(g.slot(s, slot));
+}
+
+// Dependencies reversed inside one rank: reported one by one, and left out of the deadlock search.
+std::vector<bool> check_rank_order(const Schedule& s, const ScheduleGraph& g, Reporter& out) {
+    std::vector<bool> reversed(boost::num_edges(g.graph), false);
+    for (std::uint32_t u = 0; u < g.slot_count(); ++u) {
+        for (auto e : out_edges_of(g.graph, u)) {
+            const EdgeInfo& info = g.graph[e];
+            const std::uint32_t v = target_of(g.graph, e);
+            if (info.kind != EdgeKind::Dependency || g.slot_rank[u] != g.slot_rank[v]) continue;
+            if (g.slot_position[u] < g.slot_position[v]) continue;
+            reversed[edge_number(g.graph, e)] = true;
+            const Op pred = g.index.op(info.from_op), op = g.index.op(info.to_op);
+            const int r = static_cast<int>(g.slot_rank[v]), k = static_cast<int>(g.slot_position[v]);
+            if (u == v) {
+                out.add(at(ViolationKind::OrderContradicts, s, r, k, &op,
+                           fmt::format("{}: the overlapped unit {} pairs {} with its own dependency {}", where(r, k),
+                                       slot_label(s, g, v), format_op(op), format_op(pred))));
+            } else if (op.kind == OpKind::W && pred.kind == OpKind::I) {
+                out.add(at(ViolationKind::WBeforeI, s, r, k, &op,
+                           fmt::format("{}: {} runs before its {} (position {})", where(r, k), format_op(op),
+                                       format_op(pred), g.slot_position[u])));
+            } else {
+                out.add(at(ViolationKind::OrderContradicts, s, r, k, &op,
+                           fmt::format("{}: {} runs before its dependency {} (position {} on the same rank)", where(r, k),
+                                       format_op(op), format_op(pred), g.slot_position[u])));
+            }
+        }
+    }
+    return reversed;
+}
+
+// The edge by which `waiter` waits for `awaited` (a dependency if there is one, else the rank order).
+const EdgeInfo* waiting_link(const ScheduleGraph& g, std::uint32_t waiter, std::uint32_t awaited,
+                             const std::vector<bool>& ignored) {
+    const EdgeInfo* link = nullptr;
+    for (auto e : out_edges_of(g.graph, awaited)) {
+        if (target_of(g.graph, e) != waiter || ignored[edge_number(g.graph, e)]) continue;
+        if (!link || g.graph[e].kind == EdgeKind::Dependency) link = &g.graph[e];
+    }
+    return link;
+}
+
+// Human-readable chain, starting at a dependency:
+// "rank 1 waits at 1F1 for 0F1, which rank 0 runs after 0B0, which waits for 1B0, which rank 1 runs after 1F1"
+Violation describe_deadlock(const Schedule& s, const ScheduleGraph& g, std::vector<std::uint32_t> cycle,
+                            const std::vector<bool>& ignored, size_t blocked) {
+    const size_t n = cycle.size();
+    auto link_at = [&](size_t i) { return waiting_link(g, cycle[i], cycle[(i + 1) % n], ignored); };
+    for (size_t i = 0; i < n; ++i) {
+        const EdgeInfo* link = link_at(i);
+        if (link && link->kind == EdgeKind::Dependency) {
+            std::rotate(cycle.begin(), cycle.begin() + static_cast<std::ptrdiff_t>(i), cycle.end());
+            break;
+        }
+    }
+    std::string chain;
+    std::vector<std::string> steps;
+    for (size_t i = 0; i < n; ++i) {
+        const std::uint32_t waiter = cycle[i];
+        const EdgeInfo* link = link_at(i);
+        const bool dependency = link && link->kind == EdgeKind::Dependency;
+        // A run of rank-order hops on one rank reads as one: "rank 0 runs 0F2 only after 0B0".
+        size_t j = i;
+        while (!dependency && j + 1 < n) {
+            const EdgeInfo* next = link_at(j + 1);
+            if (next && next->kind == EdgeKind::Dependency) break;
+            ++j;
+        }
+        const std::uint32_t awaited = cycle[(j + 1) % n];
+        const int waiter_rank = static_cast<int>(g.slot_rank[waiter]);
+        const int awaited_rank = static_cast<int>(g.slot_rank[awaited]);
+        const std::string awaited_label = dependency ? format_op(g.index.op(link->from_op)) : slot_label(s, g, awaited);
+        const std::string waiter_label = dependency ? format_op(g.index.op(link->to_op)) : slot_label(s, g, waiter);
+        if (i == 0) chain = fmt::format("rank {} waits at {}", waiter_rank, waiter_label);
+        if (dependency) {
+            chain += fmt::format("{} {}", i == 0 ? " for" : ", which waits for", awaited_label);
+            steps.push_back(fmt::format("{} (rank {}) needs {} (rank {})", waiter_label, waiter_rank, awaited_label,
+                                        awaited_rank));
+        } else {
+            chain += i == 0 ? fmt::format(" until it has run {}", awaited_label)
+                            : fmt::format(", which rank {} runs after {}", awaited_rank, awaited_label);
+            steps.push_back(fmt::format("rank {} runs {} only after {}", waiter_rank, waiter_label, awaited_label));
+        }
+        i = j;
+    }
+    chain += " -- a cycle, so none of them can start";
+    const std::uint32_t first = cycle.front();
+    const int r = static_cast<int>(g.slot_rank[first]), k = static_cast<int>(g.slot_position[first]);
+    Violation v = at(ViolationKind::Deadlock, s, r, k, &g.slot(s, first).ops[0],
+                     fmt::format("deadlock ({} slots blocked, shortest cycle has {}): {}", blocked, n, chain));
+    v.witness = std::move(steps);
+    return v;
+}
+
+// Kahn's pass without the ignored edges; returns how many slots never become ready.
+size_t count_blocked(const ScheduleGraph& g, const std::vector<bool>& ignored) {
+    const std::uint32_t n = g.slot_count();
+    std::vector<std::uint32_t> indegree(n, 0), ready;
+    for (std::uint32_t u = 0; u < n; ++u)
+        for (auto e : out_edges_of(g.graph, u))
+            if (!ignored[edge_number(g.graph, e)]) ++indegree[target_of(g.graph, e)];
+    for (std::uint32_t u = 0; u < n; ++u)
+        if (indegree[u] == 0) ready.push_back(u);
+    for (size_t head = 0; head < ready.size(); ++head)
+        for (auto e : out_edges_of(g.graph, ready[head]))
+            if (!ignored[edge_number(g.graph, e)] && --indegree[target_of(g.graph, e)] == 0)
+                ready.push_back(target_of(g.graph, e));
+    return n - ready.size();
+}
+
+void check_memory(const Schedule& s, const VerifyOptions& options, VerifyReport& report, Reporter& out) {
+    report.peak_activations = peak_activations(s, options.activations);
+    if (!options.memory_limit) return;
+    const Rational limit = *options.memory_limit;
+    for (int r = 0; r < static_cast<int>(s.ranks.size()); ++r) {
+        if (report.peak_activations[r] <= limit) continue;
+        const auto profile = activation_profile(s.ranks[r], options.activations);
+        const int k = static_cast<int>(std::find_if(profile.begin(), profile.end(), [&](const Rational& live) {
+                                           return live > limit;
+                                       }) - profile.begin());
+        out.add(at(ViolationKind::MemoryLimit, s, r, k, &s.ranks[r][k].ops[0],
+                   fmt::format("{}: {} brings the live activations to {}, above the limit of {} (peak on this rank: {})",
+                               where(r, k), format_slot(s.ranks[r][k]), format_rational(profile[k]),
+                               format_rational(limit), format_rational(report.peak_activations[r]))));
+    }
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> shortest_cycle(const ScheduleGraph& g, const std::vector<bool>& ignored_edge) {
+    std::function<bool(const SlotEdge&)> keep = [&](const SlotEdge& e) { return !ignored_edge[edge_number(g.graph, e)]; };
+    const boost::filtered_graph<SlotGraph, std::function<bool(const SlotEdge&)>> live(g.graph, keep);
+    const std::uint32_t n = g.slot_count();
+    std::vector<int> component(n);
+    boost::strong_components(live, boost::make_iterator_property_map(component.begin(), boost::get(boost::vertex_index, live)));
+    std::vector<int> size(n, 0);
+    for (int c : component) ++size[c];
+
+    std::vector<std::uint32_t> best;
+    std::vector<std::int64_t> parent(n, -2);  // -2 = unvisited in the current search
+    std::vector<std::uint32_t> level(n, 0), touched;
+    size_t budget = 50'000'000;  // edge visits; past it we keep the shortest cycle found so far
+    for (std::uint32_t root = 0; root < n && budget > 0; ++root) {
+        for (auto e : out_edges_of(g.graph, root))
+            if (keep(e) && target_of(g.graph, e) == root) return {root};
+        if (size[component[root]] < 2) continue;
+        // BFS from root inside its component; the first edge back to root closes a shortest cycle through it.
+        const std::uint32_t depth_limit = best.empty() ? n : static_cast<std::uint32_t>(best.size() - 1);
+        std::deque<std::uint32_t> queue{root};
+        parent[root] = -1;
+        level[root] = 0;
+        touched.assign(1, root);
+        std::int64_t closing = -1;
+        while (!queue.empty() && closing < 0 && budget > 0) {
+            const std::uint32_t u = queue.front();
+            queue.pop_front();
+            if (level[u] >= depth_limit) break;
+            for (auto e : out_edges_of(g.graph, u)) {
+                --budget;
+                const std::uint32_t v = target_of(g.graph, e);
+                if (!keep(e) || component[v] != component[root]) continue;
+                if (v == root) {
+                    closing = u;
+                    break;
+                }
+                if (parent[v] != -2) continue;
+                parent[v] = u;
+                level[v] = level[u] + 1;
+                touched.push_back(v);
+                queue.push_back(v);
+            }
+        }
+        if (closing >= 0) {
+            // Edges run root -> ... -> closing -> root; listed from closing back to root, each waits for the next.
+            std::vector<std::uint32_t> path;
+            for (std::int64_t x = closing; x >= 0; x = parent[x]) path.push_back(static_cast<std::uint32_t>(x));
+            if (best.empty() || path.size() < best.size()) best = std::move(path);
+        }
+        for (auto t : touched) parent[t] = -2;
+        if (best.size() == 2) break;  // self-loops are ruled out, so nothing is shorter
+    }
+    return best;
+}
+
+VerifyReport verify(const Schedule& schedule, const VerifyOptions& options) {
+    return verify(schedule, build_schedule_graph(schedule), options);
+}
+
+VerifyReport verify(const Schedule& schedule, const ScheduleGraph& graph, const VerifyOptions& options) {
+    VerifyReport report;
+    Reporter out(report, options.max_reports_per_kind);
+    check_slots(schedule, graph.index, out);
+    check_completeness(schedule, graph, out);
+    const auto reversed = check_rank_order(schedule, graph, out);
+    if (const size_t blocked = count_blocked(graph, reversed); blocked > 0) {
+        const auto cycle = shortest_cycle(graph, reversed);
+        if (!cycle.empty()) out.add(describe_deadlock(schedule, graph, cycle, reversed, blocked));
+    }
+    check_memory(schedule, options, report, out);
+    return report;
+}
+
+}  // namespace pp
