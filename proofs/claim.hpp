@@ -47,6 +47,9 @@ using ClaimPtr = std::shared_ptr<ClaimNode>;
 ClaimPtr parse_claim(const std::string& text);  // throws ClaimError
 // Linear cost constraints joined by "&&" (for --assume): "FB >= B && I == F".
 std::vector<CostConstraint> parse_constraints(const std::string& text);
+// The points of a cost grid "F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5,comm=0" (unset: F=I=W=1, B=I+W, FB=F+B,
+// comm=0); throws ClaimError.
+std::vector<CostPoint> parse_cost_grid(const std::string& text);
 
 struct RefuteOptions {
     int p_lo = 0, p_hi = 0;

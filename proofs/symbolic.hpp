@@ -1,131 +1,16 @@
 #pragma once
-// Symbolic costs. Every start and end time of a dataflow schedule is a longest path, i.e. a maximum of
-// non-negative integer combinations of the cost variables F, I, W, B, FB and comm (a "max-plus polynomial",
-// or tropical polynomial, of linear forms). This file holds:
-//   * LinForm: an integer linear form over the six cost variables;
-//   * CostRegion: the cost space the forms are compared on, a polyhedral cone given by linear constraints
-//     (the stated assumptions), with its extreme rays. A linear form is >= another on the whole cone iff
-//     it is >= on every extreme ray, so forms are compared exactly by their values on the rays;
-//   * MaxPoly: max of linear forms, pruned of forms dominated on the region (exactly the same function);
-//   * symbolic_simulate: the simulator's longest path with MaxPoly values.
-// Times are homogeneous in the costs (scaling every cost scales every time), which is why a cone suffices.
+// Symbolic simulation: the simulator's longest path (verifier/simulate.hpp) with max-plus polynomials of the
+// cost variables (proofs/maxpoly.hpp) in place of numbers, over a cost region (proofs/cost_space.hpp).
 #include "model/costs.hpp"
 #include "model/dag.hpp"
-#include "model/rational.hpp"
 #include "model/schedule.hpp"
+#include "proofs/cost_space.hpp"
+#include "proofs/maxpoly.hpp"
 
-#include <array>
 #include <cstdint>
-#include <string>
 #include <vector>
 
 namespace pp {
-
-enum class CostVar : int { F = 0, I = 1, W = 2, B = 3, FB = 4, comm = 5 };
-inline constexpr int kCostVars = 6;
-const char* cost_var_name(int index);
-int cost_var_index(const std::string& name);  // -1 when not a cost variable ("F&B" is accepted for FB)
-
-using CostPoint = std::array<Rational, kCostVars>;
-
-struct LinForm {
-    std::array<std::int64_t, kCostVars> c{};
-
-    static LinForm var(CostVar v) {
-        LinForm f;
-        f.c[static_cast<int>(v)] = 1;
-        return f;
-    }
-    LinForm& operator+=(const LinForm& o) {
-        for (int i = 0; i < kCostVars; ++i) c[i] += o.c[i];
-        return *this;
-    }
-    LinForm& operator-=(const LinForm& o) {
-        for (int i = 0; i < kCostVars; ++i) c[i] -= o.c[i];
-        return *this;
-    }
-    friend LinForm operator+(LinForm a, const LinForm& b) { return a += b; }
-    friend LinForm operator-(LinForm a, const LinForm& b) { return a -= b; }
-    friend LinForm operator*(std::int64_t k, LinForm a) {
-        for (auto& x : a.c) x *= k;
-        return a;
-    }
-    friend bool operator==(const LinForm&, const LinForm&) = default;
-    friend auto operator<=>(const LinForm&, const LinForm&) = default;
-    bool zero() const {
-        for (auto x : c)
-            if (x != 0) return false;
-        return true;
-    }
-    Rational eval(const CostPoint& point) const;
-};
-
-// "2*FB + B - 3*W"; in DeepSeek's basis (I written as B - W) when deepseek_basis is set and B = I + W holds.
-std::string format_form(const LinForm& form, bool deepseek_basis = false);
-// A form with rational coefficients (formulas such as (P/2-1)*(...) for odd P/2 are still integral, but
-// claims may divide).
-struct RatForm {
-    std::array<Rational, kCostVars> c{};
-    Rational constant{0};
-};
-std::string format_ratform(const RatForm& form, bool deepseek_basis = false);
-
-// One linear constraint  a . x  REL  b  over the cost variables.
-struct CostConstraint {
-    enum Rel { Ge, Gt, Eq };
-    std::array<Rational, kCostVars> a{};
-    Rational b{0};
-    Rel rel = Ge;
-    std::string text;  // as stated
-    bool homogeneous() const { return b == Rational(0); }
-};
-
-// The cost space under the stated assumptions.
-struct CostRegion {
-    std::vector<CostConstraint> constraints;
-    // Extreme rays of the closed homogeneous part, scaled to coprime integers. Filled by finish().
-    std::vector<std::array<std::int64_t, kCostVars>> rays;
-    bool b_is_i_plus_w = false;  // the constraint B = I + W is among the assumptions
-    bool comm_zero = false;
-
-    // The default assumptions: F, I, W > 0, B = I + W, 0 < FB <= F + B, and comm = 0 (comm >= 0 when comm_free).
-    // comm_free = false adds comm = 0.
-    static CostRegion standard(bool comm_free);
-    void add(CostConstraint constraint);
-    // Computes the rays; throws std::invalid_argument if the cone is not pointed or empty.
-    void finish();
-    std::vector<std::string> describe() const;
-    // The values of a form on the rays (exact integers).
-    std::vector<std::int64_t> ray_values(const LinForm& form) const;
-    // Whether some ray gives the variable a non-zero value (needs finish()).
-    bool may_be_positive(CostVar v) const;
-    // A point strictly inside (the sum of the rays, plus a small multiple of each ray when weights given).
-    CostPoint interior_point(const std::vector<std::int64_t>& weights = {}) const;
-    bool contains(const CostPoint& point) const;
-};
-
-// max over a set of linear forms; empty = minus infinity. Forms dominated on the region are dropped.
-struct MaxPoly {
-    std::vector<LinForm> forms;
-    std::vector<std::vector<std::int64_t>> values;  // ray values of each form, parallel to forms
-
-    static MaxPoly of(const LinForm& form, const CostRegion& region);
-    bool empty() const { return forms.empty(); }
-    void shift(const LinForm& add, const CostRegion& region);  // + add (a linear form)
-    void merge(const MaxPoly& other);                           // max, not yet pruned
-    void prune();
-    // max of two pruned polynomials, pruned: the same result as merge + prune, faster when both share forms.
-    void merge_pruned(const MaxPoly& other);
-    Rational eval(const CostPoint& point) const;
-    // Identical after pruning (a sufficient test of equality as functions on the region).
-    bool same_forms(const MaxPoly& other) const;
-    std::string str(bool deepseek_basis = false) const;
-    // The same after dropping what the region's equalities make irrelevant (normalize_form), deduplicated.
-    std::string str(const CostRegion& region, bool deepseek_basis = true) const;
-};
-
-// comm dropped when the region says comm = 0; B written as I + W when it says B = I + W.
-LinForm normalize_form(LinForm form, const CostRegion& region);
 
 // Cost of each slot kind as a linear form: F, I, W, B; a pair costs FB.
 LinForm slot_form(const Slot& slot);

@@ -1,0 +1,336 @@
+// Claims as text: the expression parser (grammar in proofs/claim.hpp), linear cost constraints for --assume,
+// and cost grids for `refute --costs GRID`.
+#include "proofs/claim.hpp"
+
+#include <cctype>
+#include <functional>
+
+namespace pp {
+
+namespace {
+
+class Parser {
+public:
+    explicit Parser(const std::string& text) : s_(text) {}
+
+    ClaimPtr parse() {
+        ClaimPtr e = parse_or();
+        skip();
+        if (pos_ < s_.size()) fail("unexpected '" + s_.substr(pos_, 1) + "'");
+        return e;
+    }
+
+private:
+    const std::string& s_;
+    size_t pos_ = 0;
+
+    [[noreturn]] void fail(const std::string& message) const { throw ClaimError{message + " at offset " + std::to_string(pos_), pos_}; }
+    void skip() {
+        while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+    }
+    bool eat(const std::string& token) {
+        skip();
+        if (s_.compare(pos_, token.size(), token) == 0) {
+            pos_ += token.size();
+            return true;
+        }
+        return false;
+    }
+    ClaimPtr node(ClaimNode::Kind kind, std::vector<ClaimPtr> args, size_t from) {
+        auto n = std::make_shared<ClaimNode>();
+        n->kind = kind;
+        n->args = std::move(args);
+        n->text = trim(s_.substr(from, pos_ - from));
+        return n;
+    }
+    static std::string trim(std::string t) {
+        while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+        size_t k = 0;
+        while (k < t.size() && std::isspace(static_cast<unsigned char>(t[k]))) ++k;
+        return t.substr(k);
+    }
+    ClaimPtr parse_or() {
+        skip();
+        const size_t from = pos_;
+        ClaimPtr a = parse_and();
+        while (eat("||")) a = node(ClaimNode::Or, {a, parse_and()}, from);
+        return a;
+    }
+    ClaimPtr parse_and() {
+        skip();
+        const size_t from = pos_;
+        ClaimPtr a = parse_not();
+        while (eat("&&")) a = node(ClaimNode::And, {a, parse_not()}, from);
+        return a;
+    }
+    ClaimPtr parse_not() {
+        skip();
+        const size_t from = pos_;
+        if (s_.compare(pos_, 1, "!") == 0 && s_.compare(pos_, 2, "!=") != 0) {
+            ++pos_;
+            return node(ClaimNode::Not, {parse_not()}, from);
+        }
+        return parse_cmp();
+    }
+    ClaimPtr parse_cmp() {
+        skip();
+        const size_t from = pos_;
+        ClaimPtr a = parse_sum();
+        static const std::vector<std::pair<std::string, ClaimNode::Kind>> ops = {
+            {"==", ClaimNode::Eq}, {"!=", ClaimNode::Ne}, {"<=", ClaimNode::Le},
+            {">=", ClaimNode::Ge}, {"<", ClaimNode::Lt},  {">", ClaimNode::Gt}};
+        for (const auto& [tok, kind] : ops)
+            if (eat(tok)) return node(kind, {a, parse_sum()}, from);
+        if (eat("=")) return node(ClaimNode::Eq, {a, parse_sum()}, from);
+        return a;
+    }
+    ClaimPtr parse_sum() {
+        skip();
+        const size_t from = pos_;
+        ClaimPtr a = parse_prod();
+        while (true) {
+            if (eat("+")) a = node(ClaimNode::Add, {a, parse_prod()}, from);
+            else if (peek_minus()) a = node(ClaimNode::Sub, {a, parse_prod()}, from);
+            else return a;
+        }
+    }
+    bool peek_minus() {
+        skip();
+        if (pos_ < s_.size() && s_[pos_] == '-') {
+            ++pos_;
+            return true;
+        }
+        return false;
+    }
+    ClaimPtr parse_prod() {
+        skip();
+        const size_t from = pos_;
+        ClaimPtr a = parse_unary();
+        while (true) {
+            if (eat("*")) a = node(ClaimNode::Mul, {a, parse_unary()}, from);
+            else if (eat("/")) a = node(ClaimNode::Div, {a, parse_unary()}, from);
+            else return a;
+        }
+    }
+    ClaimPtr parse_unary() {
+        skip();
+        const size_t from = pos_;
+        if (peek_minus()) return node(ClaimNode::Neg, {parse_unary()}, from);
+        return parse_atom();
+    }
+    ClaimPtr parse_atom() {
+        skip();
+        const size_t from = pos_;
+        if (pos_ >= s_.size()) fail("unexpected end of the claim");
+        if (eat("(")) {
+            ClaimPtr e = parse_or();
+            if (!eat(")")) fail("expected ')'");
+            return e;
+        }
+        const char c = s_[pos_];
+        if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
+            size_t end = pos_;
+            while (end < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[end])) || s_[end] == '.')) ++end;
+            auto value = parse_rational(s_.substr(pos_, end - pos_));
+            if (!value) fail("bad number");
+            pos_ = end;
+            auto n = node(ClaimNode::Number, {}, from);
+            n->value = *value;
+            return n;
+        }
+        if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+            size_t end = pos_;
+            while (end < s_.size() &&
+                   (std::isalnum(static_cast<unsigned char>(s_[end])) || s_[end] == '_' || s_[end] == '&'))
+                ++end;
+            const std::string name = s_.substr(pos_, end - pos_);
+            pos_ = end;
+            if (eat("(")) {
+                std::vector<ClaimPtr> args{parse_sum()};
+                if (eat(",")) args.push_back(parse_sum());
+                if (!eat(")")) fail("expected ')' after the arguments of " + name);
+                auto n = node(ClaimNode::Call, std::move(args), from);
+                n->name = name;
+                check_name(name, true);
+                return n;
+            }
+            auto n = node(ClaimNode::Name, {}, from);
+            n->name = name;
+            check_name(name, false);
+            return n;
+        }
+        fail("unexpected '" + std::string(1, c) + "'");
+    }
+    void check_name(const std::string& name, bool call) const {
+        static const std::set<std::string> plain = {"P", "M", "bubble", "idle", "makespan", "span", "bubble_fraction",
+                                                    "peak", "copies", "blocks_per_rank", "param_share"};
+        static const std::set<std::string> calls = {"bubble", "idle", "makespan", "span", "bubble_fraction", "peak"};
+        if (call ? calls.count(name) : (plain.count(name) || cost_var_index(name) >= 0)) return;
+        throw ClaimError{"unknown name '" + name + "'" + (call ? " (not a function)" : ""), pos_};
+    }
+};
+
+}  // namespace
+
+ClaimPtr parse_claim(const std::string& text) { return Parser(text).parse(); }
+
+namespace {
+
+// A linear form with a constant over the cost variables, or nullopt if the expression is not linear.
+std::optional<RatForm> linear(const ClaimPtr& n) {
+    RatForm f;
+    switch (n->kind) {
+        case ClaimNode::Number: f.constant = n->value; return f;
+        case ClaimNode::Name: {
+            const int v = cost_var_index(n->name);
+            if (v < 0) return std::nullopt;
+            f.c[v] = Rational(1);
+            return f;
+        }
+        case ClaimNode::Neg: {
+            auto a = linear(n->args[0]);
+            if (!a) return std::nullopt;
+            for (auto& x : a->c) x = -x;
+            a->constant = -a->constant;
+            return a;
+        }
+        case ClaimNode::Add:
+        case ClaimNode::Sub: {
+            auto a = linear(n->args[0]), b = linear(n->args[1]);
+            if (!a || !b) return std::nullopt;
+            const Rational sign = n->kind == ClaimNode::Add ? Rational(1) : Rational(-1);
+            for (int i = 0; i < kCostVars; ++i) a->c[i] += sign * b->c[i];
+            a->constant += sign * b->constant;
+            return a;
+        }
+        case ClaimNode::Mul: {
+            auto a = linear(n->args[0]), b = linear(n->args[1]);
+            if (!a || !b) return std::nullopt;
+            auto is_const = [](const RatForm& x) {
+                for (const auto& c : x.c)
+                    if (!(c == Rational(0))) return false;
+                return true;
+            };
+            if (!is_const(*a) && !is_const(*b)) return std::nullopt;
+            if (!is_const(*a)) std::swap(a, b);
+            const Rational k = a->constant;
+            for (auto& x : b->c) x *= k;
+            b->constant *= k;
+            return b;
+        }
+        case ClaimNode::Div: {
+            auto a = linear(n->args[0]), b = linear(n->args[1]);
+            if (!a || !b) return std::nullopt;
+            for (const auto& c : b->c)
+                if (!(c == Rational(0))) return std::nullopt;
+            if (b->constant == Rational(0)) return std::nullopt;
+            for (auto& x : a->c) x /= b->constant;
+            a->constant /= b->constant;
+            return a;
+        }
+        default: return std::nullopt;
+    }
+}
+
+void collect_constraints(const ClaimPtr& n, std::vector<CostConstraint>& out) {
+    if (n->kind == ClaimNode::And) {
+        collect_constraints(n->args[0], out);
+        collect_constraints(n->args[1], out);
+        return;
+    }
+    auto rel_of = [](ClaimNode::Kind k) -> std::optional<std::pair<CostConstraint::Rel, bool>> {
+        switch (k) {
+            case ClaimNode::Eq: return std::pair{CostConstraint::Eq, false};
+            case ClaimNode::Ge: return std::pair{CostConstraint::Ge, false};
+            case ClaimNode::Gt: return std::pair{CostConstraint::Gt, false};
+            case ClaimNode::Le: return std::pair{CostConstraint::Ge, true};
+            case ClaimNode::Lt: return std::pair{CostConstraint::Gt, true};
+            default: return std::nullopt;
+        }
+    };
+    auto rel = rel_of(n->kind);
+    if (!rel) throw ClaimError{"an assumption is a comparison of linear cost expressions ('==', '<=', '<', '>=', '>'), "
+                               "joined by '&&': " + n->text, 0};
+    auto a = linear(n->args[0]), b = linear(n->args[1]);
+    if (!a || !b) throw ClaimError{"not linear in the costs: " + n->text, 0};
+    CostConstraint c;
+    const Rational sign = rel->second ? Rational(-1) : Rational(1);
+    for (int i = 0; i < kCostVars; ++i) c.a[i] = sign * (a->c[i] - b->c[i]);
+    c.b = sign * (b->constant - a->constant);
+    c.rel = rel->first;
+    c.text = n->text;
+    out.push_back(c);
+}
+
+}  // namespace
+
+std::vector<CostConstraint> parse_constraints(const std::string& text) {
+    std::vector<CostConstraint> out;
+    collect_constraints(parse_claim(text), out);
+    return out;
+}
+
+// Grid of cost points.
+std::vector<CostPoint> parse_cost_grid(const std::string& text) {
+    std::array<std::vector<Rational>, kCostVars> values;
+    std::array<bool, kCostVars> given{};
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t end = text.find(',', pos);
+        if (end == std::string::npos) end = text.size();
+        const std::string item = text.substr(pos, end - pos);
+        pos = end + 1;
+        if (item.empty()) continue;
+        const size_t eq = item.find('=');
+        if (eq == std::string::npos) throw ClaimError{"grid item without '=': " + item, 0};
+        const int v = cost_var_index(item.substr(0, eq));
+        if (v < 0) throw ClaimError{"unknown cost in the grid: " + item.substr(0, eq), 0};
+        const std::string spec = item.substr(eq + 1);
+        given[v] = true;
+        auto number = [&](const std::string& t) {
+            auto r = parse_rational(t);
+            if (!r) throw ClaimError{"bad number in the grid: " + t, 0};
+            return *r;
+        };
+        if (spec.find("..") != std::string::npos) {
+            const size_t dots = spec.find("..");
+            const size_t at = spec.find('@');
+            const Rational lo = number(spec.substr(0, dots));
+            const Rational hi = number(spec.substr(dots + 2, at == std::string::npos ? std::string::npos : at - dots - 2));
+            const Rational step = at == std::string::npos ? Rational(1) : number(spec.substr(at + 1));
+            if (step <= Rational(0)) throw ClaimError{"grid step must be positive: " + item, 0};
+            for (Rational x = lo; x <= hi; x += step) values[v].push_back(x);
+        } else {
+            size_t p = 0;
+            while (p <= spec.size()) {
+                size_t bar = spec.find('|', p);
+                if (bar == std::string::npos) bar = spec.size();
+                values[v].push_back(number(spec.substr(p, bar - p)));
+                p = bar + 1;
+            }
+        }
+    }
+    const int F = 0, I = 1, W = 2, B = 3, FB = 4, comm = 5;
+    if (!given[F]) values[F] = {Rational(1)};
+    if (!given[I]) values[I] = {Rational(1)};
+    if (!given[W]) values[W] = {Rational(1)};
+    if (!given[comm]) values[comm] = {Rational(0)};
+    std::vector<CostPoint> points;
+    std::array<size_t, kCostVars> idx{};
+    std::vector<int> dims;
+    for (int v : {F, I, W, B, FB, comm})
+        if (!values[v].empty()) dims.push_back(v);
+    while (true) {
+        CostPoint p{};
+        for (int v : dims) p[v] = values[v][idx[v]];
+        if (!given[B]) p[B] = p[I] + p[W];
+        if (!given[FB]) p[FB] = p[F] + p[B];
+        points.push_back(p);
+        int k = static_cast<int>(dims.size()) - 1;
+        while (k >= 0 && ++idx[dims[k]] == values[dims[k]].size()) idx[dims[k]] = 0, --k;
+        if (k < 0) break;
+    }
+    return points;
+}
+
+}  // namespace pp

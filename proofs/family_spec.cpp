@@ -1,0 +1,97 @@
+// The families the prover knows at a fixed P: the admissible micro-batch counts M = m0 + step * t and the
+// structure lemma that ties each generator's order to a periodic word for every M.
+#include "proofs/prove.hpp"
+
+#include "schedules/registry.hpp"
+
+#include <stdexcept>
+
+namespace pp {
+
+namespace {
+
+const char* kDualPipeLemma =
+    "schedules/dualpipe_steps.cpp emits the reference's 8 steps with repeat counts 2*far, h+1, far, "
+    "n4 = H-2n+h+1, far, h+1, far, h+1: only step 4 depends on H (= M/2 for DualPipe, M for DualPipeV), with "
+    "slope 1; every micro-batch index is a running counter per (local phase, forward/backward); the W queue is "
+    "empty before and after step 4 (step 3 pops what it pushes, steps 4-5 push nothing). So the order for H+1 is "
+    "the order for H with one more step-4 round (its body is the same word) and every later index raised by one: "
+    "a periodic word in H (proofs/method.md, lemma 'running-counter step programs').";
+const char* k1F1BLemma =
+    "schedules/1f1b.cpp: rank r runs min(M, P-r) = P-r warm-up forwards (M >= P), then M rounds of "
+    "'B_k, then the next forward if one is left': a loop whose body does not depend on M, running counters, "
+    "and exactly one phase (the rounds with a forward) whose length grows with slope 1 in M: a periodic word "
+    "(proofs/method.md, lemma 'running-counter step programs').";
+const char* kZbHandLemma =
+    "schedules/zb_hand.cpp: c(P-1-r) warm-up forwards, then for i < M the body [F if any is left] I_i [W if "
+    "i >= c*r], then the owed W's: for M >= c(P-1) the loop is three phases (F I; F I W; I W) of lengths "
+    "c*r, M - c(P-1), c(P-1-r) with running counters, only the middle one growing (slope 1): a periodic word "
+    "(proofs/method.md, lemma 'running-counter step programs').";
+
+}  // namespace
+
+std::optional<FamilySpec> family_spec(const std::string& name, int P, std::string* why) {
+    const ScheduleFamily* family = find_family(name);
+    auto fail = [&](const std::string& reason) -> std::optional<FamilySpec> {
+        if (why) *why = reason;
+        return std::nullopt;
+    };
+    if (!family) return fail("unknown family '" + name + "' (see `pipeproof list`)");
+    if (P < 1) return fail("P must be at least 1");
+    FamilySpec spec;
+    spec.name = name;
+    spec.ranks = P;
+    spec.generate = [family, P](int M) { return family->generate({P, M, std::nullopt}); };
+    if (name == "dualpipe") {
+        if (P % 2 != 0) return fail("dualpipe needs an even P");
+        spec.m0 = 2 * P, spec.step = 2, spec.precondition = "P even, M even, M >= 2P";
+        spec.structure_lemma = kDualPipeLemma;
+    } else if (name == "dualpipev") {
+        spec.m0 = 2 * P, spec.step = 1, spec.precondition = "M >= 2P";
+        spec.structure_lemma = kDualPipeLemma;
+    } else if (name == "1f1b") {
+        spec.m0 = P, spec.step = 1, spec.precondition = "M >= P";
+        spec.structure_lemma = k1F1BLemma;
+    } else if (name == "zb-h1") {
+        spec.m0 = P, spec.step = 1, spec.precondition = "M >= P";
+        spec.structure_lemma = kZbHandLemma;
+    } else if (name == "zb-h2") {
+        spec.m0 = 2 * P, spec.step = 1, spec.precondition = "M >= 2P";
+        spec.structure_lemma = kZbHandLemma;
+    } else if (name == "gpipe") {
+        spec.m0 = 1, spec.step = 1, spec.precondition = "M >= 1";
+    } else if (name == "interleaved-1f1b" || name == "zb1p") {
+        // PyTorch runs max(1, M // P) rounds and needs M to be a multiple of them: M = 9 fails at P = 4, so the
+        // admissible M are no arithmetic progression; every multiple of P is admissible.
+        spec.m0 = P, spec.step = P;
+        spec.precondition = "M a multiple of P (PyTorch needs max(1, M // P) to divide M; the other such M are not "
+                            "an arithmetic progression)";
+    } else if (name == "chimera") {
+        if (P % 2 != 0) return fail("chimera needs an even P");
+        spec.m0 = P, spec.step = P, spec.precondition = "P even, M a positive multiple of P";
+    } else {
+        // Probe the generator for the first admissible M and a step that keeps it admissible.
+        auto ok = [&](int M) {
+            try {
+                family->generate({P, M, std::nullopt});
+                return true;
+            } catch (const std::exception&) {
+                return false;
+            }
+        };
+        int m0 = 0;
+        for (int M = 1; M <= 16 * P && m0 == 0; ++M)
+            if (ok(M)) m0 = M;
+        if (m0 == 0) return fail("no M <= 16P is accepted by the generator");
+        int step = 0;
+        for (int k = 1; k <= 4 * P && step == 0; ++k)
+            if (ok(m0 + k) && ok(m0 + 2 * k) && ok(m0 + 3 * k)) step = k;
+        if (step == 0) return fail("no step keeps M admissible");
+        spec.m0 = m0, spec.step = step;
+        spec.precondition = "as the generator accepts (probed: M = " + std::to_string(m0) + " + " +
+                            std::to_string(step) + "t)";
+    }
+    return spec;
+}
+
+}  // namespace pp

@@ -1,0 +1,77 @@
+// Names and the printed proof: statement, verdict, counterexample, assumptions, obligations.
+#include "proofs/prover.hpp"
+
+#include <fmt/format.h>
+
+namespace pp {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string join_ints(const std::vector<int>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? " " : "") + std::to_string(v[i]);
+    return s + "]";
+}
+
+std::string costs_text(const CostPoint& p) {
+    return fmt::format("F={},I={},W={},B={},FB={},comm={}", format_rational(p[0]), format_rational(p[1]),
+                       format_rational(p[2]), format_rational(p[3]), format_rational(p[4]), format_rational(p[5]));
+}
+
+const char* property_name(Property property) {
+    switch (property) {
+        case Property::BubbleConstant: return "bubble-constant";
+        case Property::Dependencies: return "dependencies";
+        case Property::DeadlockFree: return "deadlock-free";
+        case Property::MemoryBound: return "memory-bound";
+    }
+    return "?";
+}
+
+std::optional<Property> parse_property(const std::string& name) {
+    for (Property p : {Property::BubbleConstant, Property::Dependencies, Property::DeadlockFree, Property::MemoryBound})
+        if (name == property_name(p)) return p;
+    return std::nullopt;
+}
+
+const char* verdict_name(Verdict verdict) {
+    switch (verdict) {
+        case Verdict::Proved: return "PROVED";
+        case Verdict::Refuted: return "REFUTED";
+        case Verdict::Unknown: return "UNKNOWN";
+    }
+    return "?";
+}
+
+std::string format_proof(const ProofResult& r, bool deepseek_basis) {
+    (void)deepseek_basis;
+    std::string out;
+    out += fmt::format("family: {}  P={}  M = {} + {}t\n", r.family, r.ranks, r.m_origin, r.step);
+    out += "statement: " + r.statement + "\n";
+    out += fmt::format("verdict: {}\n", verdict_name(r.verdict));
+    if (!r.summary.empty()) out += "result: " + r.summary + "\n";
+    if (r.verdict == Verdict::Unknown && !r.missing.empty()) out += "missing: " + r.missing + "\n";
+    if (r.counterexample) {
+        const auto& cx = *r.counterexample;
+        out += fmt::format("counterexample: P={} M={}", cx.ranks, cx.microbatches);
+        if (cx.other_microbatches) out += fmt::format(" (vs M={})", *cx.other_microbatches);
+        if (cx.costs) out += " costs " + costs_text(*cx.costs);
+        out += "\n  " + cx.what + "\n";
+    }
+    out += "assumptions:\n";
+    for (const auto& a : r.assumptions) out += "  - " + a + "\n";
+    out += "obligations:\n";
+    int k = 1;
+    for (const auto& o : r.obligations) {
+        out += fmt::format("  [{}] {} ({}){}\n", k++, o.name, o.holds ? "holds" : "FAILS",
+                           o.seconds > 0 ? fmt::format(", {:.3f} s", o.seconds) : "");
+        out += "      statement: " + o.statement + "\n";
+        out += "      discharged: " + o.method + "\n";
+        if (!o.file.empty()) out += "      smt-lib2: " + o.file + "\n";
+    }
+    return out;
+}
+
+}  // namespace pp

@@ -1,0 +1,139 @@
+#pragma once
+// The prover's internal state, shared by the files that implement its phases (CaDiCaL keeps its `Internal`
+// the same way: one struct, one file per concern). Not part of the public interface: use proofs/prove.hpp.
+//
+//   prover.cpp                  driver: which phases run for which property, verdicts, instance checks
+//   prover_word.cpp             phase 1: the order (and, batched, the P2P program) as a periodic word
+//   prover_super_steps.cpp      phase 2: super-step potentials; op coverage, dependencies, deadlock-freedom
+//   prover_origin.cpp           a word that starts only after a few blocks: prove from there, settle the rest
+//   prover_memory.cpp           activation peaks for every M
+//   prover_bubble_exact.cpp     phase 3, exact costs: the periodic timing window and the base cases
+//   prover_bubble_symbolic.cpp  phase 3, symbolic costs: the same over a cost region, Z3 where forms differ
+//   family_spec.cpp             the families' admissible M and structure lemmas
+//   proof_text.cpp              the printed proof
+#include "proofs/batched_graph.hpp"
+#include "proofs/prove.hpp"
+#include "proofs/smt.hpp"
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pp {
+
+// A generator that settles into its periodic word only after a few blocks is proved from there on; more than
+// this many blocks of transient is more likely a family that is not periodic at all.
+constexpr int kMaxOriginShift = 8;
+
+double seconds_since(std::chrono::steady_clock::time_point t0);
+std::string join_ints(const std::vector<int>& v);
+std::string costs_text(const CostPoint& p);
+// A point strictly inside the region's cone of rays, weighted like interior_point, that also satisfies the
+// constraints the cone leaves out (those with a constant term, such as F >= 2): sample points may turn into
+// counterexamples, which must lie inside the stated assumptions.
+std::optional<CostPoint> region_point(const CostRegion& region, const std::vector<std::int64_t>& weights);
+// The bubble of one symbolically timed instance; appends each rank's idle time to idle[r].symbolic.
+MaxPoly symbolic_bubble(const SymbolicTiming& st, const CostRegion& region, std::vector<RankIdle>& idle);
+
+struct Prover {
+    const FamilySpec& family;
+    const ProveOptions& options;
+    ProofResult res;
+    std::map<int, Schedule> cache;
+    std::optional<PeriodicWord> word;
+    PeriodicStructure ps;
+    bool lemma_ok = false;
+    int T_check = 0;
+    // When the order is not one periodic word from the origin: the block count from which a word may start.
+    int later_origin = 0;
+    // How many blocks earlier provers in this chain have already moved the origin (bounds the recursion).
+    int shifted = 0;
+    // Batched model: the communication program as a periodic word, the timing graph of the word's instances it
+    // induces (empty for dataflow), and the t from which that graph's edge classes are fixed.
+    std::optional<ProgramWord> program_word;
+    TimingGraphOf graph_of;
+    int batched_T0 = 0;
+    bool comm_may_be_positive = false;
+
+    Prover(const FamilySpec& f, const ProveOptions& o, int already_shifted = 0)
+        : family(f), options(o), shifted(already_shifted) {}
+
+    // ----- instances and bookkeeping (prover.cpp)
+    bool batched() const { return options.model == TimingModel::Batched && options.property == Property::BubbleConstant; }
+    int M(int t) const { return family.microbatches(t); }
+    const Schedule& inst(int t) {
+        auto it = cache.find(t);
+        if (it == cache.end()) it = cache.emplace(t, family.generate(family.microbatches(t))).first;
+        return it->second;
+    }
+    // The cost region of a symbolic proof: the assumptions given, or the standard ones; rays computed.
+    CostRegion finished_region() const;
+    // The timing graph of a generator instance: under batched timing its own program (attached or generic).
+    ScheduleGraph instance_graph(const Schedule& s) const;
+    ScheduleGraph word_graph(const Schedule& s, int t) const { return timing_graph(graph_of, s, t); }
+    ExactTiming timing(const Schedule& s, const Costs& costs) const;
+
+    void add(std::string name, std::string statement, std::string method, bool holds = true, double seconds = 0,
+             std::string file = "") {
+        res.obligations.push_back({std::move(name), std::move(statement), std::move(method), holds, seconds, std::move(file)});
+    }
+    std::string emit(const std::string& name, const std::string& text) {
+        if (options.emit_dir.empty()) return "";
+        return smt::write_file(options.emit_dir, name, text);
+    }
+    ProofResult& unknown(std::string missing) {
+        res.verdict = Verdict::Unknown;
+        res.missing = std::move(missing);
+        return res;
+    }
+    ProofResult& refuted(Counterexample cx) {
+        res.verdict = Verdict::Refuted;
+        res.counterexample = std::move(cx);
+        return res;
+    }
+    // PROVED when the generator's structure lemma holds, else UNKNOWN with what is missing.
+    ProofResult& proved(std::string summary);
+    // "bubble(M(a)) = x but bubble(M(b)) = y" at one cost point, with the instance that shows it.
+    Counterexample bubble_counterexample(int a, const Rational& at_a, int b, const Rational& at_b, const CostPoint& costs,
+                                         const Schedule& schedule);
+    // A violation of `property` found by `verify` on the instance with t blocks.
+    std::optional<Counterexample> check_instance(int t, Property property);
+    // A deadlock that the infeasible potentials predict, found on a concrete instance.
+    std::optional<Counterexample> find_deadlock(int up_to);
+
+    // ----- the driver (prover.cpp)
+    ProofResult run_guarded();
+    ProofResult& run();
+    ProofResult& refute_on_instances_or_unknown();
+
+    // ----- phase 1: periodic word (prover_word.cpp)
+    bool establish_word();
+    bool batched_comm_may_be_positive() const;
+    bool establish_batched();
+    bool check_batched_classes(int up_to);
+
+    // ----- phase 2: super-steps and graph properties (prover_super_steps.cpp)
+    bool establish_structure();
+    bool prove_coverage();
+    ProofResult& prove_graph_property();
+
+    // ----- a later origin (prover_origin.cpp)
+    ProofResult& prove_from_later_origin(int k);
+    bool settle_early_bubbles(const ProofResult& sub, int k, std::string& method);
+
+    // ----- memory (prover_memory.cpp)
+    ProofResult& prove_memory();
+
+    // ----- phase 3: bubble (prover_bubble_exact.cpp, prover_bubble_symbolic.cpp)
+    ProofResult& prove_bubble_exact(const Costs& costs);
+    std::string window_smt_exact(const Costs& costs, const PeriodicTiming& pt);
+    ProofResult& prove_bubble_symbolic();
+    std::string window_smt_symbolic(const SymbolicTiming& st, int T, int k, int cycle, const LinForm& shift,
+                                    const CostRegion& region);
+    // Re-runs the exact proof at a concrete cost point; a refutation there refutes the symbolic statement.
+    ProofResult& refute_at(const CostPoint& point, const std::string& where, bool unknown_if_holds = true);
+};
+
+}  // namespace pp

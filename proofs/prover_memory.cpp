@@ -1,0 +1,122 @@
+// Activation peaks for every M: a block that allocates what it releases keeps the live count periodic, so
+// the peak is the largest over prefix, one block and suffix (proofs/method.md §5).
+#include "proofs/prover.hpp"
+
+#include "verifier/memory.hpp"
+#include "verifier/simulate.hpp"
+
+#include <fmt/format.h>
+
+#include <tuple>
+
+namespace pp {
+
+ProofResult& Prover::prove_memory() {
+    const auto t0 = std::chrono::steady_clock::now();
+    TimeScale scale;
+    scale.include(options.activations.forward_alloc);
+    scale.include(options.activations.input_grad_free);
+    const Ticks alloc = scale.to_ticks(options.activations.forward_alloc);
+    const Ticks free_i = scale.to_ticks(options.activations.input_grad_free);
+    auto allocated = [&](const Slot& s) {
+        Ticks a = 0;
+        for (const Op& op : s) if (op.kind == OpKind::F) a += alloc;
+        return a;
+    };
+    auto released = [&](const Slot& s) {
+        Ticks a = 0;
+        for (const Op& op : s) {
+            if (op.kind == OpKind::I) a += free_i;
+            if (op.kind == OpKind::W) a += alloc - free_i;
+            if (op.kind == OpKind::B) a += alloc;
+        }
+        return a;
+    };
+    // (peak reached inside the part starting from live = 0, net change)
+    auto profile = [&](const std::vector<Slot>& part) {
+        Ticks live = 0, peak = 0;
+        bool any = false;
+        for (const Slot& s : part) {
+            live += allocated(s);
+            peak = any ? std::max(peak, live) : live;
+            any = true;
+            live -= released(s);
+        }
+        return std::tuple<Ticks, Ticks, bool>(peak, live, any);
+    };
+    std::vector<Rational> peak_t0, peak_t;
+    bool bounded = true;
+    int growing_rank = -1;
+    Ticks growth = 0;
+    for (int r = 0; r < word->ranks(); ++r) {
+        auto [pu, nu, au] = profile(word->prefix[r]);
+        auto [pv, nv, av] = profile(word->block[r]);
+        auto [pw, nw, aw] = profile(word->suffix[r]);
+        (void)nw;
+        Ticks p0 = au ? pu : 0;
+        if (aw) p0 = std::max(p0, nu + pw);
+        Ticks p1 = p0;
+        if (av) p1 = std::max(p1, nu + pv);
+        if (nv != 0) {
+            bounded = false;
+            if (growing_rank < 0 || nv > growth) growing_rank = r, growth = nv;
+        }
+        peak_t0.push_back(scale.to_units(p0));
+        peak_t.push_back(scale.to_units(p1));
+    }
+    if (!bounded) {
+        // Concrete instances show the growth.
+        Counterexample cx;
+        cx.ranks = family.ranks;
+        cx.microbatches = M(0);
+        cx.other_microbatches = M(4);
+        const auto a = peak_activations(inst(0), options.activations);
+        const auto b = peak_activations(inst(4), options.activations);
+        cx.what = fmt::format("rank {}'s live activations grow by {} per block: peak {} at M={} but {} at M={}",
+                              growing_rank, format_rational(scale.to_units(growth)), format_rational(a[growing_rank]),
+                              M(0), format_rational(b[growing_rank]), M(4));
+        cx.schedule = inst(4);
+        add("block-net", "a block allocates as much as it releases on every rank", "exact count: fails", false);
+        return refuted(cx);
+    }
+    // Cross-check the closed form on the instances.
+    for (int t = 0; t <= std::min(T_check, 6); ++t) {
+        const auto peaks = peak_activations(inst(t), options.activations);
+        for (int r = 0; r < word->ranks(); ++r)
+            if (!(peaks[r] == (t == 0 ? peak_t0[r] : peak_t[r])))
+                return unknown("internal: the closed-form peak disagrees with the instance at M = " + std::to_string(M(t)));
+    }
+    add("block-net", "on every rank a block releases exactly what it allocates, so the live count after the "
+                     "prefix, at each block position and in the suffix is the same for every t",
+        "exact count over the periodic word", true, seconds_since(t0));
+    res.peaks = peak_t;
+    res.peaks_at_origin = peak_t0;
+    std::string values;
+    for (size_t r = 0; r < peak_t.size(); ++r) values += (r ? " " : "") + format_rational(peak_t[r]);
+    std::string values0;
+    for (size_t r = 0; r < peak_t0.size(); ++r) values0 += (r ? " " : "") + format_rational(peak_t0[r]);
+    add("peaks", fmt::format("peak per rank for every M > {}: [{}]; at M = {}: [{}]", M(0), values, M(0), values0),
+        "maximum over prefix, one block and suffix (checked against the instances for t <= 6)");
+    Rational worst{0};
+    for (const auto& v : peak_t) worst = std::max(worst, v);
+    for (const auto& v : peak_t0) worst = std::max(worst, v);
+    if (options.memory_bound && worst > *options.memory_bound) {
+        Counterexample cx;
+        cx.ranks = family.ranks;
+        int t = 1, rank = 0;
+        for (size_t r = 0; r < peak_t.size(); ++r)
+            if (peak_t[r] > *options.memory_bound) rank = static_cast<int>(r);
+        for (size_t r = 0; r < peak_t0.size(); ++r)
+            if (peak_t0[r] > *options.memory_bound) t = 0, rank = static_cast<int>(r);
+        cx.microbatches = M(t);
+        cx.what = fmt::format("rank {} holds {} activations at P={}, M={} (bound {})", rank,
+                              format_rational(t == 0 ? peak_t0[rank] : peak_t[rank]), family.ranks, M(t),
+                              format_rational(*options.memory_bound));
+        cx.schedule = inst(t);
+        return refuted(cx);
+    }
+    return proved(fmt::format("activation peak per rank = [{}] for every M > {} ([{}] at M = {})", values, M(0),
+                              values0, M(0)));
+}
+
+}  // namespace pp
