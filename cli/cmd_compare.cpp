@@ -1,6 +1,6 @@
 // pipeproof compare NAME... -P -M [-V]: one row per schedule (verifier/compare.hpp) -- makespan, bubble,
 // idle per rank, the Zero Bubble paper's bubble rate, peak activations, parameter copies and, given
-// --tokens-per-microbatch and --time-unit, GPU utilisation and GPU-hours per million tokens.
+// --tokens-per-microbatch and --seconds-per-unit, GPU utilisation and GPU-hours per million tokens.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
@@ -57,6 +57,7 @@ struct CompareCommand {
     std::string comm_model = "dataflow";
     std::optional<std::int64_t> tokens_per_microbatch;
     std::optional<std::string> time_unit;
+    bool per_stage_costs = false;
     bool json = false;
 
     // A family name with -P -M (and -V for the families that take it, 2 by default), or a schedule file.
@@ -79,13 +80,14 @@ struct CompareCommand {
     CompareOptions options(const ActivationModel& activations) const {
         CompareOptions o;
         o.comm_model = comm_model_from(comm_model);
+        o.model_share_costs = !per_stage_costs;
         o.activations = activations;
         if (tokens_per_microbatch.has_value() != time_unit.has_value())
-            throw UsageError("--tokens-per-microbatch and --time-unit go together (GPU-hours need both)");
+            throw UsageError("--tokens-per-microbatch and --seconds-per-unit go together (GPU-hours need both)");
         if (time_unit) {
             const auto seconds = parse_rational(*time_unit);
             if (!seconds || *seconds <= Rational(0))
-                throw UsageError("--time-unit expects a positive number of seconds per cost unit, e.g. 0.001 or 1/1000, got '" +
+                throw UsageError("--seconds-per-unit expects a positive number of seconds per cost unit, e.g. 0.001 or 1/1000, got '" +
                                  *time_unit + "'");
             if (*tokens_per_microbatch <= 0) throw UsageError("--tokens-per-microbatch must be positive");
             o.tokens_per_microbatch = tokens_per_microbatch;
@@ -132,12 +134,17 @@ struct CompareCommand {
         return kOk;
     }
 
+    static std::string cost_basis_text(const CompareOptions& o) {
+        return o.model_share_costs ? "costs per 1/P of the model, each stage at its share (like for like)"
+                                   : "costs per stage as given";
+    }
+
     static std::string model_label(const CompareRow& row) {
         return TimingModel{row.comm_model, row.attached_comm_program}.label();
     }
 
     void print_text(const std::vector<CompareRow>& rows, const std::vector<Costs>& row_costs, const CompareOptions& o) const {
-        std::cout << fmt::format("timing model: {}\n", comm_model_name(o.comm_model));
+        std::cout << fmt::format("timing model: {}; {}\n", comm_model_name(o.comm_model), cost_basis_text(o));
         size_t width = 8;
         for (const auto& row : rows) width = std::max(width, row.name.size());
         const bool money = o.tokens_per_microbatch.has_value();
@@ -156,8 +163,11 @@ struct CompareCommand {
         std::cout << "\nper schedule:\n";
         for (size_t i = 0; i < rows.size(); ++i) {
             const auto& row = rows[i];
-            std::cout << fmt::format("{}: P={} M={}; costs {}; timing model: {}\n", row.name, row.ranks, row.microbatches,
-                                     format_costs(row_costs[i]), model_label(row));
+            std::cout << fmt::format("{}: P={} M={}; costs per stage {}{}; timing model: {}\n", row.name, row.ranks,
+                                     row.microbatches, format_costs(row.stage_costs),
+                                     row.stage_share == Rational(1) ? std::string()
+                                                                    : fmt::format(" ({} of the given)", format_rational(row.stage_share)),
+                                     model_label(row));
             std::cout << fmt::format("  makespan {}; bubble fraction {} ({}); GPU utilisation {}\n", format_rational(row.makespan),
                                      format_rational(row.bubble_fraction), percent(row.bubble_fraction),
                                      format_rational(row.utilisation));
@@ -181,20 +191,29 @@ struct CompareCommand {
                                          exact(*row.gpu_hours_per_million_tokens / *rows[0].gpu_hours_per_million_tokens));
         }
         std::cout << "\nZB bubble rate: the Zero Bubble paper's (T - W)/T; T = the largest per-rank span (last end - first "
-                     "start, P2P latency included), W = the largest per-rank compute with nothing overlapped (M(F+I+W) with "
-                     "one stage per rank). Bubble fraction = total idle / (P x makespan); utilisation = 1 - bubble fraction. Costs "
-                     "are per stage (one model block): a schedule with V stages per rank cuts the model into V x P blocks, "
-                     "so compare it at equal model size with per-stage costs divided by V (--stage-costs or --costs).\n";
+                     "start, P2P latency included), W = the largest busy time of a rank (the paper's M(F+I+W) without "
+                     "overlapped pairs; a pair counts at its pair cost). Bubble fraction = total idle / (P x makespan); "
+                     "utilisation = 1 - bubble fraction. "
+                  << (o.model_share_costs
+                          ? "Costs are per 1/P of the model (one 1F1B stage): a schedule that cuts the model into S blocks "
+                            "runs each stage at P/S of them (V stages per rank: 1/V), so every row trains the same model; "
+                            "peak activations are in the same 1/P units. --per-stage-costs times every stage at the costs as "
+                            "given.\n"
+                          : "Costs are per stage as given (--per-stage-costs): a schedule with V stages per rank then runs a "
+                            "model V times as large.\n");
     }
 
     void print_json(const std::vector<CompareRow>& rows, const std::vector<Costs>& row_costs, const CompareOptions& o) const {
         nlohmann::json j;
         j["timing_model"] = comm_model_name(o.comm_model);
+        j["cost_basis"] = o.model_share_costs ? "model-share" : "per-stage";
         j["definitions"] = {
             {"bubble_fraction", "total idle / (ranks x makespan)"},
             {"utilisation", "1 - bubble_fraction"},
             {"zb_bubble_rate", "(T - W) / T, T = largest per-rank span (last end - first start, comm included), W = largest "
-                               "per-rank compute with nothing overlapped (M(F+I+W) for one stage per rank)"},
+                               "per-rank busy time (M(F+I+W) for one stage per rank without pairs; a pair at its cost)"},
+            {"cost_basis", "model-share: costs are per 1/P of the model and each stage runs at stage_share = P / blocks of "
+                           "them; per-stage: every stage at the costs as given"},
             {"blocks_per_rank", "model blocks (stage weights) held per rank"},
             {"gpu_hours_per_million_tokens", "ranks x makespan x seconds_per_unit / 3600 x 1e6 / (microbatches x tokens_per_microbatch)"}};
         auto list = [](const auto& values) {
@@ -212,6 +231,8 @@ struct CompareCommand {
                                 {"ranks", row.ranks},
                                 {"microbatches", row.microbatches},
                                 {"costs", format_costs(row_costs[i])},
+                                {"stage_costs", format_costs(row.stage_costs)},
+                                {"stage_share", exact_json(row.stage_share)},
                                 {"timing_model", comm_model_name(row.comm_model)},
                                 {"timing_model_detail", model_label(row)},
                                 {"makespan", exact_json(row.makespan)},
@@ -262,7 +283,11 @@ Runner add_compare(CLI::App& app) {
     cmd->costs.add_options(*sub);
     add_comm_model_option(*sub, cmd->comm_model);
     sub->add_option("--tokens-per-microbatch", cmd->tokens_per_microbatch, "tokens in one micro-batch (for GPU-hours)");
-    sub->add_option("--time-unit", cmd->time_unit, "seconds per cost unit, e.g. 0.001 (for GPU-hours)");
+    sub->add_option("--seconds-per-unit,--time-unit", cmd->time_unit,
+                    "seconds per cost unit, e.g. 0.001 (for GPU-hours; old spelling: --time-unit)");
+    sub->add_flag("--per-stage-costs", cmd->per_stage_costs,
+                  "time every stage at the costs as given (default: costs are per 1/P of the model, so a schedule with "
+                  "V stages per rank runs each at 1/V of them)");
     sub->add_flag("--json", cmd->json, "machine-readable output");
     return [cmd] { return cmd->run(); };
 }

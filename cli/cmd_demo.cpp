@@ -25,7 +25,7 @@ void show_family(const char* name, const char* costs_text) {
     std::cout << fmt::format("== {} (P=4, M=8), costs {}\n", name, costs_text);
     const auto timed = verify_and_simulate(schedule, costs, {});
     std::cout << "verify: OK (every op once, on its rank, dependencies respected, no deadlock)\n";
-    std::cout << ascii_gantt(schedule, timed.sim, {120});
+    std::cout << ascii_gantt(schedule, timed.sim);
     std::cout << simulation_text(schedule, timed.graph, timed.sim, costs) << "\n";
 }
 

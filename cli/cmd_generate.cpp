@@ -22,7 +22,7 @@ struct GenerateCommand {
 
     int run() {
         const ScheduleFamily* family = find_family(name);
-        if (!family) throw UsageError(fmt::format("unknown schedule family '{}' (see `pipeproof list`)", name));
+        if (!family) throw UsageError(unknown_family_message(name));
         const Schedule schedule = family->generate({ranks, microbatches, stages_per_rank});
         auto out_format = parse_optional_format(format);
         if (!out_format && output == "-") out_format = FileFormat::Native;

@@ -39,7 +39,7 @@ struct RefuteCommand {
     bool symbolic_comm = false;
     std::string model = "dataflow";
     int steps = 3;
-    int width = 120;
+    int width = 200;
     bool json = false;
 
     int run() {
@@ -88,7 +88,9 @@ struct RefuteCommand {
                     try {
                         GanttOptions g;
                         g.max_width = width;
-                        std::cout << "\ntimeline:\n" << ascii_gantt(*r.schedule, simulate(*r.schedule, *r.schedule_costs), g);
+                        g.title = fmt::format("counterexample timeline: {}, P = {}, M = {}, costs {}", r.family, r.P, r.M,
+                                              costs_line);
+                        std::cout << "\n" << ascii_gantt(*r.schedule, simulate(*r.schedule, *r.schedule_costs), g);
                     } catch (const SimulationError& e) {
                         std::cout << "(no timeline: " << e.what() << ")\n";
                     }

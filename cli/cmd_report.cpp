@@ -24,6 +24,7 @@ struct ReportCommand {
     std::string comm_model = "dataflow";
     std::optional<std::int64_t> tokens_per_microbatch;
     std::optional<std::string> seconds_per_unit;
+    bool per_stage_costs = false;
     std::string title = "pipeproof report";
 
     Schedule load(const std::string& name) const {
@@ -38,6 +39,7 @@ struct ReportCommand {
     CompareOptions compare_options() const {
         CompareOptions options;
         options.comm_model = comm_model_from(comm_model);
+        options.model_share_costs = !per_stage_costs;
         options.activations = costs.activations();
         if (tokens_per_microbatch.has_value() != seconds_per_unit.has_value())
             throw UsageError("GPU-hours need both --tokens-per-microbatch and --seconds-per-unit");
@@ -52,18 +54,20 @@ struct ReportCommand {
 
     ReportSchedule entry(const std::string& name, size_t index, const CompareOptions& options, std::string& costs_text) const {
         const Schedule schedule = load(name);
-        const Costs c = costs.resolve(schedule);
-        costs_text = format_costs(c);
-        const auto timed = verify_and_simulate(schedule, c, costs.activations(), options.comm_model);
+        const Costs given = costs.resolve(schedule);
+        costs_text = format_costs(given);
         ReportSchedule s;
         s.family = name;
-        s.row = compare_schedule(schedule, c, options);
+        s.row = compare_schedule(schedule, given, options);
+        // Pictures and formulas use what each stage ran at (the given costs scaled to the stage's model share).
+        const Costs& c = s.row.stage_costs;
+        const auto timed = verify_and_simulate(schedule, c, costs.activations(), options.comm_model);
         if (ranks && microbatches) s.formula = published_bubble_formula(name, *ranks, *microbatches, stages_per_rank, c);
         SvgOptions svg;
         svg.activations = costs.activations();
         svg.costs = &c;
         svg.id_prefix = fmt::format("s{}", index);
-        svg.subtitle = "costs " + costs_text + "; timing model: " + timed.timing.label();
+        svg.subtitle = "costs per stage " + format_costs(c) + "; timing model: " + timed.timing.label();
         s.svg = svg_timeline(schedule, timed.sim, svg);
         return s;
     }
@@ -74,9 +78,15 @@ struct ReportCommand {
         page.title = title;
         std::string costs_text;
         for (size_t k = 0; k < names.size(); ++k) page.schedules.push_back(entry(names[k], k, options, costs_text));
-        page.parameters = fmt::format("{}{}{}costs {}; timing model {}", ranks ? fmt::format("P = {}, ", *ranks) : "",
-                                      microbatches ? fmt::format("M = {}, ", *microbatches) : "",
-                                      stages_per_rank ? fmt::format("V = {}, ", *stages_per_rank) : "", costs_text, comm_model);
+        page.parameters = fmt::format(
+            "{}{}{}costs {} {}; timing model {}", ranks ? fmt::format("P = {}, ", *ranks) : "",
+            microbatches ? fmt::format("M = {}, ", *microbatches) : "", stages_per_rank ? fmt::format("V = {}, ", *stages_per_rank) : "",
+            costs_text,
+            options.model_share_costs
+                ? "per 1/P of the model (like for like: a schedule that cuts the model into S blocks runs each stage at P/S "
+                  "of them; --per-stage-costs to time every stage at the costs as given)"
+                : "per stage, as given (--per-stage-costs)",
+            comm_model);
         std::ofstream out(output, std::ios::binary);
         if (!out) throw UsageError("cannot write '" + output + "'");
         out << html_report(page);
@@ -101,6 +111,8 @@ Runner add_report(CLI::App& app) {
     sub->add_option("--title", cmd->title, "page title");
     sub->add_option("--tokens-per-microbatch", cmd->tokens_per_microbatch, "tokens in one micro-batch (for GPU-hours)");
     sub->add_option("--seconds-per-unit", cmd->seconds_per_unit, "seconds per cost unit (for GPU-hours)");
+    sub->add_flag("--per-stage-costs", cmd->per_stage_costs,
+                  "time every stage at the costs as given (default: costs are per 1/P of the model)");
     return [cmd] { return cmd->run(); };
 }
 

@@ -7,6 +7,8 @@
 #include "render/svg_timeline.hpp"
 #include "render/trace_json.hpp"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -27,14 +29,18 @@ struct ShowCommand {
     GanttOptions gantt;
     std::optional<std::string> svg_path, trace_path;
     int svg_width = 0;
-    double us_per_unit = 1000;
+    std::optional<std::string> seconds_per_unit;  // the trace's time unit; default 1 cost unit = 1 ms
+    std::optional<double> us_per_unit;            // old spelling (--trace-unit-us)
     std::string comm_model = "dataflow";
 
     int run() {
         const Schedule schedule = input.load();
         const Costs c = costs.resolve(schedule);
         const auto timed = verify_and_simulate(schedule, c, costs.activations(), comm_model_from(comm_model));
-        std::cout << ascii_gantt(schedule, timed.sim, gantt);
+        GanttOptions chart = gantt;
+        chart.title = fmt::format("{}: {} ranks, M = {}", schedule.source, schedule.rank_count(),
+                                  schedule.placement.total_microbatches());
+        std::cout << ascii_gantt(schedule, timed.sim, chart);
         std::cout << simulation_text(schedule, timed.graph, timed.sim, c, timed.timing);
         if (svg_path) {
             SvgOptions options;
@@ -47,13 +53,23 @@ struct ShowCommand {
         }
         if (trace_path) {
             TraceOptions options;
-            options.us_per_unit = us_per_unit;
+            options.us_per_unit = trace_us_per_unit();
             options.activations = costs.activations();
             write_file(*trace_path, trace_json(schedule, timed.sim, options));
-            std::cout << "wrote " << *trace_path << " (1 cost unit = " << us_per_unit
+            std::cout << "wrote " << *trace_path << " (1 cost unit = " << options.us_per_unit
                       << " us; timing model: " << timed.timing.label() << "; open in ui.perfetto.dev)\n";
         }
         return kOk;
+    }
+
+    double trace_us_per_unit() const {
+        if (seconds_per_unit && us_per_unit) throw UsageError("give --seconds-per-unit or its old spelling --trace-unit-us, not both");
+        if (us_per_unit) return *us_per_unit;
+        if (!seconds_per_unit) return 1000;
+        const auto seconds = parse_rational(*seconds_per_unit);
+        if (!seconds || *seconds <= Rational(0))
+            throw UsageError("--seconds-per-unit expects a positive number of seconds per cost unit, got '" + *seconds_per_unit + "'");
+        return static_cast<double>(seconds->numerator()) / static_cast<double>(seconds->denominator()) * 1e6;
     }
 };
 
@@ -69,7 +85,9 @@ Runner add_show(CLI::App& app) {
     sub->add_option("--svg", cmd->svg_path, "also write the timeline as an SVG picture to this file");
     sub->add_option("--svg-width", cmd->svg_width, "SVG width in px (default: adaptive)")->check(CLI::Range(300, 20000));
     sub->add_option("--trace", cmd->trace_path, "also write a Chrome/Perfetto trace-event JSON to this file");
-    sub->add_option("--trace-unit-us", cmd->us_per_unit, "microseconds per cost unit in the trace (default 1000)")
+    sub->add_option("--seconds-per-unit", cmd->seconds_per_unit,
+                    "seconds per cost unit in the trace (default 0.001: one unit = 1 ms), as in compare and report");
+    sub->add_option("--trace-unit-us", cmd->us_per_unit, "old spelling: microseconds per cost unit in the trace")
         ->check(CLI::PositiveNumber);
     return [cmd] { return cmd->run(); };
 }

@@ -39,7 +39,7 @@ Schedule ScheduleInput::load() const {
                 throw UsageError(fmt::format("generating '{}' needs -P (ranks) and -M (micro-batches)", source));
             return family->generate({*ranks, *microbatches, stages_per_rank});
         }
-        throw InputError(source, 0, 0, "no such file, and not a schedule family (see `pipeproof list`)");
+        throw InputError(source, 0, 0, "no such file, and not a schedule family: " + unknown_family_message(source));
     }
     TorchCsvOptions csv;
     csv.era = parse_era(torch_era);

@@ -150,7 +150,6 @@ private:
 
     void read_slots(const json& root, Schedule& s) const {
         const OpIndex index(s.placement);
-        std::set<size_t> seen;
         const json& ranks = member(root, "", "schedule");
         if (!ranks.is_array()) fail("/schedule", "expected an array with one entry per rank");
         s.ranks.assign(s.placement.ranks, {});
@@ -175,8 +174,6 @@ private:
                 } else {
                     slot = Slot::single(op(ops[k], op_at, index));
                 }
-                for (const Op& o : slot)
-                    if (!seen.insert(index.id(o)).second) fail(op_at, fmt::format("{} occurs a second time", format_op(o)));
                 s.ranks[r].push_back(slot);
             }
         }

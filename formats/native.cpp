@@ -40,8 +40,6 @@ private:
     std::optional<Costs> costs_;
     bool placement_ready_ = false;
     std::vector<bool> rank_seen_;
-    std::vector<bool> op_seen_;
-    std::optional<OpIndex> index_;
 
     [[noreturn]] void fail(int column, const std::string& message) const {
         throw InputError(file_, line_, column, message);
@@ -216,8 +214,6 @@ private:
         schedule_.placement = placement;
         schedule_.ranks.assign(P, {});
         rank_seen_.assign(P, false);
-        index_.emplace(placement);
-        op_seen_.assign(index_->size(), false);
         placement_ready_ = true;
     }
     int placement_line_ = 0;
@@ -341,9 +337,6 @@ private:
             fail(column, fmt::format("{}: stage {} is not in 0..{}", format_op(op), op.stage, p.stages() - 1));
         if (op.microbatch >= p.microbatches)
             fail(column, fmt::format("{}: micro-batch {} is not in 0..{}", format_op(op), op.microbatch, p.microbatches - 1));
-        const size_t id = index_->id(op);
-        if (op_seen_[id]) fail(column, fmt::format("{} occurs a second time", format_op(op)));
-        op_seen_[id] = true;
     }
 
     void finish() {

@@ -392,7 +392,6 @@ private:
     int max_stage_ = -1, max_microbatch_ = -1;
     bool any_compute_ = false, comms_format_ = false, any_gap_ = false;
     std::optional<SourceLoc> first_gap_;
-    std::unordered_map<std::uint64_t, SourceLoc> seen_ops_;
 
     std::optional<int> stage_limit() const {
         if (options_.stages) return options_.stages;
@@ -419,10 +418,6 @@ private:
     Op compute_op(const PlainAction& a, const Where& where, int rank) {
         note_stage_and_microbatch(a, where, rank);
         Op op{op_kind(a.kind, options_.era), 0, a.stage, a.microbatch};
-        auto [it, inserted] = seen_ops_.try_emplace(op_key(op.kind, op.stage, op.microbatch), where.loc(a.offset));
-        if (!inserted)
-            where.fail(a.offset, "duplicate action " + format_op(op) + ": it already appears at line " +
-                                     std::to_string(it->second.line) + ", column " + std::to_string(it->second.column));
         any_compute_ = true;
         return op;
     }

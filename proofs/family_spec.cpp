@@ -30,13 +30,14 @@ const char* kZbHandLemma =
 
 }  // namespace
 
-std::optional<FamilySpec> family_spec(const std::string& name, int P, std::string* why) {
-    const ScheduleFamily* family = find_family(name);
+std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::string* why) {
+    const ScheduleFamily* family = find_family(spelled);
     auto fail = [&](const std::string& reason) -> std::optional<FamilySpec> {
         if (why) *why = reason;
         return std::nullopt;
     };
-    if (!family) return fail("unknown family '" + name + "' (see `pipeproof list`)");
+    if (!family) return fail(unknown_family_message(spelled));
+    const std::string& name = family->name;
     if (P < 1) return fail("P must be at least 1");
     FamilySpec spec;
     spec.name = name;

@@ -1,5 +1,6 @@
 #include "render/svg_timeline.hpp"
 
+#include "render/chunks.hpp"
 #include "render/markup.hpp"
 #include "verifier/memory.hpp"
 
@@ -26,7 +27,7 @@ constexpr double kLaneGap = 9;
 constexpr double kLegendRow = 22;  // one row of the legend
 constexpr double kFooter = 10;
 constexpr double kMinSlotPx = 18;    // adaptive width: the shortest slot gets about this much room,
-constexpr double kLabelSlotPx = 12;  // and at least this much (a two-digit label at 7 px) up to 9600 px
+constexpr double kMaxPlotPx = 9600;  // and at least its label's room at 7 px, up to this width
 constexpr double kCharW = 0.6;     // average glyph width of the sans font, in font sizes
 constexpr const char* kFont = "DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif";
 
@@ -39,6 +40,9 @@ struct Layout {
     double lane_y(size_t rank) const { return lanes_top + static_cast<double>(rank) * pitch; }
 };
 
+std::string pair_label(const Slot& slot);
+double label_px(size_t chars);
+
 Ticks shortest_slot(const Simulation& sim) {
     Ticks shortest = sim.makespan;
     for (size_t s = 0; s < sim.start.size(); ++s)
@@ -48,6 +52,22 @@ Ticks shortest_slot(const Simulation& sim) {
 
 // Wide enough that the shortest slot can carry a two-digit label, within what a browser still scrolls
 // comfortably; an explicit width wins.
+// The plot width at which every slot has room for its label at the smallest font (a pair: "f+b" over the
+// whole unit, which is what a pair too narrow for two numbers shows).
+double width_for_labels(const Schedule& schedule, const Simulation& sim) {
+    double px_per_tick = 0;
+    size_t global = 0;
+    for (const auto& slots : schedule.ranks)
+        for (const Slot& slot : slots) {
+            const Ticks d = sim.end[global] - sim.start[global];
+            ++global;
+            if (d <= 0) continue;
+            const size_t chars = slot.is_pair() ? pair_label(slot).size() : std::to_string(slot.ops[0].microbatch).size();
+            px_per_tick = std::max(px_per_tick, label_px(chars) / static_cast<double>(d));
+        }
+    return px_per_tick * static_cast<double>(sim.makespan);
+}
+
 Layout make_layout(const Schedule& schedule, const Simulation& sim, const SvgOptions& options) {
     Layout l;
     if (options.width > 0) {
@@ -55,8 +75,8 @@ Layout make_layout(const Schedule& schedule, const Simulation& sim, const SvgOpt
     } else {
         const double ratio = static_cast<double>(sim.makespan) / static_cast<double>(shortest_slot(sim));
         l.plot_w = std::clamp(ratio * kMinSlotPx, 760.0, 4400.0);
-        // Past 4400 px, grow only as far as the shortest slot still fits a two-digit label at 7 px.
-        if (ratio * kLabelSlotPx > l.plot_w) l.plot_w = std::min(ratio * kLabelSlotPx, 9600.0);
+        // Past 4400 px, grow only as far as every slot still fits its label at 7 px.
+        l.plot_w = std::max(l.plot_w, std::min(width_for_labels(schedule, sim), kMaxPlotPx));
     }
     l.width = kLeft + l.plot_w + kRight;
     l.mem_h = options.memory_curves ? kMemH : 0;
@@ -80,17 +100,6 @@ std::string fill_of(OpKind kind, int chunk) {
     return shades[static_cast<size_t>(kind)][static_cast<size_t>(chunk % 4)];
 }
 
-// The same numbering as the ASCII chart: a rank's chunks (pipeline, stage) in sorted order.
-using ChunkNumbers = std::map<std::pair<int, int>, int>;
-ChunkNumbers chunk_numbers(const std::vector<Slot>& slots) {
-    ChunkNumbers chunks;
-    for (const Slot& slot : slots)
-        for (const Op& op : slot) chunks.emplace(std::make_pair(op.pipeline, op.stage), 0);
-    int next = 0;
-    for (auto& [chunk, number] : chunks) number = next++;
-    return chunks;
-}
-
 // +1 when the chunk's pipeline flows toward higher ranks here, -1 toward lower, 0 when it never moves.
 // The hop that arrives at the stage decides; at a pipeline's first stage, or after a turn on the same
 // rank (a V's bottom), the hop that leaves it.
@@ -99,6 +108,20 @@ int chunk_direction(const Placement& placement, int pipeline, int stage) {
     if (stage > 0 && ranks[stage] != ranks[stage - 1]) return ranks[stage] > ranks[stage - 1] ? 1 : -1;
     if (stage + 1 < static_cast<int>(ranks.size()) && ranks[stage + 1] != ranks[stage])
         return ranks[stage + 1] > ranks[stage] ? 1 : -1;
+    return 0;
+}
+
+// Where an op's output goes: an F sends its activation on in the pipeline's direction, an I or B sends the
+// input gradient back the other way, a W sends nothing. The triangles show this, so a backward box points the
+// way its gradient travels.
+int output_direction(const Placement& placement, const Op& op) {
+    const int flow = chunk_direction(placement, op.pipeline, op.stage);
+    switch (op.kind) {
+        case OpKind::F: return flow;
+        case OpKind::I:
+        case OpKind::B: return -flow;
+        case OpKind::W: return 0;
+    }
     return 0;
 }
 
@@ -132,13 +155,18 @@ void text(std::string& out, double x, double y, double size, std::string_view an
                        anchor, extra, xml_escape(content));
 }
 
+constexpr double kMinFont = 7;  // px: below this a label is not drawn (make_layout leaves room for one)
+
+// px a label of `chars` characters needs at the smallest font.
+double label_px(size_t chars) { return static_cast<double>(chars) * kCharW * kMinFont + 3.5; }  // 0.5 px against rounding
+
 // The label of one op box: the micro-batch number, with a direction triangle in front when there is
-// room. The font shrinks to 7 px before the label is dropped, so dense pictures keep their numbers.
-void op_label(std::string& out, double x, double y, double w, const Op& op, int direction) {
+// room. The font shrinks to 7 px before the label is dropped; returns whether it was drawn.
+bool op_label(std::string& out, double x, double y, double w, const Op& op, int direction) {
     const std::string label = std::to_string(op.microbatch);
     const double chars = static_cast<double>(label.size());
     double size = std::min(11.0, (w - 3) / (chars * kCharW));
-    if (size < 7) return;
+    if (size < kMinFont) return false;
     const double text_w = chars * kCharW * size;
     const double yc = y + kBoxH / 2;
     const bool with_mark = direction != 0 && w >= text_w + 12;
@@ -149,6 +177,18 @@ void op_label(std::string& out, double x, double y, double w, const Op& op, int 
     } else {
         text(out, x + w / 2, yc + size * 0.36, size, "middle", label);
     }
+    return true;
+}
+
+// A pair too narrow for one number per half gets one label over the whole unit: "forward+backward".
+std::string pair_label(const Slot& slot) {
+    return fmt::format("{}+{}", slot.ops[0].microbatch, slot.ops[1].microbatch);
+}
+
+void pair_label_whole(std::string& out, double x, double y, double w, const Slot& slot) {
+    const std::string label = pair_label(slot);
+    const double size = std::clamp((w - 3) / (static_cast<double>(label.size()) * kCharW), kMinFont, 11.0);
+    text(out, x + w / 2, y + kBoxH / 2 + size * 0.36, size, "middle", label, " class=\"pair-label\"");
 }
 
 void op_rect(std::string& out, size_t rank, double x, double y, double w, const Op& op, int chunk, bool in_pair) {
@@ -187,7 +227,7 @@ void draw_slot(std::string& out, const LaneContext& c, size_t rank, size_t posit
     const double x0 = c.layout.x(c.sim.start[global]), x1 = c.layout.x(c.sim.end[global]);
     const auto& pl = c.schedule.placement;
     auto chunk_of = [&](const Op& op) { return chunks.at({op.pipeline, op.stage}); };
-    auto direction_of = [&](const Op& op) { return c.marks ? chunk_direction(pl, op.pipeline, op.stage) : 0; };
+    auto direction_of = [&](const Op& op) { return c.marks ? output_direction(pl, op) : 0; };
 
     out += fmt::format("<g class=\"slot{}\" data-rank=\"{}\" data-slot=\"{}\"><title>rank {}: {}  [{}, {}]</title>",
                        slot.is_pair() ? " pair" : "", rank, position, rank, format_slot(slot),
@@ -201,8 +241,12 @@ void draw_slot(std::string& out, const LaneContext& c, size_t rank, size_t posit
         op_rect(out, rank, split, y, x1 - split, slot.ops[1], chunk_of(slot.ops[1]), true);
         out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#555\" stroke-width=\"0.5\"/>", px(split),
                            px(y), px(split), px(y + kBoxH));
-        op_label(out, x0, y, split - x0, slot.ops[0], direction_of(slot.ops[0]));
-        op_label(out, split, y, x1 - split, slot.ops[1], direction_of(slot.ops[1]));
+        std::string halves;
+        if (op_label(halves, x0, y, split - x0, slot.ops[0], direction_of(slot.ops[0])) &&
+            op_label(halves, split, y, x1 - split, slot.ops[1], direction_of(slot.ops[1])))
+            out += halves;
+        else
+            pair_label_whole(out, x0, y, x1 - x0, slot);
         out += fmt::format("<rect class=\"pair-border\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" "
                            "stroke=\"#000\" stroke-width=\"1.6\"/>",
                            px(x0 + 0.8), px(y + 0.8), px(std::max(x1 - x0 - 1.6, 0.4)), px(kBoxH - 1.6));
@@ -341,7 +385,12 @@ std::vector<LegendItem> legend_items(const Schedule& schedule, const SvgOptions&
                              out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"16\" height=\"14\" fill=\"{}\"/><rect x=\"{}\" "
                                                 "y=\"{}\" width=\"16\" height=\"14\" fill=\"{}\"/>",
                                                 px(x), px(y), fill_of(OpKind::F, 0), px(x + 16), px(y), fill_of(OpKind::F, 1));
-                         }, "lighter shade: the rank's 2nd chunk"});
+                         }, chunks_are_pipelines(schedule.placement)
+                                ? "lighter shade: pipeline 1" + [&] {
+                                      const std::string d = pipeline_direction_text(schedule.placement, 1);
+                                      return d.empty() ? std::string() : " (" + d + ")";
+                                  }()
+                                : std::string("lighter shade: the rank's 2nd (4th, ...) stage")});
     if (pairs)
         items.push_back({28, [](std::string& out, double x, double y) {
                              out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"14\" fill=\"{}\"/><rect x=\"{}\" "
@@ -351,9 +400,12 @@ std::vector<LegendItem> legend_items(const Schedule& schedule, const SvgOptions&
                                                 px(y));
                          }, "F&B overlapped pair (one unit)"});
     items.push_back(swatch_item(fmt::format("url(#{}-idle)", options.id_prefix), "idle"));
-    items.push_back({0, nullptr, "numbers: micro-batch (within its pipeline); time axis in cost units"});
+    items.push_back({0, nullptr, pairs ? "numbers: micro-batch (within its pipeline); a narrow pair shows forward+backward; "
+                                         "time axis in cost units"
+                                       : "numbers: micro-batch (within its pipeline); time axis in cost units"});
     if (marks) {
-        items.push_back({7, [](std::string& out, double x, double y) { triangle(out, x, y + 7, 1); }, "flows toward higher ranks"});
+        items.push_back({7, [](std::string& out, double x, double y) { triangle(out, x, y + 7, 1); },
+                         "its output goes toward higher ranks (F: activation; I, B: input gradient)"});
         items.push_back({7, [](std::string& out, double x, double y) { triangle(out, x, y + 7, -1); }, "toward lower ranks"});
     }
     if (options.memory_curves)

@@ -1,5 +1,7 @@
 #include "render/trace_json.hpp"
 
+#include "model/dag.hpp"
+#include "render/chunks.hpp"
 #include "verifier/memory.hpp"
 
 #include <fmt/format.h>
@@ -18,26 +20,72 @@ json metadata(const char* name, size_t pid, json args) {
     return {{"name", name}, {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"args", std::move(args)}};
 }
 
-// "F3" for an op; the micro-batch's pipeline is in the args, not the name, so names group well.
-std::string op_name(const Op& op) { return std::string(1, kind_letter(op.kind)) + std::to_string(op.microbatch); }
+// An op's name is its file notation ("0F3", "3B1@1"), unique on its rank. Perfetto colours a slice by its
+// name with the digits removed, so "0F3" and "2F5" share a colour (kind F, pipeline 0) while "3F0@1" (the
+// reverse pipeline) gets another; a rank's later stages of one pipeline get a letter (" b", " c"), so the
+// V's way back is coloured apart from its way down.
+std::string op_name(const Op& op, const ChunkNumbers& chunks, bool pipelines) {
+    std::string name = format_op(op);
+    const int chunk = chunks.at({op.pipeline, op.stage});
+    if (!pipelines && chunk > 0) name += std::string(" ") + static_cast<char>('a' + chunk % 26);
+    return name;
+}
+
+// chrome://tracing colours by "cname", from its fixed palette: one colour per kind, another for the rank's
+// other chunks (the reverse pipeline, the V's way back).
+const char* colour_of(OpKind kind, bool other_chunk) {
+    switch (kind) {
+        case OpKind::F: return other_chunk ? "rail_idle" : "thread_state_iowait";
+        case OpKind::I: return other_chunk ? "thread_state_runnable" : "rail_response";
+        case OpKind::W: return other_chunk ? "thread_state_uninterruptible" : "detailed_memory_dump";
+        case OpKind::B: return other_chunk ? "rail_load" : "thread_state_running";
+    }
+    return "generic_work";
+}
 
 json op_args(const Op& op) {
     return {{"op", format_op(op)}, {"kind", std::string(1, kind_letter(op.kind))}, {"pipeline", op.pipeline},
             {"stage", op.stage}, {"microbatch", op.microbatch}};
 }
 
-json slot_event(const Slot& slot, size_t rank, double start_us, double dur_us) {
+json slot_event(const Slot& slot, size_t rank, double start_us, double dur_us, const ChunkNumbers& chunks, bool pipelines) {
     json event = {{"ph", "X"}, {"pid", rank}, {"tid", 0}, {"ts", start_us}, {"dur", dur_us}};
+    const bool other = chunks.at({slot.ops[0].pipeline, slot.ops[0].stage}) % 2 == 1;
     if (slot.is_pair()) {
-        event["name"] = op_name(slot.ops[0]) + "+" + op_name(slot.ops[1]);
+        event["name"] = op_name(slot.ops[0], chunks, pipelines) + " + " + op_name(slot.ops[1], chunks, pipelines);
         event["cat"] = "pair";
+        event["cname"] = other ? "terrible" : "bad";
         event["args"] = {{"slot", format_slot(slot)}, {"forward", op_args(slot.ops[0])}, {"backward", op_args(slot.ops[1])}};
     } else {
-        event["name"] = op_name(slot.ops[0]);
+        event["name"] = op_name(slot.ops[0], chunks, pipelines);
         event["cat"] = std::string(1, kind_letter(slot.ops[0].kind));
+        event["cname"] = colour_of(slot.ops[0].kind, other);
         event["args"] = op_args(slot.ops[0]);
     }
     return event;
+}
+
+// One flow arrow (Chrome's "s"/"f" pair, bound to the enclosing slices) per dependency that crosses ranks:
+// from the op that produces a tensor to the op on another rank that needs it, so the critical path can be
+// followed rank to rank.
+void add_flows(json& events, const Schedule& schedule, const Simulation& sim, const TraceOptions& options,
+               double units_per_tick) {
+    const ScheduleGraph g = build_schedule_graph(schedule);
+    std::uint64_t id = 0;
+    for (std::uint32_t u = 0; u < g.slot_count(); ++u)
+        for (auto e : out_edges_of(g.graph, u)) {
+            const EdgeInfo& info = g.graph[e];
+            if (info.kind != EdgeKind::Dependency || !info.cross_rank) continue;
+            const std::uint32_t v = target_of(g.graph, e);
+            const std::string name = format_op(g.index.op(info.from_op)) + " -> " + format_op(g.index.op(info.to_op));
+            const double from_ts = static_cast<double>(sim.start[u]) * units_per_tick * options.us_per_unit;
+            const double to_ts = static_cast<double>(sim.start[v]) * units_per_tick * options.us_per_unit;
+            events.push_back({{"ph", "s"}, {"id", id}, {"name", name}, {"cat", "p2p"}, {"pid", g.slot_rank[u]},
+                              {"tid", 0}, {"ts", from_ts}});
+            events.push_back({{"ph", "f"}, {"bp", "e"}, {"id", id}, {"name", name}, {"cat", "p2p"},
+                              {"pid", g.slot_rank[v]}, {"tid", 0}, {"ts", to_ts}});
+            ++id;
+        }
 }
 
 // The counter steps at slot starts (allocations) only, which is when the profile is sampled; releases
@@ -57,8 +105,10 @@ void add_counters(json& events, const Schedule& schedule, const Simulation& sim,
 
 std::string trace_json(const Schedule& schedule, const Simulation& sim, const TraceOptions& options) {
     json events = json::array();
+    const bool pipelines = chunks_are_pipelines(schedule.placement);
     size_t global = 0;
     for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+        const ChunkNumbers chunks = chunk_numbers(schedule.ranks[r]);
         events.push_back(metadata("process_name", r, {{"name", "rank " + std::to_string(r)}}));
         events.push_back(metadata("process_sort_index", r, {{"sort_index", r}}));
         events.push_back(metadata("thread_name", r, {{"name", "compute"}}));
@@ -66,11 +116,12 @@ std::string trace_json(const Schedule& schedule, const Simulation& sim, const Tr
         for (const Slot& slot : schedule.ranks[r]) {
             const double start = units_of(sim, sim.start[global]) * options.us_per_unit;
             const double dur = units_of(sim, sim.end[global] - sim.start[global]) * options.us_per_unit;
-            events.push_back(slot_event(slot, r, start, dur));
+            events.push_back(slot_event(slot, r, start, dur, chunks, pipelines));
             ++global;
         }
         if (options.counters) add_counters(events, schedule, sim, r, first, options);
     }
+    if (options.flows) add_flows(events, schedule, sim, options, 1.0 / static_cast<double>(sim.scale.ticks_per_unit));
     json trace = {{"traceEvents", std::move(events)},
                   {"displayTimeUnit", "ms"},
                   {"otherData",

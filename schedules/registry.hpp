@@ -35,6 +35,9 @@ struct ScheduleFamily {
 };
 
 const std::vector<ScheduleFamily>& schedule_families();
+// Any case; '_' counts as '-' ("ZB_H1" finds "zb-h1"). nullptr when there is no such family.
 const ScheduleFamily* find_family(std::string_view name);
+// "unknown schedule family 'dualpip'; did you mean 'dualpipe'? (families: gpipe, 1f1b, ...)"
+std::string unknown_family_message(std::string_view name);
 
 }  // namespace pp

@@ -138,6 +138,51 @@ TEST_CASE("compare: files, V defaults and usage errors", "[compare]") {
     CHECK(pp::test::run_cli("compare 1f1b -P 4 -M 8 --comm-model lockstep").exit_code == 2);
 }
 
+TEST_CASE("compare: like for like by default -- costs per 1/P of the model, --per-stage-costs for the raw mode",
+          "[compare]") {
+    // P=4, M=8, F=I=W=1. 1F1B: 4 blocks, share 1. Interleaved V=2: 8 blocks, each stage at 1/2: F=I=W=1/2.
+    // DualPipe: 4 blocks (two copies), share 1. DualPipeV: 8 blocks, share 1/2.
+    const auto r = pp::test::run_cli("compare 1f1b interleaved-1f1b dualpipe dualpipev -P 4 -M 8 --json");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["cost_basis"] == "model-share");
+    CHECK(exact(j["rows"][0]["stage_share"]) == Rational(1));
+    CHECK(exact(j["rows"][1]["stage_share"]) == Rational(1, 2));
+    CHECK(exact(j["rows"][2]["stage_share"]) == Rational(1));
+    CHECK(exact(j["rows"][3]["stage_share"]) == Rational(1, 2));
+    CHECK(j["rows"][1]["stage_costs"] == "F=0.5,I=0.5,W=0.5,comm=0");
+    // Every row does the same total work: 8 micro-batches x (F + I + W) x 4 model shares = 96 over 4 ranks.
+    for (const auto& row : j["rows"]) {
+        Rational busy{0};
+        for (const auto& b : row["busy_per_rank"]) busy += exact(b);
+        CHECK(busy == Rational(96));
+    }
+    // Raw mode: the interleaved model is twice as large.
+    const auto raw = pp::test::run_cli("compare 1f1b interleaved-1f1b -P 4 -M 8 --per-stage-costs --json");
+    REQUIRE(raw.exit_code == 0);
+    const auto jr = nlohmann::json::parse(raw.out);
+    CHECK(jr["cost_basis"] == "per-stage");
+    Rational raw_busy{0};
+    for (const auto& b : jr["rows"][1]["busy_per_rank"]) raw_busy += exact(b);
+    CHECK(raw_busy == Rational(192));
+    // Text says which basis it uses.
+    const auto text = pp::test::run_cli("compare 1f1b dualpipev -P 4 -M 8");
+    CHECK(text.out.find("costs per 1/P of the model") != std::string::npos);
+}
+
+TEST_CASE("compare: the ZB bubble rate is never negative, pairs or not", "[compare]") {
+    // P=8, M=16, F=I=W=1, FB=1.5: DualPipe's and DualPipeV's pairs are cheaper than their parts; the rate used
+    // to come out as -1/7 and -5/43.
+    const auto r = pp::test::run_cli("compare 1f1b zb1p dualpipe dualpipev -P 8 -M 16 --costs F=1,I=1,W=1,FB=1.5 --json");
+    REQUIRE(r.exit_code == 0);
+    for (const auto& row : nlohmann::json::parse(r.out)["rows"]) {
+        INFO(row["schedule"]);
+        CHECK(exact(row["zb_bubble_rate"]) >= Rational(0));
+        CHECK(exact(row["zb_bubble_rate"]) < Rational(1));
+    }
+}
+
 TEST_CASE("compare_schedule: a hand-timed GPipe with latency, and DualPipe's overlap in the ZB rate", "[compare]") {
     // GPipe P=2 M=2, F=1, I=1, W=1 (B=2), comm 1/2. Dataflow: rank 0 F 0-1, 1-2; rank 1 F 1.5-2.5,
     // 2.5-3.5, B 3.5-5.5, 5.5-7.5; rank 0 B 6-8 (gradient at 5.5 + 0.5), 8-10. Makespan 10, busy 6 each,
@@ -155,11 +200,14 @@ TEST_CASE("compare_schedule: a hand-timed GPipe with latency, and DualPipe's ove
     CHECK(row.utilisation == Rational(3, 5));
     CHECK_FALSE(row.gpu_hours_per_million_tokens.has_value());
 
-    // The ZB rate counts work with nothing overlapped: DualPipe P=2 M=4 with F&B = 2 < F + B = 3. Each rank
-    // runs 4 F and 4 backwards: W = 4 x (1 + 2) = 12, whatever the pairs cost.
+    // The ZB rate counts the work a rank does, a pair at its pair cost: DualPipe P=2 M=4 with F&B = 2 < F + B = 3.
+    // Rank 0 runs 0F0 1F0@1 0F1 1B0@1 (1F1@1;0B0) 1B1@1 0I1 0W1: 3 x 1 + 2 + 2 + 2 + 1 + 1 = 11 (rank 1 mirrors it),
+    // not the 4 x (1 + 2) = 12 with nothing overlapped, which made the rate negative for cheap pairs.
     pp::Costs overlap;
     overlap.base.FB = Rational(2);
-    CHECK(pp::compare_schedule(pp::generate_dualpipe({2, 4, std::nullopt}), overlap).zb_work == Rational(12));
+    const pp::CompareRow dual = pp::compare_schedule(pp::generate_dualpipe({2, 4, std::nullopt}), overlap);
+    CHECK(dual.zb_work == Rational(11));
+    CHECK(dual.zb_bubble_rate >= Rational(0));
 
     pp::CompareOptions half;
     half.tokens_per_microbatch = 10;

@@ -94,6 +94,78 @@ TEST_CASE("svg: legible at P=16 M=64 -- every op boxed, labels shrink or drop bu
     }
 }
 
+// Every text element inside one slot group, concatenated with spaces.
+std::string slot_text(const XmlElement& slot) {
+    std::vector<const XmlElement*> texts;
+    slot.collect([](const XmlElement& e) { return e.name == "text"; }, texts);
+    std::string all;
+    for (const auto* t : texts) all += " " + t->text;
+    return all;
+}
+
+TEST_CASE("svg: at P=16 M=64 every box carries its micro-batch number, pairs included", "[render]") {
+    // FB = 1.5 makes the forward half of a DualPipe pair 1/3 of 1.5 units: too narrow for its own number, so
+    // the pair is labelled "forward+backward" as one unit.
+    for (const char* costs : {"F=1,I=1,W=1,FB=1.5", "F=1,I=1,W=1,FB=2.5"})
+        for (const char* family : {"dualpipe", "dualpipev", "zbv", "interleaved-1f1b"}) {
+            INFO(family << " " << costs);
+            const Schedule schedule = generate(family, 16, 64);
+            const auto svg = parse_xml(draw(schedule, parse_costs(costs)));
+            const auto lanes = svg->with_class("g", "lane");
+            REQUIRE(lanes.size() == 16);
+            size_t unlabelled = 0;
+            for (size_t r = 0; r < lanes.size(); ++r) {
+                const auto slots = lanes[r]->with_class("g", "slot");
+                REQUIRE(slots.size() == schedule.ranks[r].size());
+                for (size_t k = 0; k < slots.size(); ++k) {
+                    const Slot& slot = schedule.ranks[r][k];
+                    const std::string text = slot_text(*slots[k]);
+                    const std::string expected = slot.is_pair()
+                                                     ? std::to_string(slot.ops[0].microbatch) + "+" +
+                                                           std::to_string(slot.ops[1].microbatch)
+                                                     : std::to_string(slot.ops[0].microbatch);
+                    const bool separate = slot.is_pair() &&
+                                          text.find(" " + std::to_string(slot.ops[0].microbatch)) != std::string::npos &&
+                                          text.find(" " + std::to_string(slot.ops[1].microbatch)) != std::string::npos;
+                    if (text.find(" " + expected) == std::string::npos && !separate) ++unlabelled;
+                }
+            }
+            CHECK(unlabelled == 0);
+        }
+}
+
+TEST_CASE("svg: direction marks follow each op's output -- a backward's gradient goes the other way", "[render]") {
+    // DualPipe P=4: pipeline 0 flows toward higher ranks, so its F points down (the "dir" triangle with its
+    // tip at the bottom) and its I/B up; pipeline 1 the reverse; W has no mark.
+    const Schedule schedule = generate("dualpipe", 4, 8);
+    const auto svg = parse_xml(draw(schedule, parse_costs("F=4,I=4,W=4,FB=12")));
+    size_t checked = 0;
+    for (const auto* lane : svg->with_class("g", "lane")) {
+        const size_t r = std::stoul(lane->attr("data-rank"));
+        const auto slots = lane->with_class("g", "slot");
+        for (size_t k = 0; k < slots.size(); ++k) {
+            const Slot& slot = schedule.ranks[r][k];
+            if (slot.is_pair()) continue;
+            const Op& op = slot.ops[0];
+            const auto marks = slots[k]->with_class("polygon", "dir");
+            if (op.kind == OpKind::W) {
+                CHECK(marks.empty());
+                continue;
+            }
+            if (marks.empty()) continue;  // no room for a mark
+            // points="x,y1 x,y1 x,y3": the first two share the flat side; the tip is below them when pointing down.
+            const std::string points = marks[0]->attr("points");
+            const double flat_y = std::stod(points.substr(points.find(',') + 1));
+            const double tip_y = std::stod(points.substr(points.rfind(',') + 1));
+            const bool points_down = tip_y > flat_y;
+            const bool toward_higher = (op.pipeline == 0) == (op.kind == OpKind::F);
+            CHECK(points_down == toward_higher);
+            ++checked;
+        }
+    }
+    CHECK(checked > 20);
+}
+
 TEST_CASE("svg: text from the schedule is escaped; V shapes and per-block costs draw", "[render]") {
     Schedule schedule = generate("dualpipev", 4, 8);
     schedule.source = "a<b & \"c\"";

@@ -285,7 +285,6 @@ TEST_CASE("malformed CSV: exact line and column", "[torch_csv]") {
     require_error("0F0,12345678F0\n", {1, 5, "too large"});
     require_error("0F0,2F0\n", {1, 5, "stage 2 is out of range"}, two_stages);
     require_error("0F0,0F1\n1F0,1F2\n", {2, 7, "micro-batch 2 is out of range"}, two_microbatches);
-    require_error("0F0,0F1\n1F0,0F0\n", {2, 5, "duplicate action 0F0: it already appears at line 1, column 1"});
     require_error("(0F1;1B0),(0F2;(1B1))OVERLAP_F_B\n", {1, 10, "expected OVERLAP_F_B after ')'"});
     require_error("0F0,(0F2;(1B1))OVERLAP_F_B\n", {1, 10, "nested parentheses"});
     require_error("0F0,(0F2;1B1\n", {1, 5, "unclosed parenthesis"});
@@ -307,7 +306,6 @@ TEST_CASE("malformed CSV: exact line and column", "[torch_csv]") {
     require_error("0F0,0B0,0W0\n", {1, 9, "2024-era file"});
     require_error("0UNSHARD0,0F0\n", {1, 9, "takes no micro-batch"});
     require_error("\xEF\xBB\xBF" "0F0,0X0\n", {1, 5, "unknown action"});  // columns count after the BOM
-    require_error("0F0\r\n0F0\r\n", {2, 1, "duplicate"});
     require_error("0F0,(0F1;;1B0)OVERLAP_F_B\n", {1, 10, "empty sub-action"});
 }
 

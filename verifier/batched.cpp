@@ -389,9 +389,14 @@ private:
         out.end[r][k] = start + (step.slot >= 0 ? duration_[rank_begin_[r] + step.slot] : 0);
     }
 
-    std::string step_text(int r, int k) const {
+    // "in its batch before 1F3" / "in its final commit": where a rank posts its k-th batch, in ops.
+    std::string where_posted(int r, int k) const {
         const int slot = program_[r][k].slot;
-        return fmt::format("batch {} {}", k, slot >= 0 ? "before " + format_slot(s_.ranks[r][slot]) : std::string("(final commit)"));
+        return slot >= 0 ? "in its batch before " + format_slot(s_.ranks[r][slot]) : std::string("in its final commit");
+    }
+    std::string where_stuck(int r, int k) const {
+        const int slot = program_[r][k].slot;
+        return slot >= 0 ? "before " + format_slot(s_.ranks[r][slot]) : std::string("in its final commit");
     }
 
     Violation describe_deadlock(const std::vector<size_t>& base, const std::vector<char>& finished) const {
@@ -407,13 +412,18 @@ private:
         for (int r = 0; r < ranks_; ++r) {
             const int k = stuck[r];
             if (k < 0) continue;
-            std::string line = fmt::format("rank {} waits in {}", r, step_text(r, k));
             const CommStep& step = program_[r][k];
+            std::string line = step.slot >= 0 ? fmt::format("rank {} cannot start {}", r, format_slot(s_.ranks[r][step.slot]))
+                                              : fmt::format("rank {} cannot finish", r);
             for (size_t i = 0; i < step.batch.size(); ++i) {
                 const int q = step.batch[i].peer, j = counterpart_[r][k][i];
                 if (j <= 0 || finished[base[q] + j - 1]) continue;
-                line += fmt::format(": {} needs rank {} to post {}, but rank {} is stuck in {}", format_p2p(step.batch[i]),
-                                    q, step_text(q, j), q, stuck[q] >= 0 ? step_text(q, stuck[q]) : std::string("?"));
+                const P2POp& op = step.batch[i];
+                line += fmt::format(": {} {} {} {} rank {}, which rank {} {} only {} -- but rank {} is stuck {} [{}]",
+                                    step.slot >= 0 ? "the batch before it" : "its final commit",
+                                    op.is_send ? "sends" : "receives", message_text(op), op.is_send ? "to" : "from", q, q,
+                                    op.is_send ? "receives" : "sends", where_posted(q, j), q,
+                                    stuck[q] >= 0 ? where_stuck(q, stuck[q]) : std::string("(?)"), format_p2p(op));
                 break;
             }
             v.witness.push_back(line);
@@ -423,8 +433,9 @@ private:
                 if (step.slot >= 0) v.op = s_.ranks[r][step.slot].ops[0], v.loc = s_.ranks[r][step.slot].loc;
             }
         }
-        v.message = fmt::format("rendezvous deadlock of the blocking batches: none of the {} stuck ranks can complete "
-                                "its batch (a batch completes only when every counterpart is posted)",
+        v.message = fmt::format("rendezvous deadlock of the blocking P2P batches: each of these {} ranks waits for a peer "
+                                "that is itself waiting (a batch completes only when every send and receive in it has "
+                                "its counterpart posted)",
                                 v.witness.size());
         return v;
     }

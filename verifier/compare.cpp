@@ -6,17 +6,31 @@
 namespace pp {
 namespace {
 
-// A rank's compute with nothing overlapped: every op at its own duration.
-Rational unoverlapped_work(const std::vector<Slot>& slots, const Placement& placement, const Costs& costs) {
-    Rational total{0};
-    for (const Slot& slot : slots)
-        for (const Op& op : slot) total += costs.duration(op.kind, placement.block_of(op.pipeline, op.stage));
-    return total;
+OpCosts scaled(const OpCosts& c, const Rational& share) {
+    OpCosts out;
+    out.F = c.F * share;
+    out.I = c.I * share;
+    out.W = c.W * share;
+    if (c.B) out.B = *c.B * share;
+    if (c.FB) out.FB = *c.FB * share;
+    return out;
 }
 
 }  // namespace
 
-CompareRow compare_schedule(const Schedule& schedule, const Costs& costs, const CompareOptions& options) {
+Rational stage_share(const Placement& placement) {
+    const int blocks = placement.blocks();
+    return blocks > 0 ? Rational(placement.ranks, blocks) : Rational(1);
+}
+
+Costs scaled_costs(const Costs& costs, const Rational& share) {
+    Costs out = costs;
+    out.base = scaled(costs.base, share);
+    for (auto& [block, c] : out.per_block) c = scaled(c, share);
+    return out;
+}
+
+CompareRow compare_schedule(const Schedule& schedule, const Costs& given_costs, const CompareOptions& options) {
     if (options.tokens_per_microbatch.has_value() != options.seconds_per_unit.has_value())
         throw std::invalid_argument("GPU-hours need both the tokens per micro-batch and the seconds per time unit");
     if (options.tokens_per_microbatch && *options.tokens_per_microbatch <= 0)
@@ -24,6 +38,8 @@ CompareRow compare_schedule(const Schedule& schedule, const Costs& costs, const 
     if (options.seconds_per_unit && *options.seconds_per_unit <= Rational(0))
         throw std::invalid_argument("the time unit must be a positive number of seconds");
 
+    const Rational share = options.model_share_costs ? stage_share(schedule.placement) : Rational(1);
+    const Costs costs = options.model_share_costs ? scaled_costs(given_costs, share) : given_costs;
     const ScheduleGraph graph = build_schedule_graph(schedule);
     const Simulation sim = simulate_model(options.comm_model, schedule, graph, costs, options.activations, options.batched);
     const auto units = [&](Ticks ticks) { return sim.scale.to_units(ticks); };
@@ -34,6 +50,8 @@ CompareRow compare_schedule(const Schedule& schedule, const Costs& costs, const 
     row.microbatches = schedule.placement.total_microbatches();
     row.comm_model = options.comm_model;
     row.attached_comm_program = options.comm_model == CommModel::Batched && uses_attached_program(schedule, options.batched);
+    row.stage_share = share;
+    row.stage_costs = costs;
 
     row.makespan = units(sim.makespan);
     row.worst_idle = units(sim.bubble);
@@ -44,12 +62,11 @@ CompareRow compare_schedule(const Schedule& schedule, const Costs& costs, const 
         row.busy_per_rank.push_back(units(t.busy));
         row.idle_per_rank.push_back(units(t.idle));
         row.span_per_rank.push_back(units(t.last_end - t.first_start));
-        row.peak_activations.push_back(t.peak_activations);
+        row.peak_activations.push_back(t.peak_activations * share);
         span = std::max(span, t.last_end - t.first_start);
+        row.zb_work = std::max(row.zb_work, units(t.busy));
     }
     row.zb_span = units(span);
-    for (const auto& slots : schedule.ranks)
-        row.zb_work = std::max(row.zb_work, unoverlapped_work(slots, schedule.placement, costs));
     if (row.zb_span > Rational(0)) row.zb_bubble_rate = (row.zb_span - row.zb_work) / row.zb_span;
 
     row.blocks = schedule.placement.blocks();

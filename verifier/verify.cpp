@@ -10,6 +10,8 @@
 #include <array>
 #include <deque>
 #include <functional>
+#include <optional>
+#include <tuple>
 
 namespace pp {
 
@@ -69,9 +71,64 @@ Violation at(ViolationKind kind, const Schedule& s, int rank, int position, cons
 
 std::string where(int rank, int position) { return fmt::format("rank {}, position {}", rank, position); }
 
-// Range, duplicates, placement and the shape of overlapped pairs: one pass over the slots.
-void check_slots(const Schedule& s, const OpIndex& index, Reporter& out) {
-    std::vector<bool> seen(index.size(), false);
+// The line of a rank's list in the file (its first slot's), so a missing op can say where it belongs.
+SourceLoc rank_line(const Schedule& s, int rank) {
+    if (rank < 0 || rank >= static_cast<int>(s.ranks.size())) return {};
+    for (const Slot& slot : s.ranks[rank])
+        if (slot.loc.known()) return {slot.loc.line, 1};
+    return {};
+}
+
+// Ops the structural checks found in a wrong place: whatever else they break (order, deadlock, a missing
+// op they stand for) follows from that one mistake and is counted, not reported again.
+struct Misplaced {
+    std::vector<bool> op;         // by op id: out of range (never set), wrong rank, or a duplicate
+    std::vector<bool> intended;   // by op id: the op a misplaced one was most likely meant to be
+    size_t follow_on = 0;
+};
+
+// The op `op` on `rank` was probably meant to be: the same kind and micro-batch of a (pipeline, stage) that
+// `rank` holds and that the schedule lacks -- "3F0" on rank 0 of DualPipe meant "3F0@1". One candidate, or none.
+std::optional<Op> likely_intended(const Schedule& s, const OpIndex& index, const std::vector<std::uint16_t>& count,
+                                  const Op& op, int rank) {
+    std::optional<Op> found;
+    int candidates = 0;
+    for (int p = 0; p < s.placement.pipeline_count(); ++p) {
+        const auto& pipe = s.placement.pipelines[p];
+        for (int st = 0; st < pipe.stages(); ++st) {
+            if (pipe.stage_rank[st] != rank) continue;
+            const Op alt{op.kind, p, st, op.microbatch};
+            if (!index.in_range(alt) || count[index.id(alt)] > 0) continue;
+            // Prefer the same stage number in another pipeline (a forgotten "@k"), then any stage.
+            if (st == op.stage) return alt;
+            found = alt;
+            ++candidates;
+        }
+    }
+    if (candidates == 1) return found;
+    return std::nullopt;
+}
+
+// Range, duplicates, placement and the shape of overlapped pairs. An op that occurs twice is reported where it
+// is wrong: on a rank that does not hold its stage (with the op it was likely meant to be), or, when every
+// occurrence is on the right rank, at the second one.
+Misplaced check_slots(const Schedule& s, const OpIndex& index, Reporter& out) {
+    Misplaced bad{std::vector<bool>(index.size(), false), std::vector<bool>(index.size(), false), 0};
+    std::vector<std::uint16_t> count(index.size(), 0);
+    for (const auto& slots : s.ranks)
+        for (const Slot& slot : slots)
+            for (const Op& op : slot)
+                if (index.in_range(op) && count[index.id(op)] < 0xffff) ++count[index.id(op)];
+    std::vector<bool> seen_on_owner(index.size(), false);
+    auto where_else = [&](const Op& op, int rank) {
+        std::vector<int> others;
+        for (int r = 0; r < static_cast<int>(s.ranks.size()); ++r)
+            if (r != rank)
+                for (const Slot& slot : s.ranks[r])
+                    for (const Op& o : slot)
+                        if (o == op && (others.empty() || others.back() != r)) others.push_back(r);
+        return others;
+    };
     for (int r = 0; r < static_cast<int>(s.ranks.size()); ++r) {
         for (int k = 0; k < static_cast<int>(s.ranks[r].size()); ++k) {
             const Slot& slot = s.ranks[r][k];
@@ -86,26 +143,59 @@ void check_slots(const Schedule& s, const OpIndex& index, Reporter& out) {
                                            where(r, k), format_op(op))));
                     continue;
                 }
-                if (seen[index.id(op)])
-                    out.add(at(ViolationKind::Duplicate, s, r, k, &op,
-                               fmt::format("{}: {} occurs a second time", where(r, k), format_op(op))));
-                seen[index.id(op)] = true;
+                const size_t id = index.id(op);
                 const int owner = s.placement.rank_of(op.pipeline, op.stage);
-                if (owner != r)
-                    out.add(at(ViolationKind::WrongRank, s, r, k, &op,
-                               fmt::format("{}: {} runs on rank {}, but its stage is held by rank {}", where(r, k),
-                                           format_op(op), r, owner)));
+                if (owner != r) {
+                    bad.op[id] = true;
+                    std::string message = fmt::format("{}: {} runs on rank {}, but its stage is held by rank {}", where(r, k),
+                                                      format_op(op), r, owner);
+                    if (count[id] > 1) {
+                        const auto others = where_else(op, r);
+                        if (!others.empty()) message += fmt::format(" (which also runs it: rank {})", fmt::join(others, ", rank "));
+                    }
+                    if (const auto meant = likely_intended(s, index, count, op, r)) {
+                        message += fmt::format("; did you mean {}? Rank {} holds its stage and the schedule lacks it",
+                                               format_op(*meant), r);
+                        bad.intended[index.id(*meant)] = true;
+                    }
+                    out.add(at(ViolationKind::WrongRank, s, r, k, &op, std::move(message)));
+                    continue;
+                }
+                if (seen_on_owner[id]) {
+                    bad.op[id] = true;
+                    out.add(at(ViolationKind::Duplicate, s, r, k, &op,
+                               fmt::format("{}: {} occurs a second time on rank {}; remove one of them", where(r, k),
+                                           format_op(op), r)));
+                }
+                seen_on_owner[id] = true;
             }
         }
     }
+    return bad;
 }
 
-// Every (stage, micro-batch) needs one F and either one B or one I followed by one W.
-void check_completeness(const Schedule& s, const ScheduleGraph& g, Reporter& out) {
+// Every (stage, micro-batch) needs one F and either one B or one I followed by one W. A missing op is placed
+// at the line of the rank that should run it.
+void check_completeness(const Schedule& s, const ScheduleGraph& g, Misplaced& bad, Reporter& out) {
     auto locate = [&](const Op& op, int& rank, int& pos) {
         auto slot = g.slot_of(op);
         rank = slot < 0 ? -1 : static_cast<int>(g.slot_rank[slot]);
         pos = slot < 0 ? -1 : static_cast<int>(g.slot_position[slot]);
+    };
+    auto missing = [&](const Op& op, int owner, std::string message) {
+        if (bad.intended[g.index.id(op)]) {
+            ++bad.follow_on;  // reported with the misplaced op that stands for it
+            return;
+        }
+        Violation v = at(ViolationKind::Missing, s, -1, -1, &op, std::move(message));
+        v.rank = owner;
+        v.loc = rank_line(s, owner);
+        out.add(std::move(v));
+    };
+    auto rank_text = [&](int owner) {
+        const SourceLoc line = rank_line(s, owner);
+        return line.known() ? fmt::format("rank {}'s line (line {}) should hold it", owner, line.line)
+                            : fmt::format("rank {} should run it", owner);
     };
     for (int p = 0; p < s.placement.pipeline_count(); ++p) {
         const auto& pipe = s.placement.pipelines[p];
@@ -115,9 +205,7 @@ void check_completeness(const Schedule& s, const ScheduleGraph& g, Reporter& out
                 const bool has_f = g.present(f), has_i = g.present(i), has_w = g.present(w), has_b = g.present(b);
                 const int owner = pipe.stage_rank[st];
                 int r, k;
-                if (!has_f)
-                    out.add(at(ViolationKind::Missing, s, -1, -1, &f,
-                               fmt::format("{} is missing (rank {} holds its stage)", format_op(f), owner)));
+                if (!has_f) missing(f, owner, fmt::format("{} is missing: {}", format_op(f), rank_text(owner)));
                 if (has_b && (has_i || has_w)) {
                     const Op& extra = has_i ? i : w;
                     locate(extra, r, k);
@@ -125,13 +213,18 @@ void check_completeness(const Schedule& s, const ScheduleGraph& g, Reporter& out
                                fmt::format("{}: {} runs although {} already did the full backward", where(r, k),
                                            format_op(extra), format_op(b))));
                 } else if (!has_b && !has_i) {
-                    out.add(at(ViolationKind::Missing, s, -1, -1, &b,
-                               fmt::format("the backward of stage {}, micro-batch {}{} is missing (neither {} nor {})", st,
-                                           m, p ? fmt::format(" of pipeline {}", p) : "", format_op(b), format_op(i))));
+                    if (bad.intended[g.index.id(i)]) {
+                        ++bad.follow_on;
+                    } else {
+                        missing(b, owner,
+                                fmt::format("the backward of stage {}, micro-batch {}{} is missing (neither {} nor {}): {}",
+                                            st, m, p ? fmt::format(" of pipeline {}", p) : "", format_op(b),
+                                            format_op(i), rank_text(owner)));
+                    }
                 } else if (has_i && !has_w) {
-                    out.add(at(ViolationKind::Missing, s, -1, -1, &w,
-                               fmt::format("{} is missing: {} split the backward, so its W must run", format_op(w),
-                                           format_op(i))));
+                    missing(w, owner,
+                            fmt::format("{} is missing: {} split the backward, so its W must run; {}", format_op(w),
+                                        format_op(i), rank_text(owner)));
                 }
                 if (has_w && !has_i && !has_b) {
                     locate(w, r, k);
@@ -148,7 +241,7 @@ std::string slot_label(const Schedule& s, const ScheduleGraph& g, std::uint32_t 
 }
 
 // Dependencies reversed inside one rank: reported one by one, and left out of the deadlock search.
-std::vector<bool> check_rank_order(const Schedule& s, const ScheduleGraph& g, Reporter& out) {
+std::vector<bool> check_rank_order(const Schedule& s, const ScheduleGraph& g, Misplaced& bad, Reporter& out) {
     std::vector<bool> reversed(boost::num_edges(g.graph), false);
     for (std::uint32_t u = 0; u < g.slot_count(); ++u) {
         for (auto e : out_edges_of(g.graph, u)) {
@@ -157,6 +250,10 @@ std::vector<bool> check_rank_order(const Schedule& s, const ScheduleGraph& g, Re
             if (info.kind != EdgeKind::Dependency || g.slot_rank[u] != g.slot_rank[v]) continue;
             if (g.slot_position[u] < g.slot_position[v]) continue;
             reversed[edge_number(g.graph, e)] = true;
+            if (bad.op[info.from_op] || bad.op[info.to_op]) {
+                ++bad.follow_on;
+                continue;
+            }
             const Op pred = g.index.op(info.from_op), op = g.index.op(info.to_op);
             const int r = static_cast<int>(g.slot_rank[v]), k = static_cast<int>(g.slot_position[v]);
             if (u == v) {
@@ -256,6 +353,24 @@ size_t count_blocked(const ScheduleGraph& g, const std::vector<bool>& ignored) {
     return n - ready.size();
 }
 
+// A deadlock through a misplaced op is that op's doing: moving it back removes the cycle (or shows the next one).
+bool passes_misplaced_op(const Schedule& s, const ScheduleGraph& g, const std::vector<std::uint32_t>& cycle,
+                         const Misplaced& bad) {
+    for (std::uint32_t slot : cycle)
+        for (const Op& op : g.slot(s, slot))
+            if (g.index.in_range(op) && bad.op[g.index.id(op)]) return true;
+    return false;
+}
+
+// File order, so a reader fixes the first mistake first; violations without a position keep their order, last.
+void sort_by_position(std::vector<Violation>& violations) {
+    std::stable_sort(violations.begin(), violations.end(), [](const Violation& a, const Violation& b) {
+        if (a.loc.known() != b.loc.known()) return a.loc.known();
+        if (!a.loc.known()) return false;
+        return std::tie(a.loc.line, a.loc.column) < std::tie(b.loc.line, b.loc.column);
+    });
+}
+
 void check_memory(const Schedule& s, const VerifyOptions& options, VerifyReport& report, Reporter& out) {
     report.peak_activations = peak_activations(s, options.activations);
     if (!options.memory_limit) return;
@@ -337,14 +452,17 @@ VerifyReport verify(const Schedule& schedule, const VerifyOptions& options) {
 VerifyReport verify(const Schedule& schedule, const ScheduleGraph& graph, const VerifyOptions& options) {
     VerifyReport report;
     Reporter out(report, options.max_reports_per_kind);
-    check_slots(schedule, graph.index, out);
-    check_completeness(schedule, graph, out);
-    const auto reversed = check_rank_order(schedule, graph, out);
+    Misplaced bad = check_slots(schedule, graph.index, out);
+    check_completeness(schedule, graph, bad, out);
+    const auto reversed = check_rank_order(schedule, graph, bad, out);
     if (const size_t blocked = count_blocked(graph, reversed); blocked > 0) {
         const auto cycle = shortest_cycle(graph, reversed);
-        if (!cycle.empty()) out.add(describe_deadlock(schedule, graph, cycle, reversed, blocked));
+        if (passes_misplaced_op(schedule, graph, cycle, bad)) ++bad.follow_on;
+        else if (!cycle.empty()) out.add(describe_deadlock(schedule, graph, cycle, reversed, blocked));
     }
     check_memory(schedule, options, report, out);
+    report.follow_on = bad.follow_on;
+    sort_by_position(report.violations);
     return report;
 }
 

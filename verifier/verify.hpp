@@ -3,7 +3,8 @@
 // batched timing, PyTorch's validator, compare. Uses model/; used by solver/, proofs/ and everything above.
 //
 // Structural and semantic checks of a schedule. Every violation names the rank, the position in that
-// rank's list, the op and, when the schedule came from a file, its line:column.
+// rank's list, the op and, when the schedule came from a file, its line:column (a missing op: the line of
+// the rank that should run it); a misplaced op says what it was likely meant to be.
 #include "model/costs.hpp"
 #include "model/dag.hpp"
 #include "model/schedule.hpp"
@@ -51,6 +52,9 @@ struct VerifyOptions {
 struct VerifyReport {
     std::vector<Violation> violations;
     std::vector<size_t> suppressed;        // per ViolationKind index: violations not listed
+    // Violations that follow from a misplaced op already reported (its order and deadlock consequences, the
+    // op it was meant to be missing): counted here, not listed. Violations are sorted by file position.
+    size_t follow_on = 0;
     std::vector<Rational> peak_activations;  // per rank (order-based; timing-independent)
     bool ok() const { return violations.empty(); }
 };
