@@ -31,7 +31,9 @@ struct PlanCommand {
             settings.insert(settings.end(), flags.begin(), flags.end());
             plan::PlanRequest request;
             plan::apply_settings(request, settings);
-            std::cout << plan::plan_text(plan::make_plan(request));
+            const plan::PlanResult result = plan::make_plan(request);
+            std::cout << plan::plan_text(result);
+            if (result.nothing_fits) return kViolations;  // no recommendation: nothing fits in GPU memory
         } catch (const plan::PlanSpecError& e) {
             throw UsageError((config ? *config + ": " : std::string()) + e.what());
         }

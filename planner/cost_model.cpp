@@ -55,6 +55,21 @@ ChunkCosts chunk_costs(const PlanRequest& request, int pp, int blocks_total) {
     return c;
 }
 
+GradientReduce gradient_reduce(const PlanRequest& request, const ParameterMemory& params, int data_parallel,
+                               const ChunkCosts& chunk) {
+    const TrainingSpec& t = request.training;
+    const auto ring = [&](double parameters, int replicas) {
+        if (replicas <= 1) return 0.0;
+        const bool crosses_nodes = replicas * t.tp > request.cluster.gpus_per_node;
+        const double bytes = parameters * t.grad_bytes_per_param;
+        return 2.0 * (replicas - 1) / replicas * bytes / link_bytes_per_second(request.cluster, crosses_nodes);
+    };
+    GradientReduce reduce;
+    reduce.seconds = ring(params.dense, data_parallel) + ring(params.experts, std::max(1, data_parallel * t.tp / t.ep));
+    reduce.hidden = std::min(reduce.seconds, chunk.I + chunk.W);
+    return reduce;
+}
+
 Costs simulator_costs(const ChunkCosts& c, bool overlapped_pairs) {
     Costs costs;
     costs.base.F = micros(c.F + c.all_to_all);

@@ -13,7 +13,14 @@
 // Schedules without F&B pairs expose the all-to-all inside F and I. In an overlapped pair the
 // all-to-all of one op hides under the other's compute (DualPipe's claim, taken as ideal):
 //   pair = max(F + I + W compute, both all-to-alls), unless the user measured FB.
+//
+// Data-parallel gradient all-reduce, once per step (ring: 2 (n-1)/n x bytes over the slowest link of the
+// ring): dense gradients over the DP replicas, expert gradients over the DP x TP / EP replicas of a shard;
+// inter-node when the ring's GPUs fill more than a node. Overlap as in Megatron's --overlap-grad-reduce:
+// reduction starts bucket by bucket during the rank's last backward, so one block's backward (I + W) of
+// it is hidden and the rest is added to the step.
 #include "model/costs.hpp"
+#include "planner/memory_model.hpp"
 #include "planner/plan_spec.hpp"
 
 #include <optional>
@@ -29,6 +36,15 @@ struct ChunkCosts {  // seconds, one micro-batch through one block
 };
 
 ChunkCosts chunk_costs(const PlanRequest& request, int pp, int blocks_total);
+
+struct GradientReduce {
+    double seconds = 0;   // the whole all-reduce
+    double hidden = 0;    // under the last backward
+    double exposed() const { return seconds > hidden ? seconds - hidden : 0; }
+};
+
+GradientReduce gradient_reduce(const PlanRequest& request, const ParameterMemory& params, int data_parallel,
+                               const ChunkCosts& chunk);
 
 // Costs for the simulator in microseconds (exact to 0.1 us). overlapped_pairs: the family runs F&B pairs.
 Costs simulator_costs(const ChunkCosts& chunk, bool overlapped_pairs);

@@ -34,14 +34,15 @@ std::string inputs(const PlanRequest& r) {
 }
 
 std::string table(const PlanResult& result) {
-    constexpr const char* kRow = "{:>3}  {:<34} {:>4} {:>6} {:>7} {:>9} {:>10} {:>10} {:>7} {:>8} {:>4}\n";
-    std::string text = fmt::format(kRow, "#", "option", "DP", "copies", "bubble", "step (s)", "GPU-h/Mtok", "weights GB", "act GB",
-                                   "total GB", "fits");
+    constexpr const char* kRow = "{:>3}  {:<34} {:>4} {:>6} {:>7} {:>9} {:>9} {:>10} {:>10} {:>7} {:>8} {:>4}\n";
+    std::string text = fmt::format(kRow, "#", "option", "DP", "copies", "bubble", "step (s)", "DP AR (s)", "GPU-h/Mtok", "weights GB",
+                                   "act GB", "total GB", "fits");
     const size_t shown = std::min(result.options.size(), static_cast<size_t>(result.request.top));
     for (size_t k = 0; k < shown; ++k) {
         const PlanOption& o = result.options[k];
         text += fmt::format(kRow, k + 1, o.label(), o.dp, fmt::format("{}x", o.copies), pct(o.bubble_fraction),
-                            fmt::format("{:.3f}", o.step_seconds), fmt::format("{:.4g}", o.gpu_hours_per_million_tokens),
+                            fmt::format("{:.3f}", o.step_seconds), fmt::format("{:.3f}", o.gradient_reduce.exposed()),
+                            fmt::format("{:.4g}", o.gpu_hours_per_million_tokens),
                             fmt::format("{:.1f}", o.weights_gb), fmt::format("{:.1f}", o.activations_gb),
                             fmt::format("{:.1f}", o.total_gb), o.fits ? "yes" : "no");
     }
@@ -103,18 +104,52 @@ std::string copies_paragraph(const PlanResult& result, const PlanOption& best) {
     return text;
 }
 
+std::string step_parts(const PlanOption& o) {
+    if (o.gradient_reduce.seconds == 0) return fmt::format("Step {:.3f} s (DP {}: no gradient all-reduce).", o.step_seconds, o.dp);
+    return fmt::format("Step {:.3f} s = pipeline {:.3f} s + exposed DP gradient all-reduce {:.3f} s (of {:.3f} s; the rest hides "
+                       "under the last backward).",
+                       o.step_seconds, o.makespan_seconds, o.gradient_reduce.exposed(), o.gradient_reduce.seconds);
+}
+
+std::string fits_word(double gb, double limit) { return gb <= limit ? "fits" : "does not fit"; }
+
+// No recommendation: what the least-memory option needs and what would make something fit.
+std::string nothing_fits(const PlanResult& result) {
+    const NothingFits& why = *result.nothing_fits;
+    const PlanOption& o = result.options[why.least];
+    const double limit = result.request.cluster.gpu_memory_gb;
+    std::string text = fmt::format(
+        "NOTHING FITS in {:g} GB per GPU, so there is no recommendation. The option that needs the least memory, {}, needs "
+        "about {:.1f} GB (weights {:.1f}, gradients {:.1f}, optimizer state {:.1f}, activations {:.1f}).\n"
+        "What would fit (for that option, estimated the same way):\n",
+        limit, o.label(), o.total_gb, o.weights_gb, o.grads_gb, o.optimizer_gb, o.activations_gb);
+    text += fmt::format("  full activation recomputation (block inputs kept, one block recomputed at a time; ~1 extra forward per micro-batch): {:.1f} GB -- {}\n",
+                        why.with_recompute_gb, fits_word(why.with_recompute_gb, limit));
+    text += fmt::format("  ZeRO-2 (gradients sharded over DP={} as well): {:.1f} GB -- {}\n", o.dp, why.with_zero2_gb,
+                        fits_word(why.with_zero2_gb, limit));
+    text += fmt::format("  ZeRO-3 (weights sharded too; extra all-gathers not timed here): {:.1f} GB -- {}\n", why.with_zero3_gb,
+                        fits_word(why.with_zero3_gb, limit));
+    if (why.gpus_that_fit)
+        text += fmt::format("  more GPUs: with {} GPUs (re-planned, same settings) {} fits\n", *why.gpus_that_fit, why.option_that_fits);
+    else
+        text += fmt::format("  more GPUs: no cluster up to 16x ({} GPUs) fits with these settings\n", 16 * result.request.cluster.gpus);
+    text += "  or raise TP / EP (--tp, --ep), or lower the micro-batch size.\n";
+    return text;
+}
+
 }  // namespace
 
 std::string explanation(const PlanResult& result) {
     if (result.options.empty()) return "No option could be evaluated; see the reasons below.\n";
+    if (result.nothing_fits) return nothing_fits(result);
     const PlanOption& best = result.options.front();
     const auto& r = result.request;
     std::string text = fmt::format(
         "Recommendation: {} -- pipeline degree {}, schedule {}, {} micro-batches per step and pipeline (DP {}, TP {}).\n"
-        "  {:.4g} GPU-hours per million tokens, bubble {} of GPU time, about {:.1f} of {:g} GB per GPU{}.\n",
-        best.label(), best.pp, best.pp == 1 ? "none (gradient accumulation)" : best.family, best.microbatches, best.dp, r.training.tp, best.gpu_hours_per_million_tokens,
-        pct(best.bubble_fraction), best.total_gb, r.cluster.gpu_memory_gb,
-        best.fits ? "" : " -- NOTHING FITS: even the best option exceeds GPU memory; raise TP, PP or EP or recompute activations");
+        "  {:.4g} GPU-hours per million tokens, bubble {} of GPU time, about {:.1f} of {:g} GB per GPU.\n"
+        "  {}\n",
+        best.label(), best.pp, best.pp == 1 ? "none (gradient accumulation)" : best.family, best.microbatches, best.dp, r.training.tp,
+        best.gpu_hours_per_million_tokens, pct(best.bubble_fraction), best.total_gb, r.cluster.gpu_memory_gb, step_parts(best));
     const PlanOption* runner = nullptr;
     for (const auto& o : result.options)
         if (&o != &best && o.family != best.family && o.fits == best.fits) { runner = &o; break; }
@@ -135,9 +170,8 @@ std::string explanation(const PlanResult& result) {
                             "their bubble or copies here.\n",
                             best.chunk.all_to_all * 1e3);
     if (best.pp == 1)
-        text += "  PP=1 is plain data parallelism with gradient accumulation: no bubble, but every GPU holds all weights and the\n"
-                "  DP gradient all-reduce of all of them (not counted here) is the largest of all options; prefer the best\n"
-                "  pipelined option if that all-reduce is slow on your network.\n";
+        text += "  PP=1 is plain data parallelism with gradient accumulation: no bubble, and here even the DP gradient all-reduce\n"
+                "  of all the weights (counted in the step) costs less than a pipeline's bubble.\n";
     text += smaller_pp(result, best);
     text += copies_paragraph(result, best);
     return text;
@@ -152,7 +186,8 @@ std::string plan_text(const PlanResult& result) {
         "  estimates: the chunk costs themselves (FLOPs at an assumed MFU, or your measurements scaled by layers), all-to-all and\n"
         "    P2P times (bandwidth only), weights and optimizer memory (even split of parameters over blocks; BF16 weights and\n"
         "    gradients, ZeRO-1 optimizer state), activation memory (34 x hidden bytes per token per layer, no recomputation), and\n"
-        "    GPU-hours (the DP gradient reduction and the optimizer step are not counted).\n";
+        "    the DP gradient all-reduce (ring, bandwidth only, overlapped with the rank's last backward of one block), and\n"
+        "    GPU-hours (the optimizer step is not counted).\n";
     if (!result.skipped.empty()) {
         text += "\nNot considered:\n";
         for (size_t k = 0; k < result.skipped.size() && k < 12; ++k) text += "  " + result.skipped[k] + "\n";

@@ -54,6 +54,8 @@ void size_memory(PlanOption& o, const PlanRequest& r, const Placement& placement
     o.params = parameters_per_gpu(r.model, r.training, placement);
     o.weights_gb = o.params.total() * r.training.bytes_per_param / kGB;
     o.state_gb = training_state_bytes(o.params, r.training, o.dp) / kGB;
+    o.grads_gb = o.params.total() * r.training.grad_bytes_per_param / kGB;
+    o.optimizer_gb = o.params.total() * r.training.optimizer_bytes_per_param / std::max(o.dp, 1) / kGB;
     o.activations_gb = to_double(o.peak_stashes) * stash_bytes(r.model, r.training, o.blocks) / kGB;
     o.total_gb = o.state_gb + o.activations_gb;
     o.fits = o.total_gb <= r.cluster.gpu_memory_gb;
@@ -78,11 +80,13 @@ PlanOption evaluate(const PlanRequest& r, const Candidate& c, const Schedule& sc
     o.chunk = chunk_costs(r, c.pp, o.blocks);
     const Simulation sim = simulate(schedule, simulator_costs(o.chunk, has_pairs(c.family)));
     const double seconds_per_tick = 1e-6 / static_cast<double>(sim.scale.ticks_per_unit);  // costs are in us
-    o.step_seconds = static_cast<double>(sim.makespan) * seconds_per_tick;
+    o.makespan_seconds = static_cast<double>(sim.makespan) * seconds_per_tick;
     o.worst_idle_seconds = static_cast<double>(sim.bubble) * seconds_per_tick;
     o.bubble_fraction = sim.bubble_fraction;
     for (const auto& rt : sim.ranks) o.peak_stashes = std::max(o.peak_stashes, rt.peak_activations);
     size_memory(o, r, placement);
+    o.gradient_reduce = gradient_reduce(r, o.params, o.dp, o.chunk);
+    o.step_seconds = o.makespan_seconds + o.gradient_reduce.exposed();
 
     const double tokens = static_cast<double>(r.training.global_batch) * r.training.sequence_length;
     o.tokens_per_second = tokens / o.step_seconds;
@@ -95,6 +99,38 @@ bool better(const PlanOption& a, const PlanOption& b) {
     if (a.gpu_hours_per_million_tokens != b.gpu_hours_per_million_tokens)
         return a.gpu_hours_per_million_tokens < b.gpu_hours_per_million_tokens;
     return a.total_gb < b.total_gb;
+}
+
+PlanResult plan_options(const PlanRequest& request);
+
+// The remedies for the option that needs the least memory, and the smallest 2^k x larger cluster that fits.
+NothingFits what_would_fit(const PlanResult& result) {
+    NothingFits why;
+    const auto& r = result.request;
+    const auto least = std::min_element(result.options.begin(), result.options.end(),
+                                        [](const PlanOption& a, const PlanOption& b) { return a.total_gb < b.total_gb; });
+    why.least = static_cast<size_t>(least - result.options.begin());
+    const PlanOption& o = *least;
+    const double one_stash_gb = o.peak_stashes > Rational(0) ? o.activations_gb / to_double(o.peak_stashes) : 0;
+    // Full recomputation keeps each in-flight stash's block input (tokens x hidden, BF16, split by TP)
+    // and one whole stash while a block is recomputed.
+    const double tokens = static_cast<double>(r.training.microbatch_size) * r.training.sequence_length;
+    const double input_gb = tokens * r.model.hidden * 2.0 / r.training.tp / kGB;
+    why.with_recompute_gb =
+        o.total_gb - o.activations_gb + std::min(o.activations_gb, one_stash_gb + to_double(o.peak_stashes) * input_gb);
+    why.with_zero2_gb = o.total_gb - o.grads_gb * (1.0 - 1.0 / std::max(o.dp, 1));
+    why.with_zero3_gb = why.with_zero2_gb - o.weights_gb * (1.0 - 1.0 / std::max(o.dp, 1));
+    for (int factor = 2; factor <= 16; factor *= 2) {
+        PlanRequest bigger = r;
+        bigger.cluster.gpus = r.cluster.gpus * factor;
+        const PlanResult plan = plan_options(bigger);
+        if (!plan.any_fits()) continue;
+        why.gpus_that_fit = bigger.cluster.gpus;
+        const PlanOption& best = plan.options.front();
+        why.option_that_fits = fmt::format("{} at {:.1f} GB per GPU", best.label(), best.total_gb);
+        break;
+    }
+    return why;
 }
 
 }  // namespace
@@ -110,6 +146,14 @@ bool PlanResult::any_fits() const {
 
 PlanResult make_plan(const PlanRequest& request) {
     validate(request);
+    PlanResult result = plan_options(request);
+    if (!result.options.empty() && !result.any_fits()) result.nothing_fits = what_would_fit(result);
+    return result;
+}
+
+namespace {
+
+PlanResult plan_options(const PlanRequest& request) {
     PlanResult result;
     result.request = request;
     for (const int pp : pp_candidates(request)) {
@@ -145,6 +189,8 @@ PlanResult make_plan(const PlanRequest& request) {
     std::stable_sort(result.options.begin(), result.options.end(), better);
     return result;
 }
+
+}  // namespace
 
 ParameterMemory family_parameters(const PlanRequest& request, const std::string& family, int pp, int microbatches) {
     const ScheduleFamily* generator = find_family(family);

@@ -8,7 +8,9 @@
 //
 // Layout: GPUs = PP x DP x TP; EP groups are formed inside the DP x TP GPUs of one pipeline position, so
 // EP <= DP x TP. Each pipeline runs M = global batch / (DP x micro-batch size) micro-batches per step.
-// A step takes the simulated makespan (the DP gradient reduction is assumed hidden and not counted).
+// A step takes the simulated makespan plus the exposed part of the DP gradient all-reduce
+// (planner/cost_model.hpp). Only options that fit in GPU memory are recommended; when none does, the
+// plan says what would (full activation recomputation, ZeRO-2/3, or more GPUs -- found by re-planning).
 #include "model/rational.hpp"
 #include "planner/cost_model.hpp"
 #include "planner/memory_model.hpp"
@@ -27,13 +29,16 @@ struct PlanOption {
     int blocks = 0, blocks_held = 0, copies = 0;  // placement: model blocks, worst rank's share, copies per block
 
     ChunkCosts chunk;                 // estimated per-chunk costs (seconds)
-    double step_seconds = 0;          // simulated makespan
+    double makespan_seconds = 0;      // simulated pipeline makespan
+    GradientReduce gradient_reduce;   // DP all-reduce, once per step
+    double step_seconds = 0;          // makespan + exposed all-reduce
     Rational bubble_fraction{0};      // exact, for the chunk costs
     double worst_idle_seconds = 0;
     Rational peak_stashes{0};         // exact, worst rank
 
     ParameterMemory params;           // per GPU
     double weights_gb = 0, state_gb = 0, activations_gb = 0, total_gb = 0;
+    double grads_gb = 0, optimizer_gb = 0;  // parts of state_gb
     double single_copy_weights_gb = 0;  // the same PP with one copy of each block (1F1B's layout)
     bool fits = false;
 
@@ -43,10 +48,22 @@ struct PlanOption {
     std::string label() const;        // "dualpipe PP=16 M=120"
 };
 
+// When nothing fits: memory of the least-memory option under remedies, and the smallest larger cluster
+// (the same GPUs per node, 2x, 4x, ... 16x) whose plan has an option that fits.
+struct NothingFits {
+    size_t least = 0;              // index into PlanResult::options
+    double with_recompute_gb = 0;  // activations: one stash per rank (full recomputation)
+    double with_zero2_gb = 0;      // gradients sharded over DP too
+    double with_zero3_gb = 0;      // weights as well
+    std::optional<int> gpus_that_fit;
+    std::string option_that_fits;  // its label and memory
+};
+
 struct PlanResult {
     PlanRequest request;
-    std::vector<PlanOption> options;  // best first
+    std::vector<PlanOption> options;  // best first (fitting ones first)
     std::vector<std::string> skipped; // why a (PP, family) was not considered
+    std::optional<NothingFits> nothing_fits;
     bool any_fits() const;
 };
 

@@ -93,8 +93,9 @@ PublishedFormula zero_bubble_v(int P, int M, const Costs& costs, const Symbols& 
 // DualPipe's README: (PP/2-1)(F&B+B-3W); PP = P for DualPipe, 2P stages for DualPipeV.
 PublishedFormula dualpipe(bool v_shape, int P, const Costs& costs, const Symbols& s) {
     auto f = make(v_shape ? "(PP/2-1)(F&B+B-3W), PP = 2P" : "(PP/2-1)(F&B+B-3W), PP = P",
-                  "DualPipe README table (shared/reference/dualpipe.md §a)",
-                  "no comm; matches the simulator when I = F and F&B >= 2F (not exact in general, §a sanity check)",
+                  "DualPipe README (github.com/deepseek-ai/DualPipe), bubble table",
+                  std::string("no comm; proved equal to the bubble for every M on ") + kDualPipeReadmeRegion +
+                      " (proofs/catalogue/dualpipe-readme-formula.md); not in general",
                   BubbleMeasure::LargestIdle);
     if (!uniform_and_free(costs, f)) return f;
     const int PP = v_shape ? 2 * P : P;

@@ -1,6 +1,6 @@
 #pragma once
 // The bubble formulas the schedule families publish, as their generator comments (schedules/*.cpp) and
-// DualPipe's README table (shared/reference/dualpipe.md §a) state them, evaluated exactly for given
+// DualPipe's README table state them, evaluated exactly for given
 // P, M, V and costs so that a report can put "formula" next to "measured".
 //
 // Each formula says what it measures: most describe the largest idle time of a rank (makespan - busy);
@@ -15,6 +15,10 @@
 #include <string_view>
 
 namespace pp {
+
+// Where DualPipe's README formula (PP/2-1)(F&B+B-3W) equals the bubble, as proved in
+// proofs/catalogue/dualpipe-readme-formula.md (a test compares the two texts).
+inline constexpr const char* kDualPipeReadmeRegion = "I = F, W ≤ F, FB ≥ B";
 
 enum class BubbleMeasure { LargestIdle, ZbSpanMinusWork };
 

@@ -6,6 +6,7 @@
 #include "planner/planner.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 using namespace pp::plan;
 using pp::test::run_cli;
@@ -83,4 +84,75 @@ TEST_CASE("plan CLI: flags, config file, errors", "[planner]") {
     CHECK(run_cli("plan --layers 8").exit_code == 2);  // no GPUs, no model size
     CHECK(run_cli("plan --config " + write_temp("bad.conf", "gpus = many\n")).exit_code == 2);
     CHECK(run_cli("plan --config /nonexistent/plan.conf").exit_code == 2);
+}
+
+// Issue 14 item 7: the DP gradient all-reduce is in the step. By hand: 16 GPUs, PP 2, TP 1 -> DP 8; a 1B
+// dense model in 2 blocks -> 0.5B parameters per GPU, 2-byte gradients = 1e9 bytes; ring over 8 replicas
+// (16 GPUs per node, so inside a node at 10 GB/s): 2 x 7/8 x 1e9 / 1e10 = 0.175 s. Hidden: one block's
+// backward I + W = 4 layers x 2 ms = 8 ms; exposed 0.167 s.
+TEST_CASE("plan: the DP gradient all-reduce is counted in the step (ring, hand computation)", "[planner]") {
+    PlanRequest r;
+    apply_settings(r, {{"gpus", "16"}, {"gpus-per-node", "16"}, {"layers", "8"}, {"hidden", "1024"}, {"params", "1B"},
+                       {"seq-len", "1024"}, {"global-batch", "64"}, {"chunk-costs", "F=1,I=1,W=1"}, {"intra-node-gbps", "10"},
+                       {"inter-node-gbps", "10"}, {"pp", "2"}, {"families", "1f1b"}});
+    const PlanResult plan = make_plan(r);
+    REQUIRE(plan.options.size() == 1);
+    const PlanOption& o = plan.options[0];
+    CHECK(o.dp == 8);
+    CHECK(o.gradient_reduce.seconds == Approx(0.175));
+    CHECK(o.gradient_reduce.hidden == Approx(0.008));
+    CHECK(o.step_seconds == Approx(o.makespan_seconds + 0.167));
+    CHECK_THAT(plan_text(plan), Catch::Contains("exposed DP gradient all-reduce 0.167 s (of 0.175 s"));
+}
+
+// Issue 14 item 7: a 70B dense model on 64 GPUs fits nowhere; the plan must not recommend anything and
+// must say what would fit, each remedy checked here against the option's own parts.
+TEST_CASE("plan: nothing fits -> no recommendation, and what would fit", "[planner]") {
+    PlanRequest r;
+    apply_settings(r, {{"preset", "dense-70b"}, {"gpus", "64"}});
+    const PlanResult plan = make_plan(r);
+    REQUIRE(!plan.options.empty());
+    REQUIRE(!plan.any_fits());
+    REQUIRE(plan.nothing_fits);
+    const NothingFits& why = *plan.nothing_fits;
+    const PlanOption& least = plan.options[why.least];
+    for (const auto& o : plan.options) CHECK(least.total_gb <= o.total_gb);
+    CHECK(least.total_gb == Approx(least.weights_gb + least.grads_gb + least.optimizer_gb + least.activations_gb));
+    CHECK(why.with_zero2_gb == Approx(least.total_gb - least.grads_gb * (1 - 1.0 / least.dp)));
+    CHECK(why.with_recompute_gb < least.total_gb);
+    CHECK(why.with_recompute_gb > least.total_gb - least.activations_gb);
+    // Activations dominate (34 x hidden bytes per token per layer, P stashes of L/P layers on the first
+    // rank whatever P is), so recomputation is the remedy that fits.
+    CHECK(why.with_recompute_gb <= r.cluster.gpu_memory_gb);
+    // More GPUs help only once M < P; whatever is said must hold when re-planned.
+    if (why.gpus_that_fit) {
+        PlanRequest bigger = r;
+        bigger.cluster.gpus = *why.gpus_that_fit;
+        CHECK(make_plan(bigger).any_fits());
+    }
+    const std::string text = plan_text(plan);
+    CHECK_THAT(text, Catch::Contains("NOTHING FITS"));
+    CHECK_THAT(text, !Catch::Contains("Recommendation:"));
+    CHECK_THAT(text, Catch::Contains("full activation recomputation"));
+    CHECK_THAT(text, Catch::Contains(why.gpus_that_fit ? fmt::format("with {} GPUs", *why.gpus_that_fit) : "no cluster up to 16x"));
+}
+
+// Issue 14 item 7 at the CLI: no recommendation (exit 1) when nothing fits; with TP 8 the same model fits
+// and, with the all-reduce counted, a pipeline beats plain data parallelism.
+TEST_CASE("plan CLI: nothing fits is exit 1 without a recommendation; TP 8 recommends a pipeline", "[planner]") {
+    const auto none = run_cli("plan --preset dense-70b --gpus 64");
+    CHECK(none.exit_code == 1);
+    CHECK_THAT(none.out, Catch::Contains("NOTHING FITS"));
+    CHECK_THAT(none.out, !Catch::Contains("Recommendation:"));
+    const auto tp8 = run_cli("plan --preset dense-70b --gpus 64 --tp 8");
+    REQUIRE(tp8.exit_code == 0);
+    CHECK_THAT(tp8.out, Catch::Contains("Recommendation:"));
+    CHECK_THAT(tp8.out, !Catch::Contains("Recommendation: no pipeline"));
+    // PP=1 holds all weights, so its all-reduce is the largest: 70B/8 per GPU over DP 8 across nodes.
+    PlanRequest r;
+    apply_settings(r, {{"preset", "dense-70b"}, {"gpus", "64"}, {"tp", "8"}, {"pp", "1"}});
+    const PlanResult pp1 = make_plan(r);
+    REQUIRE(pp1.options.size() == 1);
+    // 8.75e9 parameters x 2 bytes x 2 x 7/8 / 50e9 B/s = 0.6125 s.
+    CHECK(pp1.options[0].gradient_reduce.seconds == Approx(0.6125));
 }

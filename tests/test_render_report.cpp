@@ -3,9 +3,13 @@
 // the formula next to the measured value.
 #include "cli_runner.hpp"
 #include "render/published_formulas.hpp"
+#include "schedules/registry.hpp"
+#include "verifier/simulate.hpp"
 #include "test_render_xml.hpp"
 
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 
 using namespace pp;
 using pp::test::run_cli;
@@ -42,7 +46,7 @@ TEST_CASE("report: one self-contained page with table, formulas and a picture pe
     CHECK(html.find("(PP/2-1)(F&amp;B+B-3W), PP = P") != std::string::npos);
     CHECK(html.find("(P-1)(F+B)") != std::string::npos);
     CHECK(html.find("no bubble formula stated") != std::string::npos);  // chimera
-    // Under these costs (I = F, F&B >= 2F, no comm) every stated formula agrees with the simulator.
+    // Under these costs (I = F, W <= F, F&B >= B, no comm) every stated formula agrees with the simulator.
     CHECK(html.find("differs") == std::string::npos);
     CHECK(html.find("agrees") != std::string::npos);
 }
@@ -73,4 +77,36 @@ TEST_CASE("formulas: evaluated exactly inside their stated conditions only", "[r
     CHECK(!published_bubble_formula("interleaved-1f1b", 4, 6, 2, costs)->value);
     CHECK(!published_bubble_formula("zb-h2", 4, 8, std::nullopt, parse_costs("F=1,I=1,W=2"))->value);
     CHECK(!published_bubble_formula("chimera", 4, 8, std::nullopt, costs));
+}
+
+// Issue 14 item 12: the report's condition for DualPipe's README formula must be the region the catalogue
+// proves, and that region must actually be where the formula equals the simulated bubble.
+TEST_CASE("formulas: DualPipe README condition is the catalogue's proved region", "[render]") {
+    std::ifstream in(std::string(PP_SOURCE_DIR) + "/proofs/catalogue/dualpipe-readme-formula.md");
+    const std::string catalogue((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(!catalogue.empty());
+    std::string statement = catalogue.substr(catalogue.find("1. **Holds** on the region"));
+    statement = statement.substr(0, statement.find('\n'));
+    // The catalogue writes "I = F (i.e. B − W = F), W ≤ F, FB ≥ B"; the report's text is the same without the gloss.
+    CHECK(statement.find("**I = F (i.e. B − W = F), W ≤ F, FB ≥ B**") != std::string::npos);
+    CHECK(std::string(kDualPipeReadmeRegion) == "I = F, W ≤ F, FB ≥ B");
+    const auto formula = published_bubble_formula("dualpipe", 8, 16, std::nullopt, parse_costs("F=1,I=1,W=1,FB=3"));
+    REQUIRE(formula);
+    CHECK(formula->condition.find(kDualPipeReadmeRegion) != std::string::npos);
+    CHECK(formula->condition.find("2F") == std::string::npos);
+    CHECK(formula->source.find("shared/") == std::string::npos);
+
+    const auto bubble = [](const char* costs) {
+        const Schedule s = find_family("dualpipe")->generate({8, 16, std::nullopt});
+        const Simulation sim = simulate(s, parse_costs(costs));
+        return sim.scale.to_units(sim.bubble);
+    };
+    const auto predicted = [](const char* costs) {
+        return *published_bubble_formula("dualpipe", 8, 16, std::nullopt, parse_costs(costs))->value;
+    };
+    // Inside the region (I = F, W <= F, FB >= B): equal. Outside (the catalogue's counterexamples): not.
+    for (const char* inside : {"F=1,I=1,W=1,FB=2", "F=2,I=2,W=1,FB=3.5", "F=3,I=3,W=2,FB=6"})
+        CHECK(bubble(inside) == predicted(inside));
+    for (const char* outside : {"F=1,I=1.5,W=0.5,FB=2", "F=1,I=1,W=1,FB=1.5"})
+        CHECK(bubble(outside) != predicted(outside));
 }

@@ -2,6 +2,7 @@
 // simulator, and a stock z3 binary re-checking the emitted SMT-LIB2 proof (tag [search]).
 #include "cli_runner.hpp"
 #include "formats/load.hpp"
+#include "solver/greedy.hpp"
 #include "solver/search.hpp"
 #include "solver/search_generators.hpp"
 #include "verifier/simulate.hpp"
@@ -12,6 +13,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -227,4 +229,19 @@ TEST_CASE("sweep: one JSON line per instance, shards partition the grid", "[sear
     CHECK(lines == 8);
     CHECK(seen.size() == 8);
     CHECK(run_cli(grid + " --shard 3/3").exit_code == 2);
+}
+
+// Issue 14 item 12: the README's rule counts (22 / 36 / doubled with pairs) are the portfolio's sizes.
+// Counted by hand from greedy_portfolio: 6 kind orders x (1 or 2 stage priorities) x 2 caps, 2 or 4
+// longest-tail rules, 8 staircases; with pairs allowed every rule has a pair variant.
+TEST_CASE("search: greedy portfolio sizes match the README", "[search]") {
+    CHECK(greedy_portfolio(build_instance(problem("1f1b", 4, 8, "F=1,I=1,W=1", 4))).size() == 22);
+    CHECK(greedy_portfolio(build_instance(problem("v", 4, 8, "F=1,I=1,W=1", 4))).size() == 36);
+    SearchProblem pairs = problem("v", 4, 8, "F=1,I=1,W=1", 4);
+    pairs.overlap = Rational(2);
+    CHECK(greedy_portfolio(build_instance(pairs)).size() == 72);
+    std::ifstream in(std::string(PP_SOURCE_DIR) + "/README.md");
+    const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(readme.find("greedy list rules (22 on a") != std::string::npos);
+    CHECK(readme.find("36 when a rank holds several stages, twice that when pairs") != std::string::npos);
 }
