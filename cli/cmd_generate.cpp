@@ -4,6 +4,7 @@
 #include "schedules/registry.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <iostream>
 #include <memory>
@@ -38,14 +39,22 @@ struct GenerateCommand {
 }  // namespace
 
 Runner add_list(CLI::App& app) {
+    auto json = std::make_shared<bool>(false);
     auto* sub = app.add_subcommand("list", "the schedule families, their parameters and preconditions");
-    return [] {
-        for (const auto& f : schedule_families())
-            std::cout << fmt::format("{:<17} {}\n{:<17} parameters: {}; requires: {}; order from: {}\n", f.name, f.summary,
-                                     "", f.parameters, f.preconditions, f.source);
+    sub->add_flag("--json", *json, "one JSON array of {name, summary, parameters, requires, source}");
+    return [json] {
+        nlohmann::json all = nlohmann::json::array();
+        for (const auto& f : schedule_families()) {
+            if (*json)
+                all.push_back({{"name", f.name}, {"summary", f.summary}, {"parameters", f.parameters},
+                               {"requires", f.preconditions}, {"source", f.source}});
+            else
+                std::cout << fmt::format("{:<17} {}\n{:<17} parameters: {}; requires: {}; order from: {}\n", f.name, f.summary, "",
+                                         f.parameters, f.preconditions, f.source);
+        }
+        if (*json) std::cout << all.dump(2) << "\n";
         return kOk;
     };
-    (void)sub;
 }
 
 Runner add_generate(CLI::App& app) {

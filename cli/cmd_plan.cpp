@@ -6,6 +6,8 @@
 #include "planner/plan_text.hpp"
 #include "planner/planner.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -14,7 +16,47 @@
 namespace pp::cli {
 namespace {
 
+nlohmann::json option_json(const plan::PlanOption& o) {
+    return {{"label", o.label()},
+            {"family", o.family},
+            {"pp", o.pp},
+            {"dp", o.dp},
+            {"stages_per_rank", o.stages_per_rank ? nlohmann::json(*o.stages_per_rank) : nlohmann::json(nullptr)},
+            {"microbatches", o.microbatches},
+            {"copies", o.copies},
+            {"bubble_fraction", static_cast<double>(o.bubble_fraction.numerator()) / static_cast<double>(o.bubble_fraction.denominator())},
+            {"makespan_seconds", o.makespan_seconds},
+            {"dp_allreduce_seconds", o.gradient_reduce.seconds},
+            {"dp_allreduce_exposed_seconds", o.gradient_reduce.exposed()},
+            {"step_seconds", o.step_seconds},
+            {"gpu_hours_per_million_tokens", o.gpu_hours_per_million_tokens},
+            {"memory_gb", {{"weights", o.weights_gb}, {"gradients", o.grads_gb}, {"optimizer", o.optimizer_gb},
+                           {"activations", o.activations_gb}, {"total", o.total_gb}}},
+            {"fits", o.fits},
+            {"exact", {{"bubble_fraction", format_rational(o.bubble_fraction)}, {"peak_stashes", format_rational(o.peak_stashes)}}}};
+}
+
+// The whole plan as one document: every option (best first), the recommendation or, when nothing fits,
+// what would; every number is an estimate except where `exact` says otherwise.
+nlohmann::json plan_json(const plan::PlanResult& result) {
+    nlohmann::json j = {{"gpus", result.request.cluster.gpus}, {"gpu_memory_gb", result.request.cluster.gpu_memory_gb},
+                        {"options", nlohmann::json::array()}, {"skipped", result.skipped}};
+    for (const auto& o : result.options) j["options"].push_back(option_json(o));
+    j["recommendation"] = result.any_fits() ? option_json(result.options.front()) : nlohmann::json(nullptr);
+    if (result.nothing_fits) {
+        const auto& why = *result.nothing_fits;
+        j["nothing_fits"] = {{"least_memory", result.options[why.least].label()},
+                             {"with_recompute_gb", why.with_recompute_gb},
+                             {"with_zero2_gb", why.with_zero2_gb},
+                             {"with_zero3_gb", why.with_zero3_gb},
+                             {"gpus_that_fit", why.gpus_that_fit ? nlohmann::json(*why.gpus_that_fit) : nlohmann::json(nullptr)},
+                             {"option_that_fits", why.option_that_fits}};
+    }
+    return j;
+}
+
 struct PlanCommand {
+    bool json = false;
     std::optional<std::string> config;
     std::vector<std::pair<std::string, std::string>> flags;  // in command-line order
 
@@ -32,7 +74,7 @@ struct PlanCommand {
             plan::PlanRequest request;
             plan::apply_settings(request, settings);
             const plan::PlanResult result = plan::make_plan(request);
-            std::cout << plan::plan_text(result);
+            std::cout << (json ? plan_json(result).dump(2) + "\n" : plan::plan_text(result));
             if (result.nothing_fits) return kViolations;  // no recommendation: nothing fits in GPU memory
         } catch (const plan::PlanSpecError& e) {
             throw UsageError((config ? *config + ": " : std::string()) + e.what());
@@ -46,6 +88,7 @@ struct PlanCommand {
 Runner add_plan(CLI::App& app) {
     auto cmd = std::make_shared<PlanCommand>();
     auto* sub = app.add_subcommand("plan", "recommend a pipeline strategy (PP degree, schedule family, M) for a cluster and a model");
+    sub->add_flag("--json", cmd->json, "the whole plan as one JSON document");
     sub->add_option("--config", cmd->config, "file of `key = value` lines with the settings below (flags win)");
     for (const auto& [key, help] : plan::setting_keys()) {
         const std::string name = key;

@@ -147,7 +147,8 @@ Runner add_prove(CLI::App& app) {
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     sub->add_option("--memory-bound", cmd->memory_bound, "memory-bound: the per-rank activation bound to prove");
     sub->add_option("--activation-sizes", cmd->activation, "activation sizes F=..,I=.. (as in verify)");
-    sub->add_option("--emit", cmd->emit, "write the SMT-LIB2 obligations into this directory");
+    sub->add_option("--emit-proof,--emit", cmd->emit,
+                    "write the SMT-LIB2 obligations into this directory (as search --emit-proof; --emit is the old spelling)");
     sub->add_option("--model", cmd->model, "timing model: dataflow (default) or batched")
         ->check(CLI::IsMember({"dataflow", "batched"}));
     sub->add_flag("--json", cmd->json, "machine-readable result");

@@ -23,6 +23,20 @@ void write_file(const std::string& path, const std::string& content) {
     if (!out) throw UsageError("error while writing '" + path + "'");
 }
 
+// simulate's JSON document plus every slot's rank, start and end: the timeline the chart draws.
+nlohmann::json timeline_json(const Schedule& schedule, const Timed& timed, const Costs& costs) {
+    nlohmann::json j = simulation_json(schedule, timed.graph, timed.sim, costs, timed.timing);
+    nlohmann::json& slots = j["timeline"] = nlohmann::json::array();
+    for (std::uint32_t s = 0; s < timed.graph.slot_count(); ++s)
+        slots.push_back({{"rank", timed.graph.slot_rank[s]},
+                         {"slot", format_slot(timed.graph.slot(schedule, s))},
+                         {"start", exact_json(timed.sim.scale.to_units(timed.sim.start[s]))},
+                         {"end", exact_json(timed.sim.scale.to_units(timed.sim.end[s]))},
+                         {"exact", {{"start", format_rational(timed.sim.scale.to_units(timed.sim.start[s]))},
+                                    {"end", format_rational(timed.sim.scale.to_units(timed.sim.end[s]))}}}});
+    return j;
+}
+
 struct ShowCommand {
     ScheduleInput input;
     CostInput costs;
@@ -32,11 +46,17 @@ struct ShowCommand {
     std::optional<std::string> seconds_per_unit;  // the trace's time unit; default 1 cost unit = 1 ms
     std::optional<double> us_per_unit;            // old spelling (--trace-unit-us)
     std::string comm_model = "dataflow";
+    bool json = false;
 
     int run() {
         const Schedule schedule = input.load();
         const Costs c = costs.resolve(schedule);
         const auto timed = verify_and_simulate(schedule, c, costs.activations(), comm_model_from(comm_model));
+        if (json) {
+            if (svg_path || trace_path) throw UsageError("--json prints the timeline as JSON; write --svg/--trace files in a separate run");
+            std::cout << timeline_json(schedule, timed, c).dump(2) << "\n";
+            return kOk;
+        }
         GanttOptions chart = gantt;
         chart.title = fmt::format("{}: {} ranks, M = {}", schedule.source, schedule.rank_count(),
                                   schedule.placement.total_microbatches());
@@ -82,6 +102,7 @@ Runner add_show(CLI::App& app) {
     cmd->costs.add_options(*sub);
     sub->add_option("--width", cmd->gantt.max_width, "characters for the time axis")->check(CLI::Range(20, 2000));
     add_comm_model_option(*sub, cmd->comm_model);
+    sub->add_flag("--json", cmd->json, "print the timing and every slot's start and end as JSON instead of the chart");
     sub->add_option("--svg", cmd->svg_path, "also write the timeline as an SVG picture to this file");
     sub->add_option("--svg-width", cmd->svg_width, "SVG width in px (default: adaptive)")->check(CLI::Range(300, 20000));
     sub->add_option("--trace", cmd->trace_path, "also write a Chrome/Perfetto trace-event JSON to this file");
