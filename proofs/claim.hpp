@@ -45,6 +45,10 @@ struct ClaimNode {
 using ClaimPtr = std::shared_ptr<ClaimNode>;
 
 ClaimPtr parse_claim(const std::string& text);  // throws ClaimError
+// The names a claim may use (listed in errors): P (ranks), PP (pipeline stages: P, or 2P for DualPipeV,
+// P x V interleaved), M, the costs, the measured quantities; and those that take an M' argument.
+const std::vector<std::string>& claim_names();
+const std::vector<std::string>& claim_function_names();
 // Linear cost constraints joined by "&&" (for --assume): "FB >= B && I == F".
 std::vector<CostConstraint> parse_constraints(const std::string& text);
 // The points of a cost grid "F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5,comm=0" (unset: F=I=W=1, B=I+W, FB=F+B,

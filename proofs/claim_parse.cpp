@@ -2,6 +2,8 @@
 // and cost grids for `refute --costs GRID`.
 #include "proofs/claim.hpp"
 
+#include "model/spelling.hpp"
+
 #include <cctype>
 #include <functional>
 
@@ -109,8 +111,16 @@ private:
         while (true) {
             if (eat("*")) a = node(ClaimNode::Mul, {a, parse_unary()}, from);
             else if (eat("/")) a = node(ClaimNode::Div, {a, parse_unary()}, from);
+            else if (juxtaposed()) a = node(ClaimNode::Mul, {a, parse_unary()}, from);
             else return a;
         }
+    }
+    // Papers write products by juxtaposition: "3W", "(PP/2-1)(F&B+B-3W)", "2(P-1)".
+    bool juxtaposed() {
+        skip();
+        if (pos_ >= s_.size()) return false;
+        const unsigned char c = static_cast<unsigned char>(s_[pos_]);
+        return std::isalpha(c) || c == '_' || c == '(';
     }
     ClaimPtr parse_unary() {
         skip();
@@ -140,8 +150,7 @@ private:
         }
         if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
             size_t end = pos_;
-            while (end < s_.size() &&
-                   (std::isalnum(static_cast<unsigned char>(s_[end])) || s_[end] == '_' || s_[end] == '&'))
+            while (end < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[end])) || s_[end] == '_' || ampersand_in_name(end)))
                 ++end;
             const std::string name = s_.substr(pos_, end - pos_);
             pos_ = end;
@@ -161,18 +170,38 @@ private:
         }
         fail("unexpected '" + std::string(1, c) + "'");
     }
+    // DeepSeek's "F&B" is one name; "&&" is the conjunction.
+    bool ampersand_in_name(size_t at) const {
+        return s_[at] == '&' && at + 1 < s_.size() && std::isalpha(static_cast<unsigned char>(s_[at + 1])) && at > pos_ &&
+               s_[at - 1] != '&';
+    }
     void check_name(const std::string& name, bool call) const {
-        static const std::set<std::string> plain = {"P", "M", "bubble", "idle", "makespan", "span", "bubble_fraction",
-                                                    "peak", "copies", "blocks_per_rank", "param_share"};
-        static const std::set<std::string> calls = {"bubble", "idle", "makespan", "span", "bubble_fraction", "peak"};
-        if (call ? calls.count(name) : (plain.count(name) || cost_var_index(name) >= 0)) return;
-        throw ClaimError{"unknown name '" + name + "'" + (call ? " (not a function)" : ""), pos_};
+        const auto& names = call ? claim_function_names() : claim_names();
+        if (std::find(names.begin(), names.end(), name) != names.end()) return;
+        std::string message = "unknown name '" + name + "'" + (call ? " (not a function)" : "");
+        if (auto nearest = nearest_spelling(name, names)) message += " (did you mean '" + *nearest + "'?)";
+        message += call ? "; functions: " : "; names: ";
+        for (size_t k = 0; k < names.size(); ++k) message += (k ? ", " : "") + names[k];
+        if (!call) message += " (costs as in --costs; PP = pipeline stages, as DeepSeek's table)";
+        throw ClaimError{message, pos_};
     }
 };
 
 }  // namespace
 
 ClaimPtr parse_claim(const std::string& text) { return Parser(text).parse(); }
+
+const std::vector<std::string>& claim_names() {
+    static const std::vector<std::string> names = {
+        "P", "PP", "M", "F", "I", "W", "B", "FB", "F&B", "comm", "c", "bubble", "idle", "makespan", "span", "bubble_fraction",
+        "peak", "copies", "blocks_per_rank", "param_share"};
+    return names;
+}
+
+const std::vector<std::string>& claim_function_names() {
+    static const std::vector<std::string> names = {"bubble", "idle", "makespan", "span", "bubble_fraction", "peak"};
+    return names;
+}
 
 namespace {
 

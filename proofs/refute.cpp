@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <numeric>
 #include <map>
 #include <set>
 
@@ -23,6 +24,7 @@ namespace {
 
 struct ParamFacts {
     int copies = 0, blocks_per_rank = 0;
+    int stages = 0;  // DeepSeek's PP: the pipeline's model blocks
     Rational param_share{0};
 };
 
@@ -30,6 +32,7 @@ ParamFacts param_facts(const Placement& placement) {
     ParamFacts f;
     for (int c : placement.copies_per_block()) f.copies = std::max(f.copies, c);
     const int blocks = placement.blocks();
+    f.stages = blocks;
     for (int r = 0; r < placement.ranks; ++r)
         f.blocks_per_rank = std::max(f.blocks_per_rank, static_cast<int>(placement.blocks_on_rank(r).size()));
     if (blocks > 0) f.param_share = Rational(f.blocks_per_rank, blocks);
@@ -222,6 +225,7 @@ private:
                 if (n->name == "bubble_fraction") return num(f.bubble_fraction);
                 if (n->name == "peak") return num(*std::max_element(f.peak.begin(), f.peak.end()));
                 if (n->name == "copies") return num(Rational(f.params.copies));
+                if (n->name == "PP") return num(Rational(f.params.stages));
                 if (n->name == "blocks_per_rank") return num(Rational(f.params.blocks_per_rank));
                 if (n->name == "param_share") return num(f.params.param_share);
                 break;
@@ -292,6 +296,7 @@ public:
                 if (n->name == "peak") return const_max(facts(M_).peak);
                 if (n->name == "copies") return ctx_.real_val(facts(M_).params.copies);
                 if (n->name == "blocks_per_rank") return ctx_.real_val(facts(M_).params.blocks_per_rank);
+                if (n->name == "PP") return ctx_.real_val(facts(M_).params.stages);
                 if (n->name == "param_share") return smt::rational(ctx_, facts(M_).params.param_share);
                 break;
             }
@@ -444,6 +449,39 @@ std::optional<bool> evaluate_claim(const ClaimPtr& claim, const ClaimContext& co
     }
 }
 
+namespace {
+
+struct PeriodicWindow {
+    int t_periodic = 0, cycle = 1;  // in blocks of the family's M step
+};
+
+// The prover's periodicity result that closes the search over M: once over the symbolic region, or at
+// every grid point with exact costs (the window is the latest of them, its period the lcm).
+std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const RefuteOptions& options, const CostRegion& region,
+                                              const std::vector<CostPoint>& grid) {
+    ProveOptions po;
+    po.model = options.model;
+    po.activations = options.activations;
+    if (options.symbolic) {
+        po.region = region;
+        const ProofResult pr = prove(spec, po);
+        if (pr.verdict != Verdict::Proved) return std::nullopt;
+        return PeriodicWindow{pr.t_periodic, pr.cycle};
+    }
+    PeriodicWindow window;
+    for (const CostPoint& point : grid) {
+        po.costs = costs_at(point);
+        const ProofResult pr = prove(spec, po);
+        if (pr.verdict != Verdict::Proved) return std::nullopt;
+        window.t_periodic = std::max(window.t_periodic, pr.t_periodic);
+        window.cycle = std::lcm(window.cycle, pr.cycle);
+        if (window.cycle > 64) return std::nullopt;  // no common window worth searching
+    }
+    return window;
+}
+
+}  // namespace
+
 RefuteResult refute(const std::string& family, const std::string& claim_text, const RefuteOptions& options) {
     RefuteResult res;
     res.family = family;
@@ -482,20 +520,16 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
         } else {
             int t_last = options.default_steps;
             const auto offsets = m_offsets(claim, P, spec->m0, spec->step);
-            if (periodic_names && offsets && options.symbolic) {
-                ProveOptions po;
-                po.model = options.model;
-                po.region = region;
-                po.activations = options.activations;
-                const ProofResult pr = prove(*spec, po);
-                if (pr.verdict == Verdict::Proved) {
-                    t_last = pr.t_periodic + pr.cycle - 1;
+            if (periodic_names && offsets) {
+                if (const auto window = periodic_window(*spec, options, region, grid)) {
+                    t_last = window->t_periodic + window->cycle - 1;
                     closed = true;
-                    closing = fmt::format("P={}: every idle time is periodic in M from M={} with period {} "
+                    closing = fmt::format("P={}: every idle time is periodic in M from M={} with period {} {}"
                                           "(pipeproof prove {} -P {}{} --property bubble-constant: PROVED), so M = {}..{} "
                                           "covers every M",
-                                          P, spec->microbatches(pr.t_periodic), pr.cycle * spec->step, family, P,
-                                          options.model == TimingModel::Batched ? " --model batched" : "", spec->m0,
+                                          P, spec->microbatches(window->t_periodic), window->cycle * spec->step,
+                                          options.symbolic ? "" : fmt::format("at each of the {} grid point(s) ", grid.size()),
+                                          family, P, options.model == TimingModel::Batched ? " --model batched" : "", spec->m0,
                                           spec->microbatches(t_last));
                 }
             }
@@ -580,8 +614,7 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
     res.status = all_closed ? RefuteResult::Holds : RefuteResult::Undecided;
     if (!all_closed && !options.m_range)
         res.notes.push_back("M is unbounded and no periodicity proof closed the search (the claim uses M, makespan, span "
-                            "or bubble_fraction, or the costs are a grid, or the proof did not go through): the claim "
-                            "held on the M values searched");
+                            "or bubble_fraction, or the proof did not go through): the claim held on the M values searched");
     return res;
 }
 

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cctype>
 
+#include "model/spelling.hpp"
 #include "schedules/families.hpp"
+
+#include <fmt/format.h>
 
 namespace pp {
 
@@ -60,21 +63,6 @@ std::string normalized(std::string_view name) {
     return out;
 }
 
-size_t edit_distance(const std::string& a, const std::string& b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        size_t diagonal = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j) {
-            const size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diagonal = up;
-        }
-    }
-    return row[b.size()];
-}
-
 }  // namespace
 
 const ScheduleFamily* find_family(std::string_view name) {
@@ -85,20 +73,11 @@ const ScheduleFamily* find_family(std::string_view name) {
 }
 
 std::string unknown_family_message(std::string_view name) {
-    const std::string wanted = normalized(name);
-    const ScheduleFamily* nearest = nullptr;
-    size_t best = std::max<size_t>(2, wanted.size() / 3) + 1;
-    std::string all;
-    for (const auto& family : schedule_families()) {
-        all += (all.empty() ? "" : ", ") + family.name;
-        // A prefix ("interleaved" for "interleaved-1f1b") counts as one edit.
-        const bool prefix = wanted.size() >= 3 && family.name.rfind(wanted, 0) == 0;
-        const size_t d = prefix ? 1 : edit_distance(wanted, family.name);
-        if (d < best) best = d, nearest = &family;
-    }
+    std::vector<std::string> names;
+    for (const auto& family : schedule_families()) names.push_back(family.name);
     std::string message = "unknown schedule family '" + std::string(name) + "'";
-    if (nearest) message += "; did you mean '" + nearest->name + "'?";
-    return message + " (families: " + all + ")";
+    if (auto nearest = nearest_spelling(normalized(name), names)) message += "; did you mean '" + *nearest + "'?";
+    return message + " (families: " + fmt::format("{}", fmt::join(names, ", ")) + ")";
 }
 
 }  // namespace pp
