@@ -18,6 +18,7 @@ enum ExitCode { kOk = 0, kViolations = 1, kBadInput = 2, kUndecided = 3 };
 inline constexpr int kMaxRanks = 100'000;
 inline constexpr int kMaxMicrobatches = 1'000'000;
 inline constexpr int kMaxStagesPerRank = 1'000;
+inline constexpr int kMaxBlock = 1'000'000;  // model block numbers (--stage-costs), as the native reader allows
 
 // A usage error detected after parsing (exit 2).
 struct UsageError : std::runtime_error {

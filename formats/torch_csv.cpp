@@ -514,15 +514,16 @@ private:
     }
 
     // Counts inferred from the largest numbers never exceed what the file holds: every (stage, micro-batch)
-    // pair of a schedule has at least two compute ops (F and a backward), so a file that implies more pairs
-    // than it has compute ops is missing most of its schedule -- or has a typo such as 9999W9999, which
-    // would otherwise cost 10^8 pairs of work. Counts given by the caller (--stages, -M) are taken as given,
-    // within the size budget.
+    // pair of a complete schedule has at least two compute ops (F and a backward), so a file implying more
+    // than two pairs per compute action is missing three quarters of its schedule -- or has a typo such as
+    // 9999W9999, which would otherwise cost 10^8 pairs of work. Small fragments (up to kFreePairs pairs)
+    // read as before; counts given by the caller (--stages, -M) are taken as given, within the size budget.
+    static constexpr std::uint64_t kFreePairs = 1024;
     void check_inferred_size(int stages, int microbatches) const {
         const bool inferred_stages = !stage_limit(), inferred_microbatches = !options_.microbatches;
         if (!inferred_stages && !inferred_microbatches) return;
         const std::uint64_t pairs = saturating_mul(static_cast<std::uint64_t>(stages), static_cast<std::uint64_t>(microbatches));
-        if (pairs <= compute_ops_) return;
+        if (pairs <= std::max(kFreePairs, saturating_mul(compute_ops_, 2))) return;
         // Point at the number that makes the product large: the larger of the two inferred counts.
         const bool blame_stage = inferred_stages && (!inferred_microbatches || stages >= microbatches);
         const SourceLoc at = blame_stage ? max_stage_at_ : max_microbatch_at_;
@@ -530,9 +531,10 @@ private:
                          (blame_stage ? "stage " + std::to_string(max_stage_) : "micro-batch " + std::to_string(max_microbatch_)) +
                              " implies " + std::to_string(stages) + " stages x " + std::to_string(microbatches) +
                              " micro-batches = " + format_count(pairs) + " (stage, micro-batch) pairs, but the file has " +
-                             std::to_string(compute_ops_) +
-                             " compute actions (a schedule has at least two per pair); if the numbers are right, "
-                             "give the counts with --stages and -M");
+                             std::to_string(compute_ops_) + (compute_ops_ == 1 ? " compute action" : " compute actions") +
+                             ": inferred counts may imply at most " + std::to_string(kFreePairs) +
+                             " pairs or two per compute action; if the numbers are right, give the counts with "
+                             "--stages and -M");
     }
 
     Schedule build() {

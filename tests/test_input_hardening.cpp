@@ -166,21 +166,34 @@ TEST_CASE("hardening: a CSV's inferred counts are bounded by the actions it hold
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::StartsWith(path + ":1:5: error: stage 9999 implies 10000 stages x 10000 micro-batches = "
                                                "10^8 (stage, micro-batch) pairs, but the file has 2 compute actions"));
-    // The largest micro-batch is blamed when it dominates: 0F0,0B999 -> 1 stage x 1000 micro-batches.
-    const std::string mb = write_temp("mb.csv", "0F0,0B999\n");
+    // The largest micro-batch is blamed when it dominates: 0F0,0B9999 -> 1 stage x 10000 micro-batches.
+    const std::string mb = write_temp("mb.csv", "0F0,0B9999\n");
     const auto m = run_cli("verify " + mb);
     CHECK(m.exit_code == 2);
-    CHECK_THAT(m.err, Catch::StartsWith(mb + ":1:7: error: micro-batch 999 implies 1 stages x 1000 micro-batches"));
+    CHECK_THAT(m.err, Catch::StartsWith(mb + ":1:7: error: micro-batch 9999 implies 1 stages x 10000 micro-batches"));
+    // Fragments up to 1024 pairs read as before: 0F0,0B999 is 1000 pairs, verify reports the missing ops.
+    const std::string fragment = write_temp("fragment.csv", "0F0,0B999\n");
+    const auto f = run_cli("verify " + fragment);
+    CHECK(f.exit_code == 1);
+    CHECK_THAT(f.out, Catch::Contains("[missing]"));
     // A cell such as 999999F999999 (was std::bad_alloc, exit 134).
     const std::string big = write_temp("big_cell.csv", "999999F999999\n");
     const auto b = run_cli("simulate " + big);
     CHECK(b.exit_code == 2);
     CHECK_THAT(b.err, Catch::StartsWith(big + ":1:1: error: stage 999999 implies 1000000 stages x 1000000 micro-batches"));
-    // A file missing fewer than half of its ops still reads, and verify reports what is missing (exit 1).
-    const std::string partial = write_temp("partial.csv", "0F0,0B0,0F1\n");
-    const auto p = run_cli("verify " + partial);
+    // At most two pairs per compute action (above 1024): 0F0..0F999, 1F0..1F999 and 0F1999 are 2001 actions
+    // for 2 stages x 2000 micro-batches = 4000 pairs <= 4002: read, and verify reports what is missing.
+    std::string row;
+    for (int m = 0; m < 1000; ++m) row += (m ? "," : "") + std::string("0F") + std::to_string(m) + ",1F" + std::to_string(m);
+    const auto p = run_cli("verify " + write_temp("partial.csv", row + ",0F1999\n"));
     CHECK(p.exit_code == 1);
     CHECK_THAT(p.out, Catch::Contains("[missing]"));
+    // Without 0F999 and 1F999: 1999 actions for 4000 pairs > 3998.
+    const std::string less = write_temp("partial2.csv", row.substr(0, row.rfind(",0F999")) + ",0F1999\n");
+    const auto q = run_cli("verify " + less);
+    CHECK(q.exit_code == 2);
+    CHECK_THAT(q.err, Catch::Contains(":1:") && Catch::Contains("micro-batch 1999 implies 2 stages x 2000 micro-batches = 4000 "
+                                                                 "(stage, micro-batch) pairs, but the file has 1999 compute actions"));
 }
 
 TEST_CASE("hardening: declared sizes beyond the budget are refused with an estimate", "[hardening][budget]") {
@@ -250,6 +263,10 @@ TEST_CASE("hardening: bad counts on the command line are usage errors naming the
         CHECK(r.exit_code == 2);
         CHECK_THAT(r.err, Catch::Matches("(.|\n)*--(microbatches|ranks|stages-per-rank|stages)(.|\n)*"));
     }
+    // A block number beyond int used to wrap and be accepted.
+    const auto block = run_cli("simulate 1f1b -P 4 -M 8 --stage-costs 99999999999:F=1");
+    CHECK(block.exit_code == 2);
+    CHECK_THAT(block.err, Catch::Contains("--stage-costs: block 99999999999 is out of range"));
 }
 
 TEST_CASE("hardening: every bad input exits 2 with a position from every reading command", "[hardening][errors]") {
