@@ -290,6 +290,17 @@ TEST_CASE("hardening: every bad input exits 2 with a position from every reading
     }
 }
 
+TEST_CASE("hardening: a directory or an endless file is not read forever", "[hardening][errors]") {
+    const std::string dir = pp::test::scratch_dir().string();
+    const auto d = run_cli("verify " + dir);
+    CHECK(d.exit_code == 2);
+    CHECK_THAT(d.err, Catch::StartsWith(dir + ": error: is a directory"));
+    // /dev/zero never ends: the reader stops at its first chunk (a NUL byte), and at 2 GiB for any file.
+    const auto z = run_cli("verify --format native /dev/zero");
+    CHECK(z.exit_code == 2);
+    CHECK_THAT(z.err, Catch::StartsWith("/dev/zero:1:1: error: a NUL byte"));
+}
+
 TEST_CASE("hardening: blank lines cost no memory", "[hardening][memory]") {
     // 20 million blank lines (20 MB) before a valid schedule: the reader used to keep a 24-byte record per
     // line (about 0.8 GB peak). Now the text itself is most of the peak.
