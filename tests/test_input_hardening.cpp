@@ -301,6 +301,17 @@ TEST_CASE("hardening: a directory or an endless file is not read forever", "[har
     CHECK_THAT(z.err, Catch::StartsWith("/dev/zero:1:1: error: a NUL byte"));
 }
 
+TEST_CASE("hardening: a plan config file reports bad lines at their position", "[hardening][errors]") {
+    const std::string bad_value = write_temp("plan.cfg", "preset = dense-70b\n\n# a comment\ngpus = lots\n");
+    const auto v = run_cli("plan --config " + bad_value);
+    CHECK(v.exit_code == 2);
+    CHECK_THAT(v.err, Catch::StartsWith(bad_value + ":4:1: error: gpus: 'lots' is not"));
+    const std::string no_equals = write_temp("plan2.cfg", "preset = dense-70b\ngpus 64\n");
+    const auto e = run_cli("plan --config " + no_equals);
+    CHECK(e.exit_code == 2);
+    CHECK_THAT(e.err, Catch::StartsWith(no_equals + ":2:1: error: expected 'key = value'"));
+}
+
 TEST_CASE("hardening: blank lines cost no memory", "[hardening][memory]") {
     // 20 million blank lines (20 MB) before a valid schedule: the reader used to keep a 24-byte record per
     // line (about 0.8 GB peak). Now the text itself is most of the peak.
