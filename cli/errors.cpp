@@ -5,6 +5,7 @@
 #include "model/costs.hpp"
 #include "model/size_budget.hpp"
 #include "planner/plan_spec.hpp"
+#include "proofs/budget.hpp"
 #include "proofs/claim.hpp"
 #include "schedules/registry.hpp"
 #include "verifier/simulate.hpp"
@@ -48,6 +49,10 @@ int report_exception(std::exception_ptr error) {
         // A schedule that is not valid (or whose communication cannot run) has no timing: the verdict of `verify`.
         say("pipeproof", e.what());
         return kViolations;
+    } catch (const budget::Exhausted& e) {
+        // prove and refute answer UNKNOWN themselves; this is the net for any other path that checks the budget.
+        say("pipeproof", "undecided: " + e.what);
+        return kUndecided;
     } catch (const std::bad_alloc&) {
         say("pipeproof", "out of memory: the input is too large for this machine (see --max-ops, README \"Limits\")");
         return kBadInput;
