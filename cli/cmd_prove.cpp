@@ -3,6 +3,7 @@
 // Exit: 0 PROVED, 1 REFUTED, 3 UNKNOWN, 2 bad input.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/watchdog.hpp"
 #include "render/ascii_gantt.hpp"
 #include "proofs/claim.hpp"
 #include "proofs/prove.hpp"
@@ -64,8 +65,11 @@ struct ProveCommand {
     std::string model = "dataflow";
     bool json = false;
     bool timeline = false;
+    std::optional<double> time_limit;     // seconds; UNKNOWN (exit 3) with what was established when it runs out
+    std::optional<double> memory_budget;  // MB of resident memory, likewise
 
     int run() {
+        start_budget(time_limit, memory_budget, json, "unknown", "verdict: UNKNOWN");
         std::string why;
         const auto spec = family_spec(family, ranks, &why);
         if (!spec) throw UsageError(why);
@@ -153,6 +157,12 @@ Runner add_prove(CLI::App& app) {
         ->check(CLI::IsMember({"dataflow", "batched"}));
     sub->add_flag("--json", cmd->json, "machine-readable result");
     sub->add_flag("--timeline", cmd->timeline, "draw the counterexample's timeline");
+    sub->add_option("--time-limit", cmd->time_limit,
+                    "seconds; when they run out the answer is UNKNOWN (exit 3) with what was established")
+        ->check(CLI::PositiveNumber);
+    sub->add_option("--memory-budget", cmd->memory_budget,
+                    "MB of resident memory; when exceeded the answer is UNKNOWN (exit 3) with what was established")
+        ->check(CLI::PositiveNumber);
     return [cmd] { return cmd->run(); };
 }
 

@@ -4,6 +4,7 @@
 // 2 bad input.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/watchdog.hpp"
 #include "render/ascii_gantt.hpp"
 #include "proofs/claim.hpp"
 #include "verifier/simulate.hpp"
@@ -41,8 +42,11 @@ struct RefuteCommand {
     int steps = 3;
     int width = 200;
     bool json = false;
+    std::optional<double> time_limit;     // seconds; UNKNOWN (exit 3) with what was established when it runs out
+    std::optional<double> memory_budget;  // MB of resident memory, likewise
 
     int run() {
+        start_budget(time_limit, memory_budget, json, "undecided", "UNDECIDED");
         RefuteOptions options;
         std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P");
         if (microbatches) options.m_range = parse_range(*microbatches, "-M");
@@ -137,6 +141,12 @@ Runner add_refute(CLI::App& app) {
     sub->add_option("--steps", cmd->steps, "admissible M values per P searched when M is unbounded and no proof closes it");
     sub->add_option("--width", cmd->width, "timeline width");
     sub->add_flag("--json", cmd->json, "machine-readable result");
+    sub->add_option("--time-limit", cmd->time_limit,
+                    "seconds; when they run out the answer is UNKNOWN (exit 3) with what was established")
+        ->check(CLI::PositiveNumber);
+    sub->add_option("--memory-budget", cmd->memory_budget,
+                    "MB of resident memory; when exceeded the answer is UNKNOWN (exit 3) with what was established")
+        ->check(CLI::PositiveNumber);
     return [cmd] { return cmd->run(); };
 }
 

@@ -54,12 +54,16 @@ struct ShowCommand {
         const auto timed = verify_and_simulate(schedule, c, costs.activations(), comm_model_from(comm_model));
         if (json) {
             if (svg_path || trace_path) throw UsageError("--json prints the timeline as JSON; write --svg/--trace files in a separate run");
-            std::cout << timeline_json(schedule, timed, c).dump(2) << "\n";
-            return kOk;
+            nlohmann::json j = timeline_json(schedule, timed, c);
+            j["valid"] = timed.valid();  // drawn, but the verdict of `verify` stands
+            if (!timed.valid()) j["violations"] = violation_count(timed.verdict);
+            std::cout << j.dump(2) << "\n";
+            return timed.valid() ? kOk : kViolations;
         }
         GanttOptions chart = gantt;
         chart.title = fmt::format("{}: {} ranks, M = {}", schedule.source, schedule.rank_count(),
                                   schedule.placement.total_microbatches());
+        if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
         std::cout << ascii_gantt(schedule, timed.sim, chart);
         std::cout << simulation_text(schedule, timed.graph, timed.sim, c, timed.timing);
         if (svg_path) {
@@ -68,6 +72,7 @@ struct ShowCommand {
             options.activations = costs.activations();
             options.costs = &c;
             options.subtitle = "costs " + format_costs(c) + "; timing model: " + timed.timing.label();
+            if (!timed.valid()) options.subtitle = "INVALID (" + violation_count_text(timed.verdict) + ", see `pipeproof verify`); " + options.subtitle;
             write_file(*svg_path, svg_timeline(schedule, timed.sim, options));
             std::cout << "wrote " << *svg_path << "\n";
         }
@@ -79,7 +84,7 @@ struct ShowCommand {
             std::cout << "wrote " << *trace_path << " (1 cost unit = " << options.us_per_unit
                       << " us; timing model: " << timed.timing.label() << "; open in ui.perfetto.dev)\n";
         }
-        return kOk;
+        return timed.valid() ? kOk : kViolations;  // drawn, but the verdict of `verify` stands
     }
 
     double trace_us_per_unit() const {

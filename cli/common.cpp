@@ -12,10 +12,14 @@ namespace pp::cli {
 void ScheduleInput::add_options(CLI::App& app, bool positional_required) {
     auto* opt = app.add_option("schedule", source, "schedule file (.txt native, .csv PyTorch, .json) or a family name (see `pipeproof list`)");
     if (positional_required) opt->required();
-    app.add_option("-P,--ranks", ranks, "ranks (generator), or the rank count a CSV must have");
-    app.add_option("-M,--microbatches", microbatches, "micro-batches (generator), or override the count a CSV implies");
-    app.add_option("-V,--stages-per-rank", stages_per_rank, "stages per rank (generator)");
-    app.add_option("--stages", stages, "PyTorch CSV: number of stages, if not inferred from the file");
+    // Counts are checked here, so that `-M -5` is a usage error naming the flag; sizes within these ranges
+    // can still be too large together, which the size budget (model/size_budget.hpp) reports.
+    app.add_option("-P,--ranks", ranks, "ranks (generator), or the rank count a CSV must have")->check(CLI::Range(1, kMaxRanks));
+    app.add_option("-M,--microbatches", microbatches, "micro-batches (generator), or override the count a CSV implies")
+        ->check(CLI::Range(1, kMaxMicrobatches));
+    app.add_option("-V,--stages-per-rank", stages_per_rank, "stages per rank (generator)")->check(CLI::Range(1, kMaxStagesPerRank));
+    app.add_option("--stages", stages, "PyTorch CSV: number of stages, if not inferred from the file")
+        ->check(CLI::Range(1, kMaxMicrobatches));
     app.add_option("--format", format, "input format: native, torch-csv or json (default: from the extension)");
     app.add_option("--torch-era", torch_era, "letters of a PyTorch CSV: current (I/W/B) or 2024 (B = input-grad, BW = full)")
         ->check(CLI::IsMember({"current", "2024"}));
@@ -68,6 +72,8 @@ Costs CostInput::resolve(const Schedule& schedule) const {
             auto block = colon == std::string::npos ? std::nullopt : parse_rational(item.substr(0, colon));
             if (!block || block->denominator() != 1)
                 throw UsageError("--stage-costs expects BLOCK:F=..,I=..,W=.., got '" + item + "'");
+            if (block->numerator() > kMaxBlock)  // would not fit the int a block number is
+                throw UsageError(fmt::format("--stage-costs: block {} is out of range (0..{})", block->numerator(), kMaxBlock));
             OpCosts c = result.base;
             apply_cost_items(item.substr(colon + 1), c, nullptr);
             result.per_block[static_cast<int>(block->numerator())] = c;

@@ -44,6 +44,12 @@ struct ClaimNode {
 };
 using ClaimPtr = std::shared_ptr<ClaimNode>;
 
+// Input bounds (exceeded: ClaimError): a claim's length (each node keeps its source text, so memory grows
+// with length x depth), nesting (parentheses, '!', unary '-': the parser recurses) and a grid's points.
+inline constexpr size_t kMaxClaimLength = 4096;
+inline constexpr int kMaxClaimDepth = 100;
+inline constexpr size_t kMaxGridPoints = 100000;
+
 ClaimPtr parse_claim(const std::string& text);  // throws ClaimError
 // The names a claim may use (listed in errors): P (ranks), PP (pipeline stages: P, or 2P for DualPipeV,
 // P x V interleaved), M, the costs, the measured quantities; and those that take an M' argument.

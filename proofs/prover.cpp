@@ -113,6 +113,12 @@ ProofResult Prover::run_guarded() {
         res.verdict = Verdict::Unknown;
         res.missing = std::string("simulation failed: ") + e.what();
         return res;
+    } catch (const budget::Exhausted& e) {
+        // What was established stays in res (assumptions, obligations discharged); nothing is claimed for M.
+        res.verdict = Verdict::Unknown;
+        res.counterexample.reset();
+        res.missing = e.what + "; the obligations below were discharged before it";
+        return res;
     }
 }
 

@@ -12,6 +12,7 @@
 //   family_spec.cpp             the families' admissible M and structure lemmas
 //   proof_text.cpp              the printed proof
 #include "proofs/batched_graph.hpp"
+#include "proofs/budget.hpp"
 #include "proofs/prove.hpp"
 #include "proofs/smt.hpp"
 
@@ -65,7 +66,10 @@ struct Prover {
     int M(int t) const { return family.microbatches(t); }
     const Schedule& inst(int t) {
         auto it = cache.find(t);
-        if (it == cache.end()) it = cache.emplace(t, family.generate(family.microbatches(t))).first;
+        if (it == cache.end()) {
+            budget::check("generating the instance M=" + std::to_string(family.microbatches(t)));
+            it = cache.emplace(t, family.generate(family.microbatches(t))).first;
+        }
         return it->second;
     }
     // The cost region of a symbolic proof: the assumptions given, or the standard ones; rays computed.
@@ -78,6 +82,7 @@ struct Prover {
     void add(std::string name, std::string statement, std::string method, bool holds = true, double seconds = 0,
              std::string file = "") {
         res.obligations.push_back({std::move(name), std::move(statement), std::move(method), holds, seconds, std::move(file)});
+        budget::check("going on after the obligation '" + res.obligations.back().name + "'");
     }
     std::string emit(const std::string& name, const std::string& text) {
         if (options.emit_dir.empty()) return "";

@@ -4,6 +4,7 @@
 
 #include "model/dag.hpp"
 #include "proofs/batched_graph.hpp"
+#include "proofs/budget.hpp"
 #include "proofs/smt.hpp"
 #include "verifier/batched.hpp"
 #include "verifier/memory.hpp"
@@ -451,6 +452,7 @@ std::optional<bool> evaluate_claim(const ClaimPtr& claim, const ClaimContext& co
 
 namespace {
 
+<<<<<<< HEAD
 struct PeriodicWindow {
     int t_periodic = 0, cycle = 1;  // in blocks of the family's M step
 };
@@ -486,6 +488,10 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
     RefuteResult res;
     res.family = family;
     res.claim = claim_text;
+=======
+// The search of refute(); fills `res` (returns as soon as a counterexample is found).
+void search(RefuteResult& res, const std::string& family, const std::string& claim_text, const RefuteOptions& options) {
+>>>>>>> input
     const ClaimPtr claim = parse_claim(claim_text);
     CostRegion region = options.region;
     if (options.symbolic) region.finish();
@@ -509,13 +515,15 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
             res.notes.push_back(fmt::format("P={} skipped: {}", P, why));
             continue;
         }
-        // Which M to search.
-        std::vector<int> Ms;
+        // Which M to search: the admissible M of [m_first, m_last], an arithmetic progression walked lazily (a
+        // range such as 1..2147483647 is not materialised; the time limit bounds the walk).
+        std::int64_t m_first = spec->m0, m_last = spec->m0;
         bool closed = false;
         std::string closing;
         if (options.m_range) {
-            for (int M = std::max(options.m_range->first, spec->m0); M <= options.m_range->second; ++M)
-                if ((M - spec->m0) % spec->step == 0) Ms.push_back(M);
+            m_first = std::max<std::int64_t>(options.m_range->first, spec->m0);
+            m_first += (spec->step - (m_first - spec->m0) % spec->step) % spec->step;
+            m_last = options.m_range->second;
             closed = true;
         } else {
             int t_last = options.default_steps;
@@ -533,12 +541,14 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
                                           spec->microbatches(t_last));
                 }
             }
-            for (int t = 0; t <= t_last; ++t) Ms.push_back(spec->microbatches(t));
+            m_last = spec->microbatches(t_last);
         }
         if (!closed) all_closed = false;
         if (!closing.empty()) res.notes.push_back(closing);
         Instances inst(*spec, options.activations, options.model);
-        for (int M : Ms) {
+        for (std::int64_t m = m_first; m <= m_last; m += spec->step) {
+            const int M = static_cast<int>(m);
+            budget::check(fmt::format("searching P={} M={} ({} instance(s) searched)", P, M, res.instances));
             ++res.instances;
             auto found = [&](const CostPoint& point) {
                 std::vector<ClaimValue> values;
@@ -561,8 +571,9 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
             };
             if (!options.symbolic) {
                 for (const CostPoint& point : grid) {
+                    budget::check(fmt::format("searching P={} M={} ({} cost point(s) searched)", P, M, res.cost_points));
                     ++res.cost_points;
-                    if (found(point)) return res;
+                    if (found(point)) return;
                 }
                 inst.forget(M);
                 continue;
@@ -605,7 +616,7 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
                 solver.pop();
                 if (nice) break;
             }
-            if (found(point)) return res;
+            if (found(point)) return;
             res.notes.push_back("P=" + std::to_string(P) + " M=" + std::to_string(M) + ": Z3's counterexample " +
                                 point_text(point) + " did not survive the exact re-check (internal inconsistency)");
             all_closed = false;
@@ -614,7 +625,27 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
     res.status = all_closed ? RefuteResult::Holds : RefuteResult::Undecided;
     if (!all_closed && !options.m_range)
         res.notes.push_back("M is unbounded and no periodicity proof closed the search (the claim uses M, makespan, span "
+<<<<<<< HEAD
                             "or bubble_fraction, or the proof did not go through): the claim held on the M values searched");
+=======
+                            "or bubble_fraction, or the costs are a grid, or the proof did not go through): the claim "
+                            "held on the M values searched");
+}
+
+}  // namespace
+
+RefuteResult refute(const std::string& family, const std::string& claim_text, const RefuteOptions& options) {
+    RefuteResult res;
+    res.family = family;
+    res.claim = claim_text;
+    try {
+        search(res, family, claim_text, options);
+    } catch (const budget::Exhausted& e) {
+        // --time-limit / --memory-budget: what was searched stays reported; nothing is claimed beyond it.
+        res.status = RefuteResult::Undecided;
+        res.notes.push_back(e.what + "; no counterexample among the instances searched before it");
+    }
+>>>>>>> input
     return res;
 }
 

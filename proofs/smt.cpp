@@ -1,5 +1,7 @@
 #include "proofs/smt.hpp"
 
+#include "proofs/budget.hpp"
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -73,12 +75,13 @@ Outcome check(z3::context& ctx, z3::solver& solver, const std::string& title, co
               unsigned timeout_ms) {
     Outcome out;
     z3::params params(ctx);
-    params.set("timeout", timeout_ms);
+    params.set("timeout", budget::z3_timeout_ms(timeout_ms));
     solver.set(params);
     out.smt2 = "; pipeproof obligation: " + title + "\n; expected: " + expect + "\n" + solver.to_smt2();
     const auto t0 = std::chrono::steady_clock::now();
     out.result = solver.check();
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (out.result == z3::unknown) budget::check("Z3 checked: " + title);  // unknown because our time ran out?
     if (out.result == z3::sat) out.witness = point_from_model(ctx, solver.get_model());
     return out;
 }

@@ -1,5 +1,7 @@
 #include "proofs/symbolic.hpp"
 
+#include "proofs/budget.hpp"
+
 #include "verifier/simulate.hpp"
 
 #include <algorithm>
@@ -92,7 +94,9 @@ SymbolicTiming symbolic_simulate(const Schedule& schedule, const ScheduleGraph& 
         checked[u] = q;
         return true;
     };
+    std::uint32_t done = 0;
     for (std::uint32_t v : dag.topo) {
+        if ((done++ & 15) == 0) budget::check("timing an instance with symbolic costs");  // --time-limit
         const LinForm duration = slot_form(graph.slot(schedule, v));
         const std::uint32_t r = graph.slot_rank[v], pos = graph.slot_position[v];
         if (r < options.period.size() && options.period[r] > 0 && pos >= options.period[r] && !dag.preds[v].empty()) {
@@ -194,7 +198,9 @@ SymbolicTiming symbolic_simulate_reusing(const Schedule& schedule, const Schedul
         checked[u] = q;
         return true;
     };
+    std::uint32_t done = 0;
     for (std::uint32_t v : dag.topo) {
+        if ((done++ & 15) == 0) budget::check("timing an instance with symbolic costs");  // --time-limit
         const std::uint32_t r = graph.slot_rank[v], pos = graph.slot_position[v];
         duration[v] = slot_form(graph.slot(schedule, v));
         const auto& p = dag.preds[v];

@@ -16,5 +16,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+[ -n "${SKIP_BUILD:-}" ] && exit 0  # scripts/test.sh --sanitize builds elsewhere
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" "$@"
