@@ -55,8 +55,11 @@ struct ShowCommand {
         if (json) {
             if (svg_path || trace_path) throw UsageError("--json prints the timeline as JSON; write --svg/--trace files in a separate run");
             nlohmann::json j = timeline_json(schedule, timed, c);
-            j["valid"] = timed.valid();  // drawn, but the verdict of `verify` stands
-            if (!timed.valid()) j["violations"] = violation_count(timed.verdict);
+            j["valid"] = timed.valid();  // drawn, but the verdict of `verify` stands (keys as in simulate --json)
+            if (!timed.valid()) {
+                j["violation_count"] = violation_count(timed.verdict);
+                for (const auto& v : timed.verdict.violations) j["violations"].push_back(violation_json(v));
+            }
             std::cout << j.dump(2) << "\n";
             return timed.valid() ? kOk : kViolations;
         }

@@ -16,8 +16,10 @@ namespace pp::cli {
 
 void start_budget(std::optional<double> seconds, std::optional<double> memory_mb, bool json, std::string status,
                   std::string text_verdict) {
+    // Beyond 10^9 s (32 years) or 2^40 MB a limit is no limit (and a chrono or size_t conversion would overflow).
+    if (seconds && *seconds > 1e9) seconds.reset();
     std::optional<std::size_t> mb;
-    if (memory_mb) mb = static_cast<std::size_t>(*memory_mb);
+    if (memory_mb && *memory_mb < 0x1p40) mb = static_cast<std::size_t>(*memory_mb);
     budget::set(seconds, mb);
     if (!seconds) return;
     // The prover checks the clock per instance, obligation and Z3 call; allow it that much to answer itself.

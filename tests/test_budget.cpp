@@ -22,6 +22,10 @@ TEST_CASE("budget: prove answers UNKNOWN when its time limit has run out", "[bud
     CHECK_THAT(doc["missing"].get<std::string>(), Catch::Contains("time limit"));
     // A limit that is ample changes nothing: the same proof as without one (test_prove.cpp checks its value).
     const auto ample = run_cli("prove 1f1b -P 4 --time-limit 600 --json");
+    // Limits too large to be a deadline are no limit (1e300 s used to overflow the clock).
+    const auto huge = run_cli("prove 1f1b -P 4 --time-limit 1e300 --memory-budget 1e300");
+    CHECK(huge.exit_code == 0);
+    CHECK_THAT(huge.out, Catch::Contains("verdict: PROVED"));
     const auto unlimited = run_cli("prove 1f1b -P 4 --json");
     CHECK(ample.exit_code == 0);
     CHECK(unlimited.exit_code == 0);

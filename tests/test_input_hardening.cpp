@@ -122,12 +122,15 @@ TEST_CASE("hardening: a schedule over its memory limit is timed but marked, and 
         // 0B1 7-9.
         CHECK_THAT(r.out, Catch::Contains("makespan 9 "));
     }
-    const auto json = run_cli("simulate --json " + path);
-    CHECK(json.exit_code == 1);
-    const auto j = nlohmann::json::parse(json.out);
-    CHECK(j["valid"] == false);
-    CHECK(j["violation_count"] == count);
-    CHECK(j["violations"][0]["kind"] == "memory-limit");
+    for (const std::string command : {"simulate --json ", "show --json "}) {
+        INFO(command);
+        const auto json = run_cli(command + path);
+        CHECK(json.exit_code == 1);
+        const auto j = nlohmann::json::parse(json.out);
+        CHECK(j["valid"] == false);
+        CHECK(j["violation_count"] == count);
+        CHECK(j["violations"][0]["kind"] == "memory-limit");
+    }
     for (const std::string command : {"compare", "report -o /dev/null"}) {
         INFO(command);
         const auto r = run_cli(command + " " + path);
