@@ -61,13 +61,13 @@ std::optional<std::array<Rational, kCostVars>> null_line(std::vector<std::array<
 }
 
 std::array<std::int64_t, kCostVars> integral(const std::array<Rational, kCostVars>& x) {
-    std::int64_t lcm = 1;
-    for (const auto& v : x) lcm = lcm / gcd64(lcm, v.denominator()) * v.denominator();
+    Integer common = 1;  // exact; a component that does not fit in 64 bits throws std::overflow_error
+    for (const auto& v : x) common = lcm(common, v.denominator());
     std::array<std::int64_t, kCostVars> out{};
     std::int64_t g = 0;
     for (int i = 0; i < kCostVars; ++i) {
-        const Rational scaled = x[i] * Rational(lcm);
-        out[i] = scaled.numerator();
+        const Rational scaled = x[i] * Rational(common);
+        out[i] = scaled.numerator().to_int64();
         g = gcd64(g, out[i]);
     }
     if (g > 1)
