@@ -91,8 +91,7 @@ bool Integer::big_fits_int64() const noexcept {
 
 int Integer::big_sign() const noexcept { return cell_of(raw_)->value.sign(); }
 
-std::int64_t Integer::to_int64() const {
-    if (is_inline()) return raw_ >> 1;
+std::int64_t Integer::big_to_int64() const {
     if (!big_fits_int64()) throw std::overflow_error("integer " + to_string() + " does not fit in 64 bits");
     return cell_of(raw_)->value.convert_to<std::int64_t>();
 }

@@ -12,6 +12,7 @@
 // Division and remainder truncate toward zero, as for built-in integers; dividing by zero throws
 // std::domain_error. There is deliberately no implicit conversion to a built-in type: to_int64() throws
 // std::overflow_error when the value does not fit, to_double() rounds.
+#include <cassert>
 #include <compare>
 #include <concepts>
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pp {
 
@@ -44,6 +46,16 @@ public:
         }
     }
     static Integer from_wide(__int128 value);  // exact, for 128-bit intermediate results
+    // Machine integers already known to lie in [kInlineMin, kInlineMax] (checked only in debug builds), as
+    // Integers; a plain shift per element, for results of loops proven free of overflow.
+    static std::vector<Integer> from_inline_values(const std::vector<std::int64_t>& values) {
+        std::vector<Integer> out(values.size());
+        for (size_t i = 0; i < values.size(); ++i) {
+            assert(values[i] >= kInlineMin && values[i] <= kInlineMax);
+            out[i].raw_ = encode(values[i]);
+        }
+        return out;
+    }
     // Decimal digits with an optional leading '-'; nullopt when malformed.
     static std::optional<Integer> parse(std::string_view text);
 
@@ -67,7 +79,9 @@ public:
 
     bool is_inline() const noexcept { return (raw_ & 1) == 0; }
     bool fits_int64() const noexcept { return is_inline() || big_fits_int64(); }
-    std::int64_t to_int64() const;  // throws std::overflow_error when the value does not fit
+    std::int64_t to_int64() const {  // throws std::overflow_error when the value does not fit
+        return is_inline() ? raw_ >> 1 : big_to_int64();
+    }
     std::optional<std::int64_t> try_int64() const;
     double to_double() const noexcept;
     explicit operator double() const noexcept { return to_double(); }
@@ -157,6 +171,7 @@ private:
     static void retain(std::int64_t raw) noexcept;
     static void release(std::int64_t raw) noexcept;
     bool big_fits_int64() const noexcept;
+    std::int64_t big_to_int64() const;
     int big_sign() const noexcept;
     static Integer add_slow(const Integer& a, const Integer& b);
     static Integer sub_slow(const Integer& a, const Integer& b);

@@ -244,12 +244,16 @@ struct CostDraw {
     RefCosts ref;
 };
 
-CostDraw draw_costs(std::mt19937_64& rng, int blocks) {
-    static const std::vector<std::int64_t> denominators = {1, 1, 2, 1048576, 1099511627776, 390625, 4093, 4091, 4079, 4073,
-                                                           65521, 65519, 65497, 65479, 999983, 1000003, 1000033,
-                                                           1000037, 1000039, 2147483647, 999999000001, 1099511627689};
+const std::vector<std::int64_t> kLargeDenominators = {1, 1, 2, 1048576, 1099511627776, 390625, 4093, 4091, 4079, 4073,
+                                                      65521, 65519, 65497, 65479, 999983, 1000003, 1000033,
+                                                      1000037, 1000039, 2147483647, 999999000001, 1099511627689};
+// Everyday costs: the simulator's unchecked 64-bit path (fits_machine_ticks) times these.
+const std::vector<std::int64_t> kSmallDenominators = {1, 1, 2, 3, 4, 5, 8, 10};
+
+CostDraw draw_costs(std::mt19937_64& rng, int blocks, const std::vector<std::int64_t>& denominators = kLargeDenominators,
+                    int small_bits = 12, int large_bits = 40) {
     auto value = [&](bool allow_zero) {
-        std::int64_t num = static_cast<std::int64_t>(rng() % (std::uint64_t{1} << (rng() % 2 ? 40 : 12)));
+        std::int64_t num = static_cast<std::int64_t>(rng() % (std::uint64_t{1} << (rng() % 2 ? large_bits : small_bits)));
         if (!allow_zero && num == 0) num = 1;
         const std::int64_t den = denominators[rng() % denominators.size()];
         return std::make_pair(*parse_rational(std::to_string(num) + "/" + std::to_string(den)), BigRational(num, den));
@@ -313,6 +317,57 @@ TEST_CASE("exact: random large coprime costs on generated schedules equal an all
                       << (d.costs.per_block.empty() ? "" : " (+ per-block)"));
             check_against_reference(s, d);
         }
+    }
+}
+
+namespace {
+
+// Whether simulate() may take its unchecked 64-bit path for these costs (the predicate it uses, recomputed here
+// so that each test below knows which of the two paths it covers).
+bool takes_machine_path(const Schedule& s, const Costs& costs) {
+    const TimeScale scale = time_scale_for(costs);
+    const SlotDurations table(s.placement, costs, scale);
+    std::vector<std::int64_t> durations;
+    if (!table.machine_durations(s, durations)) return false;
+    Ticks total = 0;
+    for (std::int64_t d : durations) total += d;
+    const Ticks comm = scale.to_ticks(costs.comm);
+    return comm.is_inline() && fits_machine_ticks(total, comm, boost::num_edges(build_schedule_graph(s).graph));
+}
+
+}  // namespace
+
+TEST_CASE("exact: random everyday costs (the 64-bit path) equal the all-bignum longest path", "[exact][property]") {
+    std::mt19937_64 rng(20261201);
+    for (const auto& [name, P, M, V] : std::vector<std::tuple<const char*, int, int, std::optional<int>>>{
+             {"1f1b", 4, 8, {}}, {"zb-h2", 4, 8, {}}, {"zbv", 4, 8, {}}, {"dualpipev", 4, 8, {}},
+             {"chimera", 4, 8, {}}, {"interleaved-1f1b", 4, 8, 2}}) {
+        const Schedule s = find_family(name)->generate({P, M, V});
+        for (int draw = 0; draw < 6; ++draw) {
+            const CostDraw d = draw_costs(rng, s.placement.blocks(), kSmallDenominators, 4, 12);
+            INFO(name << " P=" << P << " M=" << M << " costs " << format_costs(d.costs));
+            REQUIRE(takes_machine_path(s, d.costs));
+            check_against_reference(s, d);
+        }
+    }
+}
+
+TEST_CASE("exact: times just below and just above the 64-bit path's bound (2^62 ticks) are both exact", "[exact]") {
+    // 1F1B, P=4, M=8: 32 forwards of x ticks, 32 full backwards of I + W = 2, latency 1 on each of E edges.
+    // Every time is at most 32x + 64 + E; the largest x that keeps that within 2^62 - 1 takes the 64-bit
+    // path, x + 1 the Integer path, and both must equal the bignum reference.
+    const Schedule s = find_family("1f1b")->generate({4, 8, {}});
+    const std::int64_t edges = static_cast<std::int64_t>(boost::num_edges(build_schedule_graph(s).graph));
+    const std::int64_t x = (Integer::kInlineMax - 64 - edges) / 32;
+    for (std::int64_t forward : {x, x + 1}) {
+        CostDraw d;
+        d.costs.base.F = Rational(forward), d.costs.base.I = Rational(1), d.costs.base.W = Rational(1);
+        d.costs.comm = Rational(1);
+        d.ref.base.F = BigRational(forward), d.ref.base.I = 1, d.ref.base.W = 1;
+        d.ref.comm = 1;
+        INFO("F = " << forward);
+        CHECK(takes_machine_path(s, d.costs) == (forward == x));
+        check_against_reference(s, d);
     }
 }
 
