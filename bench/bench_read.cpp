@@ -29,6 +29,7 @@ struct Usage {
 Usage run_child(const std::vector<std::string>& argv, int repeats = 3) {
     Usage best;
     for (int k = 0; k < repeats; ++k) {
+        std::fflush(stdout);  // else the child inherits (and prints) what is still buffered
         const pid_t pid = fork();
         if (pid == 0) {
             std::FILE* null = std::freopen("/dev/null", "w", stdout);
