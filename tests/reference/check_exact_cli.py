@@ -292,6 +292,19 @@ def case_refute():
           f"printed {out['counterexample']['values']}, reference {bubble ** 3}")
 
 
+def case_input_bounds():
+    # README "Exact arithmetic": whole numbers up to 2^40 and 9 digits after the point are accepted and timed
+    # exactly; one more is a usage error (exit 2) naming the flag, never a silent rounding.
+    native = os.path.join(SCRATCH, "bounds.txt")
+    open(native, "w").write("ranks 1\nmicrobatches 1\nrank 0: 0F0 0I0 0W0\n")
+    top = 2 ** 40
+    ref, _ = check_simulate(native_to_json(native), f"F={top},I={top}/{top - 1},W=0.123456789")
+    check(ref["makespan"] == top + Fraction(top, top - 1) + Fraction(123456789, 10 ** 9), "reference self-check")
+    for bad in (f"F={top + 1}", f"F=1/{top + 1}", "F=0.1234567891"):
+        proc = run("simulate", native, "--costs", bad, expect=2)
+        check("--costs" in proc.stderr, f"--costs {bad}: the error does not name the flag:\n{proc.stderr}")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
