@@ -16,10 +16,6 @@
 namespace pp::cli {
 namespace {
 
-double to_double(const Rational& value) {
-    return static_cast<double>(value.numerator()) / static_cast<double>(value.denominator());
-}
-
 std::string percent(const Rational& fraction) { return fmt::format("{:.2f}%", 100.0 * to_double(fraction)); }
 
 // Exact text, with a decimal next to a fraction that does not terminate: "575/24576 (~0.0233968)".

@@ -49,7 +49,10 @@ struct CostInput {
 TorchEra parse_era(const std::string& name);
 std::optional<FileFormat> parse_optional_format(const std::optional<std::string>& name);
 
-// Exact values in JSON: a number when the value is a whole number or a short decimal, else a "p/q" string.
+// Exact values in JSON: a number when JSON readers get it back exactly (a 64-bit integer, or a decimal of at most 15 significant
+// digits), else its exact text ("7/3", "1557000000000000.908").
 nlohmann::json exact_json(const Rational& value);
+// The whole part of a memory cap in activations, saturated at INT_MAX (a larger cap never binds).
+int whole_activations(const Rational& value);
 
 }  // namespace pp::cli

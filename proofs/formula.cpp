@@ -15,7 +15,7 @@ LinForm normalize(const LinForm& f, const CostRegion& region) { return normalize
 
 LinForm reduce_gcd(LinForm f) {
     std::int64_t g = 0;
-    for (auto x : f.c) g = std::gcd(g, x < 0 ? -x : x);
+    for (auto x : f.c) g = std::gcd(g, x < 0 ? checked_sub(0, x) : x);
     if (g > 1)
         for (auto& x : f.c) x /= g;
     return f;
@@ -68,7 +68,7 @@ StrictMaxima strict_maxima(const MaxPoly& poly, const CostRegion& region, z3::co
         size_t arg = 0, ties = 0;
         for (size_t i = 0; i < n; ++i) {
             std::int64_t v = 0;
-            for (size_t r = 0; r < R; ++r) v += w[r] * poly.values[i][r];
+            for (size_t r = 0; r < R; ++r) v = checked_add(v, checked_mul(w[r], poly.values[i][r]));
             if (i == 0 || v > best) best = v, arg = i, ties = 1;
             else if (v == best) ++ties;
         }
@@ -112,7 +112,9 @@ StrictMaxima strict_maxima(const MaxPoly& poly, const CostRegion& region, z3::co
         for (const auto& [p, rays] : cells)
             for (const auto& ray : rays) {
                 std::int64_t fi = 0, fp = 0;
-                for (int v = 0; v < kCostVars; ++v) fi += poly.forms[i].c[v] * ray[v], fp += poly.forms[p].c[v] * ray[v];
+                for (int v = 0; v < kCostVars; ++v)
+                    fi = checked_add(fi, checked_mul(poly.forms[i].c[v], ray[v])),
+                    fp = checked_add(fp, checked_mul(poly.forms[p].c[v], ray[v]));
                 if (fi > fp) return false;
             }
         return true;

@@ -51,7 +51,7 @@ void MaxPoly::shift(const LinForm& add, const CostRegion& region) {
     const auto v = region.ray_values(add);
     for (size_t k = 0; k < forms.size(); ++k) {
         forms[k] += add;
-        for (size_t r = 0; r < v.size(); ++r) values[k][r] += v[r];
+        for (size_t r = 0; r < v.size(); ++r) values[k][r] = checked_add(values[k][r], v[r]);
     }
 }
 
@@ -68,7 +68,7 @@ void MaxPoly::prune() {
     // Among forms equal as functions the smallest coefficient vector comes first and is the one kept.
     std::vector<std::int64_t> sum(n, 0);
     for (size_t k = 0; k < n; ++k)
-        for (std::int64_t v : values[k]) sum[k] += v;
+        for (std::int64_t v : values[k]) sum[k] = checked_add(sum[k], v);
     std::vector<size_t> order(n);
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
@@ -129,7 +129,7 @@ void MaxPoly::merge_pruned(const MaxPoly& o) {
             std::vector<size_t> order(idx);
             std::vector<std::int64_t> sums(p.forms.size(), 0);
             for (size_t k : idx)
-                for (std::int64_t x : p.values[k]) sums[k] += x;
+                for (std::int64_t x : p.values[k]) sums[k] = checked_add(sums[k], x);
             std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return sums[x] > sums[y]; });
             Side s;
             s.v.reserve(order.size() * R);
@@ -253,8 +253,8 @@ LinForm normalize_form(LinForm f, const CostRegion& region) {
     if (region.comm_zero) f.c[static_cast<int>(CostVar::comm)] = 0;
     if (region.b_is_i_plus_w) {
         const std::int64_t b = f.c[static_cast<int>(CostVar::B)];
-        f.c[static_cast<int>(CostVar::I)] += b;
-        f.c[static_cast<int>(CostVar::W)] += b;
+        f.c[static_cast<int>(CostVar::I)] = checked_add(f.c[static_cast<int>(CostVar::I)], b);
+        f.c[static_cast<int>(CostVar::W)] = checked_add(f.c[static_cast<int>(CostVar::W)], b);
         f.c[static_cast<int>(CostVar::B)] = 0;
     }
     return f;

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <map>
 #include <set>
@@ -154,7 +155,9 @@ std::optional<int> integer_arg(const ClaimPtr& n, int P, int M) {
     };
     auto v = ev(n);
     if (!v || v->denominator() != 1) return std::nullopt;
-    return static_cast<int>(v->numerator());
+    const auto whole = v->numerator().try_int64();
+    if (!whole || *whole < std::numeric_limits<int>::min() || *whole > std::numeric_limits<int>::max()) return std::nullopt;
+    return static_cast<int>(*whole);
 }
 
 struct Vacuous {};  // an M' that is not admissible

@@ -11,7 +11,7 @@ namespace pp::smt {
 z3::expr cost_var(z3::context& ctx, int index) { return ctx.real_const(cost_var_name(index)); }
 
 z3::expr rational(z3::context& ctx, const Rational& value) {
-    const std::string text = std::to_string(value.numerator()) + "/" + std::to_string(value.denominator());
+    const std::string text = value.numerator().to_string() + "/" + value.denominator().to_string();
     return ctx.real_val(text.c_str());
 }
 
