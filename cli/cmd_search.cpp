@@ -195,12 +195,6 @@ struct SearchCommand {
 
 }  // namespace
 
-// A memory cap in whole activations; a cap beyond int's range is no cap at all, so it saturates rather than wraps.
-static int whole_activations(const Rational& limit) {
-    const std::int64_t whole = limit.numerator() / limit.denominator();
-    return static_cast<int>(std::min<std::int64_t>(whole, std::numeric_limits<int>::max()));
-}
-
 SearchProblem search_problem_from(const std::string& placement, std::optional<int> ranks, std::optional<int> microbatches,
                                   const std::optional<std::string>& costs, const std::optional<std::string>& memory,
                                   const std::optional<std::string>& overlap, const std::string& objective,

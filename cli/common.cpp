@@ -71,10 +71,10 @@ Costs CostInput::resolve(const Schedule& schedule) const {
         for (const auto& item : stage_costs) {
             auto colon = item.find(':');
             auto block = colon == std::string::npos ? std::nullopt : parse_rational(item.substr(0, colon));
-            if (!block || block->denominator() != 1 || block->numerator() > std::numeric_limits<int>::max())
+            if (!block || block->denominator() != 1)
                 throw UsageError("--stage-costs expects BLOCK:F=..,I=..,W=.., got '" + item + "'");
             if (block->numerator() > kMaxBlock)  // would not fit the int a block number is
-                throw UsageError(fmt::format("--stage-costs: block {} is out of range (0..{})", block->numerator(), kMaxBlock));
+                throw UsageError(fmt::format("--stage-costs: block {} is out of range (0..{})", block->numerator().to_string(), kMaxBlock));
             OpCosts c = result.base;
             apply_cost_items(item.substr(colon + 1), c, nullptr);
             result.per_block[static_cast<int>(block->numerator().to_int64())] = c;

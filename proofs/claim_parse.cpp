@@ -356,14 +356,9 @@ std::vector<CostPoint> parse_cost_grid(const std::string& text) {
             if (step <= Rational(0)) throw ClaimError{"grid step must be positive: " + item, 0};
             if (hi < lo) throw ClaimError{"empty grid range (the end is below the start): " + item, 0};
             // Count the points before making them: "0..10^9@1/1000" is refused, not enumerated.
-            std::int64_t count = 0;
-            try {
-                const Rational steps = (hi - lo) / step;
-                count = steps.numerator() / steps.denominator() + 1;
-            } catch (const std::overflow_error&) {
-                count = std::numeric_limits<std::int64_t>::max();
-            }
-            if (count > static_cast<std::int64_t>(kMaxGridPoints))
+            const Rational steps = (hi - lo) / step;  // exact at any size
+            const Integer count = steps.numerator() / steps.denominator() + Integer(1);
+            if (count > Integer(static_cast<std::int64_t>(kMaxGridPoints)))
                 throw ClaimError{"the grid range " + item + " has more than " + std::to_string(kMaxGridPoints) + " points", 0};
             for (Rational x = lo; x <= hi; x += step) values[v].push_back(x);
         } else {
