@@ -71,7 +71,7 @@ Costs CostInput::resolve(const Schedule& schedule) const {
         for (const auto& item : stage_costs) {
             auto colon = item.find(':');
             auto block = colon == std::string::npos ? std::nullopt : parse_rational(item.substr(0, colon));
-            if (!block || block->denominator() != 1)
+            if (!block || block->denominator() != 1 || block->numerator() < Integer(0))
                 throw UsageError("--stage-costs expects BLOCK:F=..,I=..,W=.., got '" + item + "'");
             if (block->numerator() > kMaxBlock)  // would not fit the int a block number is
                 throw UsageError(fmt::format("--stage-costs: block {} is out of range (0..{})", block->numerator().to_string(), kMaxBlock));
