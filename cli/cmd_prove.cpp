@@ -44,6 +44,15 @@ nlohmann::json proof_json(const ProofResult& r) {
     }
     if (r.bubble_exact) j["bubble"] = exact_json(*r.bubble_exact);
     if (r.bubble_symbolic) j["bubble"] = r.bubble_symbolic->str(true);
+    if (r.bubble_exact || r.bubble_symbolic) {
+        j["constant_from_M"] = r.constant_from_m;
+        j["before_M0"] = nlohmann::json::array();
+        for (size_t k = 0; k < r.early_bubbles.size(); ++k) {
+            nlohmann::json e{{"M", r.early_bubbles[k].first}, {"bubble", r.early_bubbles[k].second}};
+            if (k < r.early_exact.size()) e["bubble"] = exact_json(r.early_exact[k]);
+            j["before_M0"].push_back(e);
+        }
+    }
     if (!r.peaks.empty()) {
         for (const auto& p : r.peaks) j["peaks"].push_back(exact_json(p));
         for (const auto& p : r.peaks_at_origin) j["peaks_at_M0"].push_back(exact_json(p));
@@ -54,6 +63,8 @@ nlohmann::json proof_json(const ProofResult& r) {
 struct ProveCommand {
     std::string family;
     int ranks = 0;
+    std::optional<int> stages_per_rank;
+    std::optional<int> from_m;
     std::string property = "bubble-constant";
     std::optional<std::string> costs;
     std::vector<std::string> stage_costs;
@@ -71,12 +82,14 @@ struct ProveCommand {
     int run() {
         start_budget(time_limit, memory_budget, json, "unknown", "verdict: UNKNOWN");
         std::string why;
-        const auto spec = family_spec(family, ranks, &why);
+        const auto spec = family_spec(family, ranks, &why, stages_per_rank);
         if (!spec) throw UsageError(why);
         const auto prop = parse_property(property);
         if (!prop) throw UsageError("unknown property '" + property + "'");
         ProveOptions options;
         options.property = *prop;
+        if (from_m && *prop != Property::BubbleConstant) throw UsageError("--from-M applies to bubble-constant only");
+        options.from_m = from_m;
         options.model = model == "batched" ? TimingModel::Batched : TimingModel::Dataflow;
         options.emit_dir = emit;
         CostInput input;
@@ -142,6 +155,11 @@ Runner add_prove(CLI::App& app) {
     auto* sub = app.add_subcommand("prove", "prove a property of a schedule family for every micro-batch count");
     sub->add_option("family", cmd->family, "schedule family (see `pipeproof list`)")->required();
     sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required();
+    sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
+                    "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)");
+    sub->add_option("--from-M", cmd->from_m,
+                    "bubble-constant: the statement for every admissible M >= this (default: the least such M0 is "
+                    "found and printed)");
     sub->add_option("--property", cmd->property, "bubble-constant | dependencies | deadlock-free | memory-bound")
         ->check(CLI::IsMember({"bubble-constant", "dependencies", "deadlock-free", "memory-bound"}));
     sub->add_option("--costs", cmd->costs, "exact costs F=..,I=..,W=..,B=..,FB=..,comm=.. or 'symbolic' (default)");

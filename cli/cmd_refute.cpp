@@ -35,6 +35,7 @@ struct RefuteCommand {
     std::string family;
     std::string ranks;
     std::optional<std::string> microbatches;
+    std::optional<int> stages_per_rank;
     std::string costs = "symbolic";
     std::vector<std::string> assume;
     bool symbolic_comm = false;
@@ -50,6 +51,7 @@ struct RefuteCommand {
         RefuteOptions options;
         std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P");
         if (microbatches) options.m_range = parse_range(*microbatches, "-M");
+        options.stages_per_rank = stages_per_rank;
         options.symbolic = costs == "symbolic";
         options.grid = options.symbolic ? "" : costs;
         options.model = model == "batched" ? TimingModel::Batched : TimingModel::Dataflow;
@@ -131,6 +133,8 @@ Runner add_refute(CLI::App& app) {
     sub->add_option("family", cmd->family, "schedule family (see `pipeproof list`)")->required();
     sub->add_option("-P,--ranks", cmd->ranks, "ranks: N or A..B")->required();
     sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches: N or A..B (default: every admissible M)");
+    sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
+                    "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)");
     sub->add_option("--costs", cmd->costs,
                     "'symbolic' (default: every cost point of the region, by Z3) or a grid such as "
                     "'F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5' (B defaults to I+W, FB to F+B)");

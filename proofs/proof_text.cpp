@@ -48,7 +48,8 @@ const char* verdict_name(Verdict verdict) {
 std::string format_proof(const ProofResult& r, bool deepseek_basis) {
     (void)deepseek_basis;
     std::string out;
-    out += fmt::format("family: {}  P={}  M = {} + {}t\n", r.family, r.ranks, r.m_origin, r.step);
+    out += fmt::format("family: {}  P={}{}  M = {} + {}t\n", r.family, r.ranks,
+                       r.stages_per_rank ? fmt::format("  V={}", *r.stages_per_rank) : "", r.m_origin, r.step);
     out += "statement: " + r.statement + "\n";
     out += fmt::format("verdict: {}\n", verdict_name(r.verdict));
     if (!r.summary.empty()) out += "result: " + r.summary + "\n";

@@ -510,7 +510,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
     bool all_closed = true;  // every P's M-range was covered by a periodicity proof (or given)
     for (int P = options.p_lo; P <= options.p_hi; ++P) {
         std::string why;
-        const auto spec = family_spec(family, P, &why);
+        const auto spec = family_spec(family, P, &why, options.stages_per_rank);
         if (!spec) {
             res.notes.push_back(fmt::format("P={} skipped: {}", P, why));
             continue;
