@@ -53,11 +53,6 @@ std::optional<std::vector<ZoneFit>> exact_windows(const ZoneWord& w, const ZoneS
     return fits;
 }
 
-// Short predecessors of v (those that stay in the timing recurrence).
-bool short_pred(const std::vector<ZonePlace>& places, int t, const ZoneStructure& zs, std::uint32_t u, std::uint32_t v) {
-    return !long_edge(zone_segment(places[u], t, zs.H, zs.E), zone_segment(places[v], t, zs.H, zs.E));
-}
-
 }  // namespace
 
 ProofResult& Prover::prove_zone_bubble() {
@@ -183,20 +178,19 @@ ProofResult& Prover::prove_zone_bubble() {
                              format_form(static_cast<std::int64_t>(fit[z].cycle) * lambda[z], true));
         return s;
     };
-    // Long edges never bind on an instance: the end of u (+ comm) is at most the latest short predecessor of v.
+    // Long edges never bind on an instance: the end of u (+ comm) is at most the end of the slot before v on its rank
+    // (which v waits for anyway).
     std::string long_failure;
     int z3_calls = 0;
     auto check_long_exact = [&](const Schedule& s, const ScheduleGraph& g, const Simulation& sim, int t) {
         const auto places = w.places(t);
-        const TimedDag dag = timed_dag(g);
         const Rational comm = options.costs->comm;
         for (const LongEdge& e : long_edges(g, places, t, zs.H, zs.E)) {
             const Rational lhs = sim.scale.to_units(sim.end[e.u]) + (e.cross ? comm : Rational(0));
-            Rational rhs{0};
-            for (auto [p, cross] : dag.preds[e.v])
-                if (short_pred(places, t, zs, p, e.v))
-                    rhs = std::max(rhs, sim.scale.to_units(sim.end[p]) + (cross ? comm : Rational(0)));
-            if (lhs > rhs) {
+            // Against the slot before v on its rank (one fixed relation: see the wedge argument).
+            const bool first = g.slot_position[e.v] == 0;
+            const Rational rhs = first ? Rational(0) : sim.scale.to_units(sim.end[e.v - 1]);
+            if (first || lhs > rhs) {
                 long_failure = fmt::format("at M = {} the long edge {} -> {} binds", M(t), format_slot(g.slot(s, e.u)),
                                            format_slot(g.slot(s, e.v)));
                 return false;
@@ -206,19 +200,17 @@ ProofResult& Prover::prove_zone_bubble() {
     };
     auto check_long_symbolic = [&](const Schedule& s, const ScheduleGraph& g, const SymbolicTiming& st, int t) {
         const auto places = w.places(t);
-        const TimedDag dag = timed_dag(g);
         const LinForm comm = LinForm::var(CostVar::comm);
         for (const LongEdge& e : long_edges(g, places, t, zs.H, zs.E)) {
             MaxPoly lhs = st.end[e.u];
             if (e.cross) lhs.shift(comm, region);
-            MaxPoly rhs;
-            for (auto [p, cross] : dag.preds[e.v]) {
-                if (!short_pred(places, t, zs, p, e.v)) continue;
-                MaxPoly x = st.end[p];
-                if (cross) x.shift(comm, region);
-                rhs.merge_pruned(x);
+            if (g.slot_position[e.v] == 0) {
+                long_failure = fmt::format("at M = {} the long edge into {} has no slot before it on its rank", M(t),
+                                           format_slot(g.slot(s, e.v)));
+                return false;
             }
-            if (rhs.empty()) rhs = MaxPoly::of(LinForm{}, region);
+            // Against the slot before v on its rank (one fixed relation: see the wedge argument).
+            const MaxPoly& rhs = st.end[e.v - 1];
             MaxPoly both = rhs;
             both.merge_pruned(lhs);
             if (both.same_forms(rhs)) continue;
