@@ -89,7 +89,9 @@ struct Counterexample {
 
 struct RankIdle {
     // idle_r(M) for M = m0 + step * t, t >= t_from: value(t_from + (t - t_from) mod cycle) + slope * ((t - t_from) div cycle)
-    std::vector<MaxPoly> symbolic;        // per base t (0..t_end-1), symbolic mode
+    // Symbolic mode: idle_r(t) = makespan(t) - busy_r(t), the makespans shared by all ranks (ProofResult::
+    // makespan_symbolic; idle_symbolic() materialises one).
+    std::vector<LinForm> busy_symbolic;   // per base t (0..t_end-1), symbolic mode
     std::vector<Rational> exact;          // per base t, exact mode
     LinForm slope_form;                   // symbolic: idle growth per block (0 when bubble constant)
     Rational slope{0};                    // exact: idle growth per block
@@ -110,6 +112,8 @@ struct ProofResult {
     int m_origin = 0, step = 1;
     int t_periodic = 0, cycle = 1;
     std::vector<RankIdle> idle;
+    std::vector<MaxPoly> makespan_symbolic;  // per base t, symbolic mode
+    std::optional<CostRegion> region;        // symbolic mode: the region, rays computed
     std::optional<MaxPoly> bubble_symbolic;
     std::optional<Rational> bubble_exact;
     // bubble-constant, when the bubble is eventually constant: the least admissible M0 from which it is b, and
@@ -124,6 +128,8 @@ struct ProofResult {
 };
 
 ProofResult prove(const FamilySpec& family, const ProveOptions& options);
+// Rank r's idle time at base case t of a symbolic proof: makespan(t) - busy_r(t).
+MaxPoly idle_symbolic(const ProofResult& result, int rank, int t);
 std::string format_proof(const ProofResult& result, bool deepseek_basis = true);
 
 // Helpers shared with refute / formula / the catalogue.

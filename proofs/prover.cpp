@@ -108,18 +108,17 @@ std::optional<Counterexample> Prover::find_deadlock(int up_to) {
 
 ProofResult Prover::run_guarded() {
     try {
-        return run();
+        run();
     } catch (const SimulationError& e) {
         res.verdict = Verdict::Unknown;
         res.missing = std::string("simulation failed: ") + e.what();
-        return res;
     } catch (const budget::Exhausted& e) {
         // What was established stays in res (assumptions, obligations discharged); nothing is claimed for M.
         res.verdict = Verdict::Unknown;
         res.counterexample.reset();
         res.missing = e.what + "; the obligations below were discharged before it";
-        return res;
     }
+    return std::move(res);  // the result holds every base case's polynomials: no copy
 }
 
 ProofResult& Prover::run() {

@@ -40,8 +40,8 @@ std::string costs_text(const CostPoint& p);
 // constraints the cone leaves out (those with a constant term, such as F >= 2): sample points may turn into
 // counterexamples, which must lie inside the stated assumptions.
 std::optional<CostPoint> region_point(const CostRegion& region, const std::vector<std::int64_t>& weights);
-// The bubble of one symbolically timed instance; appends each rank's idle time to idle[r].symbolic.
-MaxPoly symbolic_bubble(const SymbolicTiming& st, const CostRegion& region, std::vector<RankIdle>& idle);
+// The bubble of one symbolically timed instance; appends its makespan and each rank's busy time to res.
+MaxPoly symbolic_bubble(const SymbolicTiming& st, const CostRegion& region, ProofResult& res);
 
 // Comparing the bubble of two instances (by block count): equal, different (at a cost point, when symbolic), or
 // undecided (Z3 unknown).

@@ -37,17 +37,17 @@ std::optional<CostPoint> region_point(const CostRegion& region, const std::vecto
     return out.witness;
 }
 
-// The bubble of one symbolically timed instance; appends each rank's idle time to idle[r].symbolic.
-MaxPoly symbolic_bubble(const SymbolicTiming& st, const CostRegion& region, std::vector<RankIdle>& idle) {
+// The bubble of one symbolically timed instance; appends its makespan and each rank's busy time to res.
+MaxPoly symbolic_bubble(const SymbolicTiming& st, const CostRegion& region, ProofResult& res) {
     // idle_r = makespan - busy_r: a rank whose busy time is >= another's on the whole region (every ray) idles
     // no longer than it anywhere, so only the ranks with a ray-minimal busy time enter the max.
     const size_t P = st.busy.size();
+    if (res.idle.size() < P) res.idle.resize(P);
     std::vector<std::vector<std::int64_t>> busy_values;
     for (const auto& b : st.busy) busy_values.push_back(region.ray_values(b));
     MaxPoly bubble;
     for (size_t r = 0; r < P; ++r) {
-        MaxPoly rank_idle = st.makespan;  // pruned; a shift keeps it so
-        rank_idle.shift(LinForm{} - st.busy[r], region);
+        res.idle[r].busy_symbolic.push_back(st.busy[r]);
         bool covered = false;
         for (size_t q = 0; q < P && !covered; ++q) {
             if (q == r) continue;
@@ -58,10 +58,19 @@ MaxPoly symbolic_bubble(const SymbolicTiming& st, const CostRegion& region, std:
             }
             covered = le && (!equal || q < r);
         }
-        if (!covered) bubble.merge_pruned(rank_idle);
-        idle[r].symbolic.push_back(std::move(rank_idle));
+        if (covered) continue;
+        MaxPoly rank_idle = st.makespan;  // pruned; a shift keeps it so
+        rank_idle.shift(LinForm{} - st.busy[r], region);
+        bubble.merge_pruned(rank_idle);
     }
+    res.makespan_symbolic.push_back(st.makespan);
     return bubble;
+}
+
+MaxPoly idle_symbolic(const ProofResult& result, int rank, int t) {
+    MaxPoly idle = result.makespan_symbolic.at(t);
+    idle.shift(LinForm{} - result.idle.at(rank).busy_symbolic.at(t), *result.region);
+    return idle;
 }
 
 ProofResult& Prover::prove_bubble_symbolic() {
@@ -113,6 +122,7 @@ ProofResult& Prover::prove_bubble_symbolic() {
     sim_options.keep_start = false;
     for (int r = 0; r < word->ranks(); ++r) sim_options.period.push_back(static_cast<std::uint32_t>(word->block[r].size()));
     sim_options.step = lambda;
+    sim_options.share = true;  // shifted slots share one polynomial (memory: proofs/README.md)
     const SymbolicTiming st = symbolic_simulate(s, g, region, sim_options);
     std::optional<CostPoint> witness;
     int found_k = -1;
@@ -124,13 +134,14 @@ ProofResult& Prover::prove_bubble_symbolic() {
         for (const auto& w : window) {
             const auto a = block_slot_id(*word, T, w.rank, w.index, w.j);
             const auto b = block_slot_id(*word, T, w.rank, w.index, w.j + cycle);
-            MaxPoly shifted = st.end[a];
+            if (st.end_shifted(a, b, shift)) continue;
+            MaxPoly shifted = st.end_of(a, region);
             shifted.shift(shift, region);
-            if (!shifted.same_forms(st.end[b])) pending.emplace_back(a, b);
+            if (!shifted.same_forms(st.end_of(b, region))) pending.emplace_back(a, b);
         }
         bool ok = true;
         for (auto [a, b] : pending) {
-            auto out = smt::equal_on_region(st.end[b], st.end[a], shift, region, "window slot");
+            auto out = smt::equal_on_region(st.end_of(b, region), st.end_of(a, region), shift, region, "window slot");
             if (out.result != z3::unsat) {
                 ok = false;
                 if (out.witness) witness = out.witness;
@@ -181,7 +192,8 @@ ProofResult& Prover::prove_bubble_symbolic() {
         timings[t] = symbolic_simulate_reusing(inst_t, gt, region, reference, &previous, &step);
         cache.erase(t);
     }
-    for (int t = 0; t < t_end; ++t) bubbles.push_back(symbolic_bubble(timings[t], region, res.idle));
+    res.region = region;
+    for (int t = 0; t < t_end; ++t) bubbles.push_back(symbolic_bubble(timings[t], region, res));
     timings.clear();
     // Eventually constant: compare one period, then walk down from t_periodic (proofs/method.md §4a).
     int z3_needed = 0;
@@ -246,7 +258,7 @@ std::string Prover::window_smt_symbolic(const SymbolicTiming& st, int T, int k, 
     for (const auto& w : window_slots(*word, ps, k)) {
         const auto a = block_slot_id(*word, T, w.rank, w.index, w.j);
         const auto b = block_slot_id(*word, T, w.rank, w.index, w.j + cycle);
-        bad.push_back(smt::max_of(ctx, st.end[b]) != smt::max_of(ctx, st.end[a]) + smt::form(ctx, shift));
+        bad.push_back(smt::max_of(ctx, st.end_of(b, region)) != smt::max_of(ctx, st.end_of(a, region)) + smt::form(ctx, shift));
     }
     solver.add(z3::mk_or(bad));
     return smt::check(ctx, solver, "periodic window (symbolic costs, max-plus polynomials)", "unsat", 1).smt2;

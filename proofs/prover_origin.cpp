@@ -97,15 +97,17 @@ bool Prover::settle_early_bubbles(const ProofResult& sub, int k, std::string& me
             for (int r = 0; r < family.ranks; ++r) res.idle[r].exact.push_back(et.idle[r]);
             exact_values.push_back(et.bubble);
         } else {
-            symbolic_values.push_back(symbolic_bubble(symbolic_simulate(s, instance_graph(s), region), region, res.idle));
+            symbolic_values.push_back(symbolic_bubble(symbolic_simulate(s, instance_graph(s), region), region, res));
         }
     }
     for (int r = 0; r < family.ranks; ++r) {
         for (const auto& v : sub.idle[r].exact) res.idle[r].exact.push_back(v);
-        for (const auto& v : sub.idle[r].symbolic) res.idle[r].symbolic.push_back(v);
+        for (const auto& v : sub.idle[r].busy_symbolic) res.idle[r].busy_symbolic.push_back(v);
         res.idle[r].slope = sub.idle[r].slope;
         res.idle[r].slope_form = sub.idle[r].slope_form;
     }
+    for (const auto& m : sub.makespan_symbolic) res.makespan_symbolic.push_back(m);
+    if (!exact) res.region = region;
     res.bubble_exact = sub.bubble_exact;
     res.bubble_symbolic = sub.bubble_symbolic;
     // Walk down from M(k) while the early instances equal the proved value.

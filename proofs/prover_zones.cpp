@@ -290,6 +290,7 @@ ProofResult& Prover::prove_zone_bubble() {
     res.t_periodic = t_p;
     res.cycle = C;
     res.idle.assign(w.ranks(), {});
+    if (!exact) res.region = region;
     int growing = -1;
     for (int r = 0; r < w.ranks(); ++r)
         if (region.rays.empty() ? !(Lambda.eval(points[0]) == work[r].eval(points[0]))
@@ -318,7 +319,7 @@ ProofResult& Prover::prove_zone_bubble() {
             SymbolicOptions so;
             so.keep_start = false;
             const SymbolicTiming st = symbolic_simulate(s, g, region, so);
-            bubbles.push_back(symbolic_bubble(st, region, res.idle));
+            bubbles.push_back(symbolic_bubble(st, region, res));
             if (t >= t_p && !check_long_symbolic(s, g, st, t)) return unknown(long_failure);
         }
         cache.erase(t);
