@@ -4,9 +4,11 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/watchdog.hpp"
+#include "cli/formula_json.hpp"
 #include "render/ascii_gantt.hpp"
 #include "proofs/claim.hpp"
 #include "proofs/prove.hpp"
+#include "proofs/readable.hpp"
 #include "verifier/simulate.hpp"
 
 #include <iostream>
@@ -21,7 +23,7 @@ nlohmann::json point_json(const CostPoint& p) {
     return j;
 }
 
-nlohmann::json proof_json(const ProofResult& r) {
+nlohmann::json proof_json(const ProofResult& r, Basis basis) {
     nlohmann::json j;
     j["family"] = r.family;
     j["P"] = r.ranks;
@@ -43,7 +45,11 @@ nlohmann::json proof_json(const ProofResult& r) {
         j["counterexample"] = c;
     }
     if (r.bubble_exact) j["bubble"] = exact_json(*r.bubble_exact);
-    if (r.bubble_symbolic) j["bubble"] = r.bubble_symbolic->str(true);
+    if (r.bubble_symbolic) {
+        j["bubble"] = r.bubble_symbolic->str(paper_basis(basis));
+        j["bubble_forms"] = nlohmann::json::array();
+        for (const auto& f : r.bubble_symbolic->forms) j["bubble_forms"].push_back(form_json(f, basis));
+    }
     if (r.bubble_exact || r.bubble_symbolic) {
         j["constant_from_M"] = r.constant_from_m;
         j["before_M0"] = nlohmann::json::array();
@@ -78,6 +84,7 @@ struct ProveCommand {
     bool timeline = false;
     std::optional<double> time_limit;     // seconds; UNKNOWN (exit 3) with what was established when it runs out
     std::optional<double> memory_budget;  // MB of resident memory, likewise
+    std::string basis = "paper";
 
     int run() {
         start_budget(time_limit, memory_budget, json, "unknown", "verdict: UNKNOWN");
@@ -122,11 +129,25 @@ struct ProveCommand {
             if (!v) throw UsageError("--memory-bound expects a number");
             options.memory_bound = *v;
         }
+        Basis b = Basis::Paper;
+        if (!parse_basis(basis, b)) throw UsageError("--basis: expected paper or pytorch, got '" + basis + "'");
         const ProofResult result = prove(*spec, options);
+        // The bubble readably: its pieces and the family's published formula, checked on the region (Z3).
+        std::optional<ReadableBubble> readable;
+        if (result.verdict == Verdict::Proved && result.bubble_symbolic && options.region)
+            readable = readable_bubble(spec->name, spec->ranks, spec->stages_per_rank, *result.bubble_symbolic,
+                                       *options.region);
         if (json) {
-            std::cout << proof_json(result).dump(2) << "\n";
+            nlohmann::json j = proof_json(result, b);
+            if (readable) j["bubble_readable"] = readable_json(*readable, b);
+            std::cout << j.dump(2) << "\n";
         } else {
-            std::cout << format_proof(result);
+            std::string text = format_proof(result, paper_basis(b));
+            if (readable) {  // right after the result line, before the assumptions and obligations
+                const auto at = text.find("\nassumptions:\n");
+                text.insert(at == std::string::npos ? text.size() : at + 1, format_readable(*readable, b));
+            }
+            std::cout << text;
             if (timeline && result.counterexample && result.counterexample->schedule) {
                 const Schedule& s = *result.counterexample->schedule;
                 const Costs c = result.counterexample->costs ? costs_at(*result.counterexample->costs)
@@ -181,6 +202,9 @@ Runner add_prove(CLI::App& app) {
     sub->add_option("--memory-budget", cmd->memory_budget,
                     "MB of resident memory; when exceeded the answer is UNKNOWN (exit 3) with what was established")
         ->check(CLI::PositiveNumber);
+    sub->add_option("--basis", cmd->basis,
+                    "letters of symbolic results: paper (DeepSeek's F, B = I + W, W, FB = F&B; default) or pytorch (F, I, W, FB)")
+        ->check(CLI::IsMember({"paper", "pytorch"}));
     return [cmd] { return cmd->run(); };
 }
 

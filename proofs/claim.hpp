@@ -91,6 +91,11 @@ struct RefuteResult {
     // Search report
     std::vector<std::string> notes;
     size_t instances = 0, cost_points = 0, solver_calls = 0;
+    // Symbolic costs: the bubble the periodicity proof found at the largest P searched (for every M >= bubble_from_m),
+    // with the region it holds on, so that the CLI can show it readably.
+    std::optional<MaxPoly> bubble;
+    int bubble_P = 0, bubble_from_m = 0;
+    std::optional<CostRegion> bubble_region;
 };
 
 RefuteResult refute(const std::string& family, const std::string& claim_text, const RefuteOptions& options);
