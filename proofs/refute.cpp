@@ -452,7 +452,6 @@ std::optional<bool> evaluate_claim(const ClaimPtr& claim, const ClaimContext& co
 
 namespace {
 
-<<<<<<< HEAD
 struct PeriodicWindow {
     int t_periodic = 0, cycle = 1;  // in blocks of the family's M step
     std::optional<MaxPoly> bubble;   // symbolic: the proved eventual bubble, when constant
@@ -484,16 +483,8 @@ std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const Refu
     return window;
 }
 
-}  // namespace
-
-RefuteResult refute(const std::string& family, const std::string& claim_text, const RefuteOptions& options) {
-    RefuteResult res;
-    res.family = family;
-    res.claim = claim_text;
-=======
 // The search of refute(); fills `res` (returns as soon as a counterexample is found).
 void search(RefuteResult& res, const std::string& family, const std::string& claim_text, const RefuteOptions& options) {
->>>>>>> input
     const ClaimPtr claim = parse_claim(claim_text);
     CostRegion region = options.region;
     if (options.symbolic) region.finish();
@@ -633,11 +624,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
     res.status = all_closed ? RefuteResult::Holds : RefuteResult::Undecided;
     if (!all_closed && !options.m_range)
         res.notes.push_back("M is unbounded and no periodicity proof closed the search (the claim uses M, makespan, span "
-<<<<<<< HEAD
                             "or bubble_fraction, or the proof did not go through): the claim held on the M values searched");
-=======
-                            "or bubble_fraction, or the costs are a grid, or the proof did not go through): the claim "
-                            "held on the M values searched");
 }
 
 }  // namespace
@@ -653,7 +640,6 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
         res.status = RefuteResult::Undecided;
         res.notes.push_back(e.what + "; no counterexample among the instances searched before it");
     }
->>>>>>> input
     return res;
 }
 
