@@ -64,6 +64,7 @@ std::vector<CostPoint> parse_cost_grid(const std::string& text);
 struct RefuteOptions {
     int p_lo = 0, p_hi = 0;
     std::optional<std::pair<int, int>> m_range;  // nullopt: every admissible M
+    std::optional<int> stages_per_rank;          // V, for the families that take it
     bool symbolic = true;
     std::string grid;            // costs grid when !symbolic: "F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5,comm=0"
     CostRegion region = CostRegion::standard(false);
@@ -90,6 +91,11 @@ struct RefuteResult {
     // Search report
     std::vector<std::string> notes;
     size_t instances = 0, cost_points = 0, solver_calls = 0;
+    // Symbolic costs: the bubble the periodicity proof found at the largest P searched (for every M >= bubble_from_m),
+    // with the region it holds on, so that the CLI can show it readably.
+    std::optional<MaxPoly> bubble;
+    int bubble_P = 0, bubble_from_m = 0;
+    std::optional<CostRegion> bubble_region;
 };
 
 RefuteResult refute(const std::string& family, const std::string& claim_text, const RefuteOptions& options);

@@ -457,6 +457,8 @@ namespace {
 
 struct PeriodicWindow {
     int t_periodic = 0, cycle = 1;  // in blocks of the family's M step
+    std::optional<MaxPoly> bubble;   // symbolic: the proved eventual bubble, when constant
+    int from_m = 0;
 };
 
 // The prover's periodicity result that closes the search over M: once over the symbolic region, or at
@@ -470,7 +472,7 @@ std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const Refu
         po.region = region;
         const ProofResult pr = prove(spec, po);
         if (pr.verdict != Verdict::Proved) return std::nullopt;
-        return PeriodicWindow{pr.t_periodic, pr.cycle};
+        return PeriodicWindow{pr.t_periodic, pr.cycle, pr.bubble_symbolic, pr.constant_from_m};
     }
     PeriodicWindow window;
     for (const CostPoint& point : grid) {
@@ -504,7 +506,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
     bool all_closed = true;  // every P's M-range was covered by a periodicity proof (or given)
     for (int P = options.p_lo; P <= options.p_hi; ++P) {
         std::string why;
-        const auto spec = family_spec(family, P, &why);
+        const auto spec = family_spec(family, P, &why, options.stages_per_rank);
         if (!spec) {
             res.notes.push_back(fmt::format("P={} skipped: {}", P, why));
             continue;
@@ -524,6 +526,12 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
             const auto offsets = m_offsets(claim, P, spec->m0, spec->step);
             if (periodic_names && offsets) {
                 if (const auto window = periodic_window(*spec, options, region, grid)) {
+                    if (window->bubble) {
+                        res.bubble = window->bubble;
+                        res.bubble_P = P;
+                        res.bubble_from_m = window->from_m;
+                        res.bubble_region = region;
+                    }
                     t_last = window->t_periodic + window->cycle - 1;
                     closed = true;
                     closing = fmt::format("P={}: every idle time is periodic in M from M={} with period {} {}"

@@ -95,6 +95,14 @@ Outcome equal_on_region(const MaxPoly& a, const MaxPoly& b, const LinForm& shift
     return check(ctx, solver, title, "unsat");
 }
 
+Outcome leq_on_region(const MaxPoly& a, const MaxPoly& b, const CostRegion& region, const std::string& title) {
+    z3::context ctx;
+    z3::solver solver(ctx);
+    assert_region(solver, region);
+    solver.add(max_of(ctx, a) > max_of(ctx, b));
+    return check(ctx, solver, title, "unsat");
+}
+
 std::string write_file(const std::string& dir, const std::string& name, const std::string& text) {
     std::filesystem::create_directories(dir);
     const auto path = std::filesystem::path(dir) / name;
