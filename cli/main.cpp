@@ -16,6 +16,7 @@ int run(int argc, char** argv) {
     CLI::App app{"pipeproof: verify, time and prove pipeline-parallel training schedules"};
     app.require_subcommand(1);
     app.set_help_all_flag("--help-all", "help for every subcommand");
+    app.set_version_flag("--version", std::string("pipeproof ") + PIPEPROOF_VERSION);
     // Options of the top level may also follow the subcommand (`pipeproof verify big.txt --max-ops 2e8`).
     app.fallthrough();
     double max_ops = static_cast<double>(pp::kDefaultMaxOps);
@@ -36,6 +37,8 @@ int run(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
