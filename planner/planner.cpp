@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace pp::plan {
 namespace {
@@ -119,7 +120,7 @@ NothingFits what_would_fit(const PlanResult& result) {
         o.total_gb - o.activations_gb + std::min(o.activations_gb, one_stash_gb + to_double(o.peak_stashes) * input_gb);
     why.with_zero2_gb = o.total_gb - o.grads_gb * (1.0 - 1.0 / std::max(o.dp, 1));
     why.with_zero3_gb = why.with_zero2_gb - o.weights_gb * (1.0 - 1.0 / std::max(o.dp, 1));
-    for (int factor = 2; factor <= 16; factor *= 2) {
+    for (int factor = 2; factor <= 16 && r.cluster.gpus <= std::numeric_limits<int>::max() / factor; factor *= 2) {
         PlanRequest bigger = r;
         bigger.cluster.gpus = r.cluster.gpus * factor;
         const PlanResult plan = plan_options(bigger);
