@@ -83,9 +83,7 @@ Runner add_formula(CLI::App& app) {
                     "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)");
     sub->add_option("--assume", cmd->assume, "extra linear assumption on the costs, e.g. 'FB >= B' (repeatable)");
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
-    sub->add_option("--basis", cmd->basis,
-                    "letters of the formulas: paper (DeepSeek's F, B = I + W, W, FB = F&B; default) or pytorch (F, I, W, FB)")
-        ->check(CLI::IsMember({"paper", "pytorch"}));
+    add_basis_option(*sub, cmd->basis);
     sub->add_flag("--pytorch-basis", cmd->zb_basis, "the same as --basis pytorch (old spelling)");
     sub->add_flag("--json", cmd->json, "machine-readable formulas: each piece's value and its region as a list of inequalities");
     return [cmd] { return cmd->run(); };

@@ -196,15 +196,8 @@ Runner add_prove(CLI::App& app) {
         ->check(CLI::IsMember({"dataflow", "batched"}));
     sub->add_flag("--json", cmd->json, "machine-readable result");
     sub->add_flag("--timeline", cmd->timeline, "draw the counterexample's timeline");
-    sub->add_option("--time-limit", cmd->time_limit,
-                    "seconds; when they run out the answer is UNKNOWN (exit 3) with what was established")
-        ->check(CLI::PositiveNumber);
-    sub->add_option("--memory-budget", cmd->memory_budget,
-                    "MB of resident memory; when exceeded the answer is UNKNOWN (exit 3) with what was established")
-        ->check(CLI::PositiveNumber);
-    sub->add_option("--basis", cmd->basis,
-                    "letters of symbolic results: paper (DeepSeek's F, B = I + W, W, FB = F&B; default) or pytorch (F, I, W, FB)")
-        ->check(CLI::IsMember({"paper", "pytorch"}));
+    add_budget_options(*sub, cmd->time_limit, cmd->memory_budget);
+    add_basis_option(*sub, cmd->basis);
     return [cmd] { return cmd->run(); };
 }
 

@@ -130,4 +130,18 @@ int whole_activations(const Rational& value) {
     return static_cast<int>(whole.to_int64());
 }
 
+void add_budget_options(CLI::App& app, std::optional<double>& time_limit, std::optional<double>& memory_budget) {
+    app.add_option("--time-limit", time_limit, "seconds; when they run out the answer is UNKNOWN (exit 3) with what was established")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--memory-budget", memory_budget,
+                   "MB of resident memory; when exceeded the answer is UNKNOWN (exit 3) with what was established")
+        ->check(CLI::PositiveNumber);
+}
+
+void add_basis_option(CLI::App& app, std::string& basis) {
+    app.add_option("--basis", basis,
+                   "letters of symbolic results: paper (DeepSeek's F, B = I + W, W, FB = F&B; default) or pytorch (F, I, W, FB)")
+        ->check(CLI::IsMember({"paper", "pytorch"}));
+}
+
 }  // namespace pp::cli

@@ -55,4 +55,9 @@ nlohmann::json exact_json(const Rational& value);
 // The whole part of a memory cap in activations, saturated at INT_MAX (a larger cap never binds).
 int whole_activations(const Rational& value);
 
+// prove / refute / formula: --time-limit and --memory-budget (UNKNOWN, exit 3, when they run out) and
+// --basis paper|pytorch (the letters of symbolic results).
+void add_budget_options(CLI::App& app, std::optional<double>& time_limit, std::optional<double>& memory_budget);
+void add_basis_option(CLI::App& app, std::string& basis);
+
 }  // namespace pp::cli

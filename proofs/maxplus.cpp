@@ -154,13 +154,12 @@ WordFit fit_word(const Schedule& s0, const Schedule& s1, const Schedule* s2) {
     return fit;
 }
 
-std::string word_mismatch(const PeriodicWord& word, int t, const Schedule& s) {
-    const Schedule expected = word.instantiate(t);
+std::string schedule_mismatch(const Schedule& expected, const Schedule& s) {
     if (!same_placement_shape(expected.placement, s.placement)) return "placement differs";
     for (size_t p = 0; p < expected.placement.pipelines.size(); ++p)
         if (expected.placement.pipelines[p].microbatches != s.placement.pipelines[p].microbatches)
             return "micro-batches of pipeline " + std::to_string(p) + " differ";
-    for (int r = 0; r < word.ranks(); ++r) {
+    for (size_t r = 0; r < expected.ranks.size(); ++r) {
         const auto& a = expected.ranks[r];
         const auto& b = s.ranks[r];
         for (size_t k = 0; k < std::max(a.size(), b.size()); ++k) {
@@ -172,6 +171,8 @@ std::string word_mismatch(const PeriodicWord& word, int t, const Schedule& s) {
     }
     return "";
 }
+
+std::string word_mismatch(const PeriodicWord& word, int t, const Schedule& s) { return schedule_mismatch(word.instantiate(t), s); }
 
 // ---------------------------------------------------------------------------------------------------
 // Stability of the relative edge structure

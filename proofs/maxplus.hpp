@@ -69,6 +69,8 @@ struct WordFit {
 // The word whose instances at t = 0 and 1 are s0 and s1 (s2, when given, chooses among several fits).
 WordFit fit_word(const Schedule& s0, const Schedule& s1, const Schedule* s2);
 // Empty when instantiate(t) equals s op for op (placement, order, pairs); else the first difference.
+// "" when `s` is slot for slot the `expected` schedule, else where they first differ.
+std::string schedule_mismatch(const Schedule& expected, const Schedule& s);
 std::string word_mismatch(const PeriodicWord& word, int t, const Schedule& s);
 
 // The first t from which the edges of G_t, written in block coordinates (prefix index; block index and j;

@@ -1,5 +1,7 @@
 #include "proofs/zone_word.hpp"
 
+#include "proofs/maxplus.hpp"
+
 #include <stdexcept>
 
 namespace pp {
@@ -66,24 +68,7 @@ std::uint32_t ZoneWord::block_slot_id(int t, int rank, int zone, int index, int 
 }
 
 std::string zone_word_mismatch(const ZoneWord& word, int t, const Schedule& s) {
-    const Schedule expected = word.instantiate(t);
-    if (!same_placement_shape(expected.placement, s.placement)) return "placement differs";
-    for (size_t p = 0; p < expected.placement.pipelines.size(); ++p)
-        if (expected.placement.pipelines[p].microbatches != s.placement.pipelines[p].microbatches)
-            return "micro-batches of pipeline " + std::to_string(p) + " differ";
-    for (int r = 0; r < word.ranks(); ++r) {
-        const auto& a = expected.ranks[r];
-        const auto& b = s.ranks[r];
-        for (size_t k = 0; k < std::max(a.size(), b.size()); ++k) {
-            bool same = k < a.size() && k < b.size() && a[k].count == b[k].count;
-            for (int i = 0; same && i < a[k].count; ++i) same = a[k].ops[i] == b[k].ops[i];
-            if (!same)
-                return "rank " + std::to_string(r) + " slot " + std::to_string(k) + ": word has " +
-                       (k < a.size() ? format_slot(a[k]) : std::string("nothing")) + ", schedule has " +
-                       (k < b.size() ? format_slot(b[k]) : std::string("nothing"));
-        }
-    }
-    return "";
+    return schedule_mismatch(word.instantiate(t), s);
 }
 
 namespace {

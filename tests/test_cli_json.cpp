@@ -83,7 +83,7 @@ TEST_CASE("prove --emit-proof: the spelling search uses; --emit stays as the old
     CHECK(files >= 1);
 }
 
-TEST_CASE("--version: the release and the commit, exit 0", "[cli]") {
+TEST_CASE("version flag: the release and the commit, exit 0", "[cli]") {
     const auto r = run_cli("--version");
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::StartsWith("pipeproof 0."));
