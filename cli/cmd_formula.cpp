@@ -6,11 +6,32 @@
 #include "proofs/claim.hpp"
 #include "proofs/formula.hpp"
 
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 
 namespace pp::cli {
 namespace {
+
+// "I*7 == F*10 && W*7 == F*3 && ...": every cost proportional to the derived point, F the reference.
+std::string ray_constraints(const Costs& c) {
+    const std::vector<std::pair<std::string, Rational>> point = {
+        {"F", c.base.F}, {"I", c.base.I}, {"W", c.base.W}, {"B", c.base.full_backward()},
+        {"FB", c.base.FB.value_or(c.base.F + c.base.full_backward())}, {"comm", c.comm}};
+    const auto& [ref, r] = point[0];
+    std::vector<std::string> parts;
+    for (size_t k = 1; k < point.size(); ++k) {
+        const auto& [name, x] = point[k];
+        if (x == Rational(0) || r == Rational(0)) {
+            parts.push_back(fmt::format("{} == 0", x == Rational(0) ? name : ref));
+            continue;
+        }
+        // name / x == ref / r  <=>  name * (r.num * x.den) == ref * (x.num * r.den)
+        parts.push_back(fmt::format("{}*{} == {}*{}", name, r.numerator() * x.denominator(), ref, x.numerator() * r.denominator()));
+    }
+    return fmt::format("{}", fmt::join(parts, " && "));
+}
 
 struct FormulaCommand {
     std::string family;
@@ -18,11 +39,18 @@ struct FormulaCommand {
     std::vector<std::string> assume;
     bool symbolic_comm = false;
     bool zb_basis = false;
+    ChunkInput chunks;
 
     int run() {
         std::string why;
         const auto spec = family_spec(family, ranks, &why);
         if (!spec) throw UsageError(why);
+        if (chunks.given()) {
+            // Issue 11: the costs derived from chunk costs, as the ray through that point (times are homogeneous).
+            const Costs c = chunks.resolve(Schedule{}, false)->costs();
+            assume.push_back(ray_constraints(c));
+            symbolic_comm = symbolic_comm || c.comm > Rational(0);
+        }
         CostRegion region = CostRegion::standard(symbolic_comm);
         try {
             for (const auto& text : assume)
@@ -49,6 +77,7 @@ Runner add_formula(CLI::App& app) {
     sub->add_option("--assume", cmd->assume, "extra linear assumption on the costs, e.g. 'FB >= B' (repeatable)");
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     sub->add_flag("--pytorch-basis", cmd->zb_basis, "write formulas in F, I, W (default: DeepSeek's F, B, W, FB)");
+    cmd->chunks.add_options(*sub);
     return [cmd] { return cmd->run(); };
 }
 

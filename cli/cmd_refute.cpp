@@ -41,11 +41,19 @@ struct RefuteCommand {
     int steps = 3;
     int width = 200;
     bool json = false;
+    ChunkInput chunks;
 
     int run() {
         RefuteOptions options;
         std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P");
         if (microbatches) options.m_range = parse_range(*microbatches, "-M");
+        if (chunks.given()) {  // issue 11: the single cost point derived from chunk costs
+            if (costs != "symbolic") throw UsageError("--chunk-costs derives the costs: give it or a --costs grid, not both");
+            const Costs c = chunks.resolve(Schedule{}, false)->costs();
+            costs = fmt::format("F={},I={},W={},B={},FB={},comm={}", format_rational(c.base.F), format_rational(c.base.I),
+                                format_rational(c.base.W), format_rational(c.base.full_backward()),
+                                format_rational(c.base.FB.value_or(c.base.F + c.base.full_backward())), format_rational(c.comm));
+        }
         options.symbolic = costs == "symbolic";
         options.grid = options.symbolic ? "" : costs;
         options.model = model == "batched" ? TimingModel::Batched : TimingModel::Dataflow;
@@ -131,6 +139,7 @@ Runner add_refute(CLI::App& app) {
                     "'symbolic' (default: every cost point of the region, by Z3) or a grid such as "
                     "'F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5' (B defaults to I+W, FB to F+B)");
     sub->add_option("--assume", cmd->assume, "extra linear assumption on symbolic costs (repeatable)");
+    cmd->chunks.add_options(*sub);
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     sub->add_option("--model", cmd->model, "timing model: dataflow (default) or batched (grids only)")
         ->check(CLI::IsMember({"dataflow", "batched"}));

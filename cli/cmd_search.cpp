@@ -127,10 +127,20 @@ struct SearchCommand {
     unsigned seed = 0;
     bool json = false, no_generators = false, no_symmetry = false;
 
+    ChunkInput chunks;  // issue 11: op costs derived from chunk costs; --overlap chunk = the derived F&I pair cost
+
     int run() {
         std::vector<WarmStart> starts;
-        SearchProblem problem =
-            search_problem_from(placement, ranks, microbatches, costs, memory, overlap, objective, &starts);
+        const bool chunk_overlap = overlap && *overlap == "chunk";
+        if (chunk_overlap && !chunks.chunk_costs) throw UsageError("--overlap chunk needs --chunk-costs");
+        SearchProblem problem = search_problem_from(placement, ranks, microbatches, costs, memory,
+                                                    chunk_overlap ? std::nullopt : overlap, objective, &starts);
+        if (chunks.given()) {
+            const Costs derived = chunks.resolve(Schedule{}, costs.has_value())->costs();
+            problem.costs.base = derived.base;
+            problem.costs.comm = derived.comm;
+            if (chunk_overlap) problem.overlap = *derived.base.FI;
+        }
         problem.symmetry_breaking = !no_symmetry;
         SearchOptions options;
         options.time_limit = time_limit;
@@ -287,7 +297,10 @@ Runner add_search(CLI::App& app) {
                     "(bidirectional), or a schedule FILE (its placement, costs and memory limit)");
     sub->add_option("--costs", cmd->costs, "durations F=..,I=..,W=..,comm=.. (exact: 1.75 or 7/4); default F=I=W=1, comm=0");
     sub->add_option("--memory-limit", cmd->memory, "activations per rank (one unit = one stage's stash of one micro-batch), or none");
-    sub->add_option("--overlap", cmd->overlap, "FB=..: an F and an I on one rank may run as one overlapped unit of this cost");
+    sub->add_option("--overlap", cmd->overlap,
+                    "FB=..: an F and an I on one rank may run as one overlapped unit of this cost (chunk: the F&I cost derived "
+                    "from --chunk-costs)");
+    cmd->chunks.add_options(*sub);
     sub->add_option("--objective", cmd->objective, "makespan (default) or span (Zero Bubble's per-stage span)")
         ->check(CLI::IsMember({"makespan", "span"}));
     sub->add_option("--time-limit", cmd->time_limit, "seconds for the whole search (default 60)")->check(CLI::PositiveNumber);

@@ -4,6 +4,7 @@
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "render/ascii_gantt.hpp"
+#include "render/chunk_timeline.hpp"
 #include "render/svg_timeline.hpp"
 #include "render/trace_json.hpp"
 
@@ -47,6 +48,7 @@ struct ShowCommand {
     std::optional<double> us_per_unit;            // old spelling (--trace-unit-us)
     std::string comm_model = "dataflow";
     bool json = false;
+    bool chunk_lanes = false;
 
     int run() {
         const Schedule schedule = input.load();
@@ -57,11 +59,15 @@ struct ShowCommand {
             std::cout << timeline_json(schedule, timed, c).dump(2) << "\n";
             return kOk;
         }
+        if (chunk_lanes && !costs.chunk_table)
+            throw UsageError("--chunks draws the components of chunk costs: give --chunk-costs (or a file with a 'chunks' section)");
         GanttOptions chart = gantt;
         chart.title = fmt::format("{}: {} ranks, M = {}", schedule.source, schedule.rank_count(),
                                   schedule.placement.total_microbatches());
         std::cout << ascii_gantt(schedule, timed.sim, chart);
+        if (chunk_lanes) std::cout << ascii_chunk_lanes(schedule, timed.sim, *costs.chunk_table, gantt);
         std::cout << simulation_text(schedule, timed.graph, timed.sim, c, timed.timing);
+        if (costs.chunk_table) std::cout << exposure_text(schedule, *costs.chunk_table);
         if (svg_path) {
             SvgOptions options;
             options.width = svg_width;
@@ -103,6 +109,7 @@ Runner add_show(CLI::App& app) {
     sub->add_option("--width", cmd->gantt.max_width, "characters for the time axis")->check(CLI::Range(20, 2000));
     add_comm_model_option(*sub, cmd->comm_model);
     sub->add_flag("--json", cmd->json, "print the timing and every slot's start and end as JSON instead of the chart");
+    sub->add_flag("--chunks", cmd->chunk_lanes, "also draw each rank's compute and network streams (needs chunk costs)");
     sub->add_option("--svg", cmd->svg_path, "also write the timeline as an SVG picture to this file");
     sub->add_option("--svg-width", cmd->svg_width, "SVG width in px (default: adaptive)")->check(CLI::Range(300, 20000));
     sub->add_option("--trace", cmd->trace_path, "also write a Chrome/Perfetto trace-event JSON to this file");

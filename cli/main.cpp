@@ -4,6 +4,7 @@
 #include "cli/common.hpp"
 #include "formats/input_error.hpp"
 #include "schedules/registry.hpp"
+#include "verifier/chunk_derive.hpp"
 #include "verifier/simulate.hpp"
 
 #include <fmt/format.h>
@@ -23,7 +24,7 @@ int main(int argc, char** argv) {
         runners[app.get_subcommands({})[before]] = std::move(run);
     };
     for (auto adder : {add_verify, add_simulate, add_show, add_convert, add_list, add_generate, add_compare, add_search, add_sweep,
-                        add_prove, add_refute, add_formula, add_report, add_plan, add_demo})
+                        add_prove, add_refute, add_formula, add_report, add_plan, add_demo, add_chunk})
         add(adder);
     try {
         app.parse(argc, argv);
@@ -50,6 +51,9 @@ int main(int argc, char** argv) {
     } catch (const pp::SimulationError& e) {
         std::cerr << "pipeproof: error: " << e.what() << "\n";
         return kViolations;
+    } catch (const pp::ChunkBestUndecided& e) {
+        std::cerr << "pipeproof: undecided: " << e.what() << "\n";
+        return kUndecided;
     }
     return kBadInput;
 }
