@@ -67,7 +67,11 @@ std::optional<ChunkTable> ChunkInput::resolve(const Schedule& schedule, bool opa
         return std::nullopt;
     }
     const PatternSpec spec = pattern ? pattern_from_flag(*pattern) : file_pattern.value_or(PatternSpec{});
-    return derive_for_cli(*costs, spec);
+    // The last derivation is reused while costs and pattern stay the same (compare resolves once per schedule).
+    static std::optional<std::pair<std::string, ChunkTable>> cache;
+    const std::string key = format_chunk_costs(*costs) + "|" + format_pattern(spec) + "|" + spec.origin;
+    if (!cache || cache->first != key) cache.emplace(key, derive_for_cli(*costs, spec));
+    return cache->second;
 }
 
 std::string percent_text(const Rational& fraction) {

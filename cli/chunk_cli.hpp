@@ -43,4 +43,12 @@ void add_exposure_json(nlohmann::json& simulation, const Schedule& schedule, con
 std::string exposure_text(const Schedule& schedule, const ChunkTable& table);
 std::string percent_text(const Rational& fraction);
 
+// --chunk-costs symbolic (cli/chunk_symbolic.cpp): the slot formula with its Z3 proofs and the family's
+// per-rank exposure, and the counterexample search for claims about exposed communication.
+int run_chunk_formula(const std::string& family, int ranks, const std::optional<std::string>& pattern, int layers, bool shared,
+                      const std::string& op, const std::string& emit_dir);
+int run_chunk_refute(const std::string& claim, const std::string& family, int p_lo, int p_hi,
+                     const std::optional<std::pair<int, int>>& m_range, const std::optional<std::string>& pattern, int layers,
+                     bool shared, int width, bool json);
+
 }  // namespace pp::cli

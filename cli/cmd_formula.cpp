@@ -40,11 +40,17 @@ struct FormulaCommand {
     bool symbolic_comm = false;
     bool zb_basis = false;
     ChunkInput chunks;
+    int chunk_layers = 1;
+    bool shared_expert = false;
+    std::string op = "pair";
+    std::string emit;
 
     int run() {
         std::string why;
         const auto spec = family_spec(family, ranks, &why);
         if (!spec) throw UsageError(why);
+        if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
+            return run_chunk_formula(family, ranks, chunks.pattern, chunk_layers, shared_expert, op, emit);
         if (chunks.given()) {
             // Issue 11: the costs derived from chunk costs, as the ray through that point (times are homogeneous).
             const Costs c = chunks.resolve(Schedule{}, false)->costs();
@@ -78,6 +84,10 @@ Runner add_formula(CLI::App& app) {
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     sub->add_flag("--pytorch-basis", cmd->zb_basis, "write formulas in F, I, W (default: DeepSeek's F, B, W, FB)");
     cmd->chunks.add_options(*sub);
+    sub->add_option("--chunk-layers", cmd->chunk_layers, "--chunk-costs symbolic: layers per chunk (default 1)");
+    sub->add_flag("--shared-expert", cmd->shared_expert, "--chunk-costs symbolic: include the shared expert's costs");
+    sub->add_option("--op", cmd->op, "--chunk-costs symbolic: the slot, F, I, W, B, pair (default) or pair-fi");
+    sub->add_option("--emit", cmd->emit, "--chunk-costs symbolic: write the Z3 obligations as SMT-LIB2 here");
     return [cmd] { return cmd->run(); };
 }
 

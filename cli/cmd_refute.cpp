@@ -42,11 +42,16 @@ struct RefuteCommand {
     int width = 200;
     bool json = false;
     ChunkInput chunks;
+    int chunk_layers = 1;
+    bool shared_expert = false;
 
     int run() {
         RefuteOptions options;
         std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P");
         if (microbatches) options.m_range = parse_range(*microbatches, "-M");
+        if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
+            return run_chunk_refute(claim, family, options.p_lo, options.p_hi, options.m_range, chunks.pattern, chunk_layers,
+                                    shared_expert, width, json);
         if (chunks.given()) {  // issue 11: the single cost point derived from chunk costs
             if (costs != "symbolic") throw UsageError("--chunk-costs derives the costs: give it or a --costs grid, not both");
             const Costs c = chunks.resolve(Schedule{}, false)->costs();
@@ -140,6 +145,8 @@ Runner add_refute(CLI::App& app) {
                     "'F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5' (B defaults to I+W, FB to F+B)");
     sub->add_option("--assume", cmd->assume, "extra linear assumption on symbolic costs (repeatable)");
     cmd->chunks.add_options(*sub);
+    sub->add_option("--chunk-layers", cmd->chunk_layers, "--chunk-costs symbolic: layers per chunk (default 1)");
+    sub->add_flag("--shared-expert", cmd->shared_expert, "--chunk-costs symbolic: include the shared expert's costs");
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     sub->add_option("--model", cmd->model, "timing model: dataflow (default) or batched (grids only)")
         ->check(CLI::IsMember({"dataflow", "batched"}));

@@ -13,13 +13,18 @@ namespace {
 
 double to_double(const Rational& r) { return static_cast<double>(r.numerator()) / static_cast<double>(r.denominator()); }
 
-// Paints [from, to) of a row with a box "|label....".
+// Paints [from, to) of a row with a box "[label  ]" (cut to the room there is; "|" when it is one column).
 void paint(std::string& row, size_t from, size_t to, const std::string& label) {
     if (to <= from) to = from + 1;
     if (from >= row.size()) return;
     to = std::min(to, row.size());
-    row[from] = '|';
-    for (size_t k = 0; from + 1 + k < to; ++k) row[from + 1 + k] = k < label.size() ? label[k] : ' ';
+    if (to - from < 3) {
+        for (size_t c = from; c < to; ++c) row[c] = '|';
+        return;
+    }
+    row[from] = '[';
+    row[to - 1] = ']';
+    for (size_t k = 0; from + 1 + k < to - 1; ++k) row[from + 1 + k] = k < label.size() ? label[k] : ' ';
 }
 
 // One letter per component for the whole-schedule lanes: forward upper case, backward lower case.

@@ -46,7 +46,7 @@ TEST_CASE("chunk cli: one slot's duration and exposed_comm, exact, per pattern a
     // Text: the two lanes and the exposed row.
     const auto text = run_cli("chunk --chunk-costs " + kCaseA + " --pattern megatron");
     CHECK(text.exit_code == 0);
-    CHECK_THAT(text.out, Catch::Contains("compute   |attn_f0") && Catch::Contains("network   |combine_b0") &&
+    CHECK_THAT(text.out, Catch::Contains("compute   [attn_f0") && Catch::Contains("network   [combine_b0") &&
                              Catch::Contains("duration 14   exposed_comm 1"));
 }
 
