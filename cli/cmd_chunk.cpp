@@ -30,7 +30,7 @@ struct ChunkCommand {
     ChunkInput chunks;
     std::string op = "pair";
     bool json = false;
-    int width = 120;
+    int width = 160;
     std::optional<std::string> svg_path, trace_path, proof_dir;
     double us_per_unit = 1000;
 

@@ -86,7 +86,7 @@ std::string chunk_ascii(const SlotKindTiming& t, int max_width) {
     if (tl.duration == Rational(0)) return "(empty slot: no component has a cost)\n";
     Rational shortest = tl.duration;
     for (const auto& node : t.dag.nodes) shortest = std::min(shortest, node.cost);
-    const int width = std::clamp(static_cast<int>(std::ceil(to_double(tl.duration / shortest) * 9)), 20, std::max(20, max_width));
+    const int width = std::clamp(static_cast<int>(std::ceil(to_double(tl.duration / shortest) * 13)), 20, std::max(20, max_width));
     auto column = [&](const Rational& at) { return static_cast<size_t>(std::floor(to_double(at / tl.duration) * width)); };
     std::string axis(static_cast<size_t>(width) + 12, ' ');
     for (int mark = 0; mark <= 4; ++mark) {

@@ -21,7 +21,7 @@
 
 namespace pp {
 
-std::string chunk_ascii(const SlotKindTiming& timing, int max_width = 120);
+std::string chunk_ascii(const SlotKindTiming& timing, int max_width = 160);
 std::string chunk_svg(const SlotKindTiming& timing, const std::string& title);
 std::string chunk_trace(const SlotKindTiming& timing, double us_per_unit = 1000.0);
 std::string ascii_chunk_lanes(const Schedule& schedule, const Simulation& simulation, const ChunkTable& table,

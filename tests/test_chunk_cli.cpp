@@ -46,7 +46,7 @@ TEST_CASE("chunk cli: one slot's duration and exposed_comm, exact, per pattern a
     // Text: the two lanes and the exposed row.
     const auto text = run_cli("chunk --chunk-costs " + kCaseA + " --pattern megatron");
     CHECK(text.exit_code == 0);
-    CHECK_THAT(text.out, Catch::Contains("compute   [attn_f0") && Catch::Contains("network   [combine_b0") &&
+    CHECK_THAT(text.out, Catch::Contains("compute   [attn_f0") && Catch::Contains("network   [combine_b") &&
                              Catch::Contains("duration 14   exposed_comm 1"));
 }
 
@@ -69,9 +69,10 @@ TEST_CASE("chunk cli: pattern best is optimal and its certificate re-checks", "[
 }
 
 TEST_CASE("chunk cli: Z3 and the exhaustive search agree on best", "[chunk][best]") {
-    for (const std::string text :
-         {kCaseA, std::string("layers=2,") + kCaseA, std::string("layers=2,attn_f=1,dispatch_f=3,mlp_f=1,combine_f=2,combine_b=2,mlp_i=1,"
-                                                                 "mlp_w=1,dispatch_b=3,attn_i=1,attn_w=1")}) {
+    const std::vector<std::string> cases = {
+        kCaseA, "layers=2," + kCaseA,
+        "layers=2,attn_f=1,dispatch_f=3,mlp_f=1,combine_f=2,combine_b=2,mlp_i=1,mlp_w=1,dispatch_b=3,attn_i=1,attn_w=1"};
+    for (const std::string& text : cases) {
         INFO(text);
         const pp::ChunkCosts chunk = pp::parse_chunk_costs(text);
         for (const pp::SlotKind kind : {pp::SlotKind::PairFB, pp::SlotKind::B, pp::SlotKind::PairFI}) {
@@ -198,4 +199,11 @@ TEST_CASE("chunk formats: chunks sections round-trip through native and JSON", "
     const auto opaque = nlohmann::json::parse(run_cli("simulate " + file + " --costs F=1,I=1,W=1 --json").out);
     CHECK(!opaque.contains("chunks"));
     CHECK(opaque["makespan"] == 6);  // F 1 + (F;B) 1 + 2 + B 2
+}
+
+TEST_CASE("chunk cli: plan says how much EP communication each family exposes", "[chunk][planner]") {
+    const auto text = run_cli("plan --preset deepseek-v3 --gpus 2048 --top 3");
+    CHECK(text.exit_code == 0);
+    CHECK_THAT(text.out, Catch::Contains("EP all-to-all at PP=") && Catch::Contains("combined-1f1b") &&
+                             Catch::Contains("DualPipe's F&B pair") && Catch::Contains("Assumptions:"));
 }

@@ -1,7 +1,6 @@
 // Issue 11: Megatron-Core's combined 1F1B family against the public documentation's examples and the
 // research note's hand derivation, the megatron pattern against the documented issue order, the planner's
 // component costs against the formulas, and the EP-heavy comparison of the README.
-#include "cli_runner.hpp"
 #include "model/overlap_pattern.hpp"
 #include "planner/chunk_plan.hpp"
 #include "planner/plan_spec.hpp"
@@ -23,7 +22,10 @@ namespace {
 
 std::string row(const Schedule& s, int r) {
     std::string text;
-    for (const Slot& slot : s.ranks[static_cast<size_t>(r)]) text += (text.empty() ? "" : " ") + format_slot(slot);
+    for (const Slot& slot : s.ranks[static_cast<size_t>(r)]) {
+        if (!text.empty()) text += ' ';
+        text += format_slot(slot);
+    }
     return text;
 }
 
@@ -39,7 +41,7 @@ std::string from_note(const std::string& note) {
         if (!out.empty()) out += " ";
         if (token.front() == '(') {
             const size_t plus = token.find('+');
-            out += "(" + op(token.substr(1, plus - 1)) + ";" + op(token.substr(plus + 1, token.size() - plus - 2)) + ")";
+            out += fmt::format("({};{})", op(token.substr(1, plus - 1)), op(token.substr(plus + 1, token.size() - plus - 2)));
         } else {
             out += op(token);
         }
@@ -136,10 +138,6 @@ TEST_CASE("planner: component costs follow the stated formulas", "[chunk][planne
     // pp: 4096 x 7168 x 2 bytes over 50 GB/s.
     REQUIRE(c.pp);
     CHECK(std::abs(us(*c.pp) - tokens * 7168 * 2 / 50e9 * 1e6) <= 0.05);
-    const auto text = pp::test::run_cli("plan --preset deepseek-v3 --gpus 2048 --top 3");
-    CHECK(text.exit_code == 0);
-    CHECK_THAT(text.out, Catch::Contains("EP all-to-all at PP=") && Catch::Contains("combined-1f1b") &&
-                             Catch::Contains("DualPipe's F&B pair") && Catch::Contains("Assumptions:"));
 }
 
 TEST_CASE("chunk compare: on EP-heavy costs DualPipe's pairs hide all-to-all that 1F1B and ZB1P expose", "[chunk][compare]") {
