@@ -73,6 +73,10 @@ int run_chunk_formula(const std::string& family, int ranks, const std::optional<
             std::cout << fmt::format("  rank {}: {}\n", r, line);
         }
         for (const auto& [k, u] : used) {
+            if (k == *kind) {
+                std::cout << fmt::format("  exposed({}) as above\n", slot_kind_name(k));
+                continue;
+            }
             const ChunkFormula kf = derive_chunk_formula(k, pattern, layers, shared, false);
             std::string terms;
             for (const auto& form : kf.duration) terms += (terms.empty() ? "" : ", ") + form.str();

@@ -154,6 +154,30 @@ ChunkFormulaProof obligation(const Graph& g, const ChunkFormula& f, const std::s
     return p;
 }
 
+// Drops every region inequality that the others imply for positive costs (Z3: the others and its negation
+// are unsat), so the printed region is irredundant. Forms are tried from the largest down.
+void drop_implied(ChunkFormula& f) {
+    for (size_t i = f.region_forms.size(); i-- > 0;) {
+        z3::context ctx;
+        z3::solver s(ctx);
+        std::vector<z3::expr> x;
+        for (int k = 0; k < kComponents; ++k) {
+            x.push_back(ctx.real_const(component_key(static_cast<Component>(k))));
+            s.add(x.back() > 0);
+        }
+        auto value = [&](const ChunkForm& form) {
+            z3::expr sum = ctx.real_val(0);
+            for (int k = 0; k < kComponents; ++k)
+                if (form.c[static_cast<size_t>(k)] != 0) sum = sum + ctx.real_val(static_cast<int>(form.c[static_cast<size_t>(k)])) * x[static_cast<size_t>(k)];
+            return sum;
+        };
+        for (size_t j = 0; j < f.region_forms.size(); ++j)
+            if (j != i) s.add(value(f.region_forms[j]) <= value(f.compute));
+        s.add(value(f.region_forms[i]) > value(f.compute));
+        if (s.check() == z3::unsat) f.region_forms.erase(f.region_forms.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+}
+
 }  // namespace
 
 Rational ChunkForm::at(const ChunkCosts& costs) const {
@@ -211,11 +235,10 @@ ChunkFormula derive_chunk_formula(SlotKind kind, const PatternSpec& pattern, int
     for (const auto& node : g.dag.nodes)
         if (node.stream() == Stream::Compute) f.compute = plus(f.compute, unit(node.component));
     const bool compute_is_a_form = std::find(f.duration.begin(), f.duration.end(), f.compute) != f.duration.end();
-    for (const auto& form : f.duration) {
-        if (form == f.compute) continue;
-        f.region_forms.push_back(form);
-        f.hidden_region.push_back(inequality(form, f.compute));
-    }
+    for (const auto& form : f.duration)
+        if (!(form == f.compute)) f.region_forms.push_back(form);
+    drop_implied(f);
+    for (const auto& form : f.region_forms) f.hidden_region.push_back(inequality(form, f.compute));
     if (!compute_is_a_form) f.hidden_region.insert(f.hidden_region.begin(), "false (some path always outlasts the compute stream)");
     if (prove) {
         f.proofs.push_back(obligation(g, f, "formula", "duration = max of the forms, for every positive cost point", 0));
