@@ -133,7 +133,19 @@ std::vector<FamilyExposure> ep_exposure(const PlanRequest& request, int pp, int 
         try {
             const ScheduleFamily* generator = find_family(family);
             if (!generator) throw std::invalid_argument("not a schedule family");
-            const Schedule schedule = generator->generate({pp, microbatches, stages_per_rank(family)});
+            // The family's preconditions may refuse M: take the largest admissible M' <= M (down to M/2).
+            std::optional<Schedule> generated;
+            std::string refusal;
+            for (int m = microbatches; m >= std::max(1, microbatches / 2) && !generated; --m) {
+                try {
+                    generated = generator->generate({pp, m, stages_per_rank(family)});
+                    e.microbatches = m;
+                } catch (const std::exception& ex) {
+                    if (refusal.empty()) refusal = ex.what();
+                }
+            }
+            if (!generated) throw std::invalid_argument(refusal);
+            const Schedule& schedule = *generated;
             e.blocks = schedule.placement.blocks();
             if (e.blocks > request.model.layers) throw std::invalid_argument(fmt::format("needs {} blocks, the model has {} layers", e.blocks, request.model.layers));
             const ChunkCosts chunk = component_costs(request, pp, e.blocks);
@@ -171,13 +183,14 @@ std::string ep_exposure_text(const PlanRequest& request, int pp, int microbatche
     text += fmt::format("  forward compute : all-to-all = {:.2f} : {:.2f} ms per layer (DeepSeek-V3 states about 1:1)\n", compute_f * 1e3,
                         comm_f * 1e3);
     const auto rows = ep_exposure(request, pp, microbatches, {"1f1b", "zb1p", "dualpipe", "dualpipev", "combined-1f1b"});
-    text += fmt::format("  {:<14} {:>7} {:>12} {:>8} {:>22} {:>8}\n", "family", "blocks", "step (ms)", "bubble", "exposed A2A/rank (ms)", "hidden");
+    text += fmt::format("  {:<14} {:>5} {:>7} {:>12} {:>8} {:>22} {:>8}\n", "family", "M", "blocks", "step (ms)", "bubble", "exposed A2A/rank (ms)",
+                        "hidden");
     for (const auto& e : rows) {
         if (!e.error.empty()) {
             text += fmt::format("  {:<14} not evaluated: {}\n", e.family, e.error);
             continue;
         }
-        text += fmt::format("  {:<14} {:>7} {:>12.1f} {:>7.1f}% {:>22.1f} {:>7.1f}%\n", e.family, e.blocks, to_double(e.makespan) / 1e3,
+        text += fmt::format("  {:<14} {:>5} {:>7} {:>12.1f} {:>7.1f}% {:>22.1f} {:>7.1f}%\n", e.family, e.microbatches, e.blocks, to_double(e.makespan) / 1e3,
                             100 * to_double(e.bubble_fraction), to_double(e.exposed_max) / 1e3,
                             e.network_total > Rational(0) ? 100 * (1 - to_double(e.exposed_total / e.network_total)) : 100.0);
     }
@@ -192,6 +205,8 @@ std::string ep_exposure_text(const PlanRequest& request, int pp, int microbatche
                                 to_double(pair.exposed_comm) / 1e3, pair.exposed_comm == Rational(0) ? "fully hidden" : "NOT fully hidden",
                                 pp, request.training.ep);
         }
+    text += "  (M: the largest micro-batch count <= the plan's that the family accepts; exposed A2A: the worst rank's all-to-all time "
+            "not hidden under its own compute inside its slots; hidden: share of all ranks' all-to-all time)\n";
     text += "  Assumptions:\n";
     for (const auto& a : chunk_assumptions(request)) text += "    - " + a + "\n";
     return text;

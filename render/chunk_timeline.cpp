@@ -145,8 +145,8 @@ std::string chunk_svg(const SlotKindTiming& t, const std::string& title) {
                                "y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"black\" stroke-width=\"0.8\"><title>{} [{}, {}]</title></rect>\n",
                                node.name(), stream_name(stream), format_rational(time.start), format_rational(time.end), px(x0), px(y),
                                px(w), px(lane), colour(node.component), node.name(), format_rational(time.start), format_rational(time.end));
-            if (w > 7.0 * static_cast<double>(node.name().size()))
-                svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\n", px(x0 + w / 2),
+            if (w > 6.0 * static_cast<double>(node.name().size()))
+                svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n", px(x0 + w / 2),
                                    px(y + lane / 2 + 4), node.name());
         }
         svg += "</g>\n";
