@@ -68,6 +68,14 @@ struct ReportCommand {
         svg.costs = &c;
         svg.id_prefix = fmt::format("s{}", index);
         svg.subtitle = "costs per stage " + format_costs(c) + "; timing model: " + timed.timing.label();
+        if (costs.chunk_table) {  // issue 11: the exposed all-to-all per rank, at the stage's model share
+            const ChunkExposure e = exposure_per_rank(schedule, *costs.chunk_table);
+            std::vector<std::string> per_rank;
+            for (const auto& x : e.exposed) per_rank.push_back(format_rational(x * s.row.stage_share));
+            svg.subtitle += fmt::format("; pattern {}; exposed all-to-all per rank {} (all ranks' all-to-all: {})",
+                                        format_pattern(costs.chunk_table->pattern), fmt::join(per_rank, " "),
+                                        format_rational(e.total_network() * s.row.stage_share));
+        }
         s.svg = svg_timeline(schedule, timed.sim, svg);
         return s;
     }

@@ -154,3 +154,37 @@ TEST_CASE("chunk compare: on EP-heavy costs DualPipe's pairs hide all-to-all tha
     CHECK(one_f_one_b > dual);
     CHECK(exposed_total("zb1p", 2) >= exposed_total("combined-1f1b", 2));
 }
+
+TEST_CASE("combined 1F1B: without Megatron's extra warm-up forward the last rank pairs a backward with its own forward",
+          "[chunk][combined]") {
+    // Rebuilt here from the research note's rule (warm-up w = 2(P-r-1) + (V-1)P + extra, pairs F(k+w) with B(k)).
+    const int P = 4, M = 8, V = 2;
+    auto build = [&](int extra) {
+        std::vector<std::pair<int, int>> table;  // (micro-batch, chunk), groups of P micro-batches per chunk
+        for (int first = 0; first < M; first += P)
+            for (int c = 0; c < V; ++c)
+                for (int mb = first; mb < first + P; ++mb) table.emplace_back(mb, c);
+        Schedule s;
+        s.placement = Placement::single(P, loop_stage_map(P, P * V), M);
+        s.ranks.assign(P, {});
+        const int total = M * V;
+        for (int r = 0; r < P; ++r) {
+            const int w = std::min(2 * (P - r - 1) + (V - 1) * P + extra, total);
+            auto f = [&](int k) { return Op{OpKind::F, 0, table[static_cast<size_t>(k)].second * P + r, table[static_cast<size_t>(k)].first}; };
+            auto b = [&](int k) {
+                return Op{OpKind::B, 0, (V - 1 - table[static_cast<size_t>(k)].second) * P + r, table[static_cast<size_t>(k)].first};
+            };
+            for (int k = 0; k < w; ++k) s.ranks[static_cast<size_t>(r)].push_back(Slot::single(f(k)));
+            for (int k = 0; k + w < total; ++k) s.ranks[static_cast<size_t>(r)].push_back(Slot::pair(f(k + w), b(k)));
+            for (int k = total - w; k < total; ++k) s.ranks[static_cast<size_t>(r)].push_back(Slot::single(b(k)));
+        }
+        return s;
+    };
+    const Schedule with = build(1), generated = find_family("combined-1f1b")->generate({P, M, V});
+    for (int r = 0; r < P; ++r) CHECK(row(with, r) == row(generated, r));
+    const VerifyReport without = verify(build(0));
+    REQUIRE(!without.ok());
+    CHECK(without.violations.front().kind == ViolationKind::OrderContradicts);
+    CHECK(without.violations.front().rank == P - 1);
+    CHECK_THAT(without.violations.front().message, Catch::Contains("(7F0;7B0)"));
+}
