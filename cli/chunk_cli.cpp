@@ -3,6 +3,7 @@
 #include "cli/common.hpp"
 #include "formats/input_error.hpp"
 #include "solver/chunk_best_z3.hpp"
+#include "verifier/compare.hpp"
 
 #include <fmt/format.h>
 
@@ -72,6 +73,35 @@ std::optional<ChunkTable> ChunkInput::resolve(const Schedule& schedule, bool opa
     const std::string key = format_chunk_costs(*costs) + "|" + format_pattern(spec) + "|" + spec.origin;
     if (!cache || cache->first != key) cache.emplace(key, derive_for_cli(*costs, spec));
     return cache->second;
+}
+
+StageChunks chunks_at_share(const Schedule& schedule, const ChunkTable& table, bool model_share_costs) {
+    StageChunks out;
+    out.pattern = format_pattern(table.pattern);
+    const Rational share = model_share_costs ? stage_share(schedule.placement) : Rational(1);
+    if (share == Rational(1)) {
+        out.given = table.costs();
+        out.exposure = exposure_per_rank(schedule, table);
+        out.stage_layers = table.chunk.layers;
+        return out;
+    }
+    const Rational layers = Rational(table.chunk.layers) * share;
+    if (layers.denominator() == 1 && layers.numerator() >= 1) {
+        ChunkCosts stage = table.chunk;
+        stage.layers = static_cast<int>(layers.numerator());
+        stage.layer.resize(static_cast<size_t>(stage.layers));
+        const ChunkTable stage_table = derive_for_cli(stage, table.pattern);
+        out.given = scaled_costs(stage_table.costs(), Rational(1) / share);  // compare scales it back by the share
+        out.exposure = exposure_per_rank(schedule, stage_table);
+        out.stage_layers = stage.layers;
+        return out;
+    }
+    out.exact = false;
+    out.given = table.costs();
+    out.exposure = exposure_per_rank(schedule, table);
+    for (auto* v : {&out.exposure.exposed, &out.exposure.network})
+        for (auto& x : *v) x *= share;
+    return out;
 }
 
 std::string percent_text(const Rational& fraction) {

@@ -33,6 +33,20 @@ ChunkCosts chunk_costs_from_flag(const std::string& text);
 PatternSpec pattern_from_flag(const std::string& text);
 ChunkTable derive_for_cli(const ChunkCosts& costs, const PatternSpec& pattern);
 
+// Chunk costs under compare's model-share costs (verifier/compare.hpp): a stage that holds `share` of the 1/P
+// model share given runs layers x share layers. When that is a whole number the stage's chunk is derived
+// exactly with that many layers (the first ones' costs); otherwise every cost is scaled by the share, as for
+// op costs. `given` is what to pass to compare_schedule (it scales by the share again), `exposure` the
+// per-rank exposed all-to-all of the stage.
+struct StageChunks {
+    Costs given;
+    ChunkExposure exposure;
+    std::string pattern;
+    bool exact = true;     // derived with a whole number of layers (or no scaling needed)
+    int stage_layers = 0;  // layers per stage when exact
+};
+StageChunks chunks_at_share(const Schedule& schedule, const ChunkTable& table, bool model_share_costs);
+
 // JSON of one timed slot kind: duration, exposed_comm, network_time, compute_time, components.
 nlohmann::json slot_timing_json(const SlotKindTiming& timing);
 // The chunk section of a timing printout: costs, pattern, per slot kind duration and exposure.

@@ -127,9 +127,18 @@ struct CompareCommand {
         for (const Schedule& schedule : schedules) {
             require_valid(schedule, o);
             row_costs.push_back(costs.resolve(schedule));
+            if (costs.chunk_table) {  // issue 11: a stage's chunk holds its share of the layers
+                StageChunks stage = chunks_at_share(schedule, *costs.chunk_table, o.model_share_costs);
+                row_costs.back() = stage.given;
+                exposures.push_back(std::move(stage.exposure));
+                patterns.push_back(stage.pattern + (stage.exact ? fmt::format(", {} layer{} per stage", stage.stage_layers,
+                                                                              stage.stage_layers == 1 ? "" : "s")
+                                                                : ", costs scaled to the stage's share (layers x share is not whole)"));
+            } else {
+                exposures.push_back(std::nullopt);
+                patterns.push_back("");
+            }
             rows.push_back(compare_schedule(schedule, row_costs.back(), o));
-            exposures.push_back(costs.chunk_table ? std::optional(exposure_per_rank(schedule, *costs.chunk_table)) : std::nullopt);
-            patterns.push_back(costs.chunk_table ? format_pattern(costs.chunk_table->pattern) : "");
         }
         if (json)
             print_json(rows, row_costs, o);

@@ -207,3 +207,20 @@ TEST_CASE("chunk cli: plan says how much EP communication each family exposes", 
     CHECK_THAT(text.out, Catch::Contains("EP all-to-all at PP=") && Catch::Contains("combined-1f1b") &&
                              Catch::Contains("DualPipe's F&B pair") && Catch::Contains("Assumptions:"));
 }
+
+TEST_CASE("chunk cli: like-for-like compare gives a half-share stage half the layers, exactly", "[chunk][cli][compare]") {
+    // ZB1P and DualPipeV cut the model into 2P blocks: with a 2-layer share per 1/P, each stage runs a 1-layer chunk.
+    // The same as timing 1-layer chunks per stage directly (--per-stage-costs).
+    const std::string two = "layers=2," + kCaseA, one = "layers=1," + kCaseA;
+    for (const std::string family : {"zb1p", "dualpipev", "combined-1f1b"}) {
+        INFO(family);
+        const auto share = json_of(run_cli("compare " + family + " -P 4 -M 8 --chunk-costs " + two + " --json"));
+        const auto stage = json_of(run_cli("compare " + family + " -P 4 -M 8 --per-stage-costs --chunk-costs " + one + " --json"));
+        CHECK(share["rows"][0]["makespan"] == stage["rows"][0]["makespan"]);
+        CHECK(share["rows"][0]["exposed_comm"] == stage["rows"][0]["exposed_comm"]);
+        CHECK_THAT(share["rows"][0]["pattern"].get<std::string>(), Catch::Contains("1 layer per stage"));
+    }
+    // One layer per 1/P share cannot be halved: costs are scaled instead, and the row says so.
+    const auto scaled = json_of(run_cli("compare zb1p -P 4 -M 8 --chunk-costs " + one + " --json"));
+    CHECK_THAT(scaled["rows"][0]["pattern"].get<std::string>(), Catch::Contains("scaled"));
+}
