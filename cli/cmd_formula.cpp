@@ -2,6 +2,7 @@
 // every admissible M from M0 on, with the region of cost space of each piece (proofs/formula.hpp).
 // Exit: 0 formula derived (periodicity proved), 3 no formula / not proved, 2 bad input.
 #include "cli/commands.hpp"
+#include "cli/chunk_point.hpp"
 #include "cli/common.hpp"
 #include "proofs/claim.hpp"
 #include "proofs/formula.hpp"
@@ -13,25 +14,6 @@
 
 namespace pp::cli {
 namespace {
-
-// "I*7 == F*10 && W*7 == F*3 && ...": every cost proportional to the derived point, F the reference.
-std::string ray_constraints(const Costs& c) {
-    const std::vector<std::pair<std::string, Rational>> point = {
-        {"F", c.base.F}, {"I", c.base.I}, {"W", c.base.W}, {"B", c.base.full_backward()},
-        {"FB", c.base.FB.value_or(c.base.F + c.base.full_backward())}, {"comm", c.comm}};
-    const auto& [ref, r] = point[0];
-    std::vector<std::string> parts;
-    for (size_t k = 1; k < point.size(); ++k) {
-        const auto& [name, x] = point[k];
-        if (x == Rational(0) || r == Rational(0)) {
-            parts.push_back(fmt::format("{} == 0", x == Rational(0) ? name : ref));
-            continue;
-        }
-        // name / x == ref / r  <=>  name * (r.num * x.den) == ref * (x.num * r.den)
-        parts.push_back(fmt::format("{}*{} == {}*{}", name, r.numerator() * x.denominator(), ref, x.numerator() * r.denominator()));
-    }
-    return fmt::format("{}", fmt::join(parts, " && "));
-}
 
 struct FormulaCommand {
     std::string family;
@@ -51,13 +33,13 @@ struct FormulaCommand {
         if (!spec) throw UsageError(why);
         if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
             return run_chunk_formula(family, ranks, chunks.pattern, chunk_layers, shared_expert, op, emit);
-        if (chunks.given()) {
-            // Issue 11: the costs derived from chunk costs, as the ray through that point (times are homogeneous).
-            const Costs c = chunks.resolve(Schedule{}, false)->costs();
-            assume.push_back(ray_constraints(c));
-            symbolic_comm = symbolic_comm || c.comm > Rational(0);
-        }
         CostRegion region = CostRegion::standard(symbolic_comm);
+        if (chunks.given()) {
+            // Issue 11: the costs derived from chunk costs, as the ray through that point (cli/chunk_point.hpp).
+            const Costs c = chunks.resolve(Schedule{}, false)->costs();
+            require_one_pair_cost(family, ranks, ranks, c, "formula");
+            region = derived_point_region(c);
+        }
         try {
             for (const auto& text : assume)
                 for (auto& c : parse_constraints(text)) region.add(std::move(c));
@@ -68,7 +50,7 @@ struct FormulaCommand {
             throw UsageError(std::string("cost region: ") + e.what());
         }
         const FormulaResult result = derive_formula(*spec, region);
-        std::cout << format_formula(result, !zb_basis);
+        std::cout << format_formula(result, !zb_basis && region.b_is_i_plus_w);  // I = B - W only where it holds
         return result.missing.empty() && result.proof.verdict == Verdict::Proved ? kOk : kUndecided;
     }
 };

@@ -3,6 +3,7 @@
 // Exit: 1 counterexample found (the claim is false), 0 the claim holds over the searched space, 3 undecided,
 // 2 bad input.
 #include "cli/commands.hpp"
+#include "cli/chunk_point.hpp"
 #include "cli/common.hpp"
 #include "render/ascii_gantt.hpp"
 #include "proofs/claim.hpp"
@@ -47,6 +48,7 @@ struct RefuteCommand {
 
     int run() {
         RefuteOptions options;
+        std::optional<Costs> chunk_point;  // the op costs derived from exact --chunk-costs
         std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P");
         if (microbatches) options.m_range = parse_range(*microbatches, "-M");
         if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
@@ -54,7 +56,9 @@ struct RefuteCommand {
                                     shared_expert, width, json);
         if (chunks.given()) {  // issue 11: the single cost point derived from chunk costs
             if (costs != "symbolic") throw UsageError("--chunk-costs derives the costs: give it or a --costs grid, not both");
-            const Costs c = chunks.resolve(Schedule{}, false)->costs();
+            chunk_point = chunks.resolve(Schedule{}, false)->costs();
+            require_one_pair_cost(family, options.p_lo, options.p_hi, *chunk_point, "refute");
+            const Costs& c = *chunk_point;
             costs = fmt::format("F={},I={},W={},B={},FB={},comm={}", format_rational(c.base.F), format_rational(c.base.I),
                                 format_rational(c.base.W), format_rational(c.base.full_backward()),
                                 format_rational(c.base.FB.value_or(c.base.F + c.base.full_backward())), format_rational(c.comm));
@@ -65,6 +69,7 @@ struct RefuteCommand {
         options.default_steps = steps;
         // A grid names its comm values itself; the region then only keeps its points physical (FB <= F + B, ...).
         options.region = CostRegion::standard(symbolic_comm || !options.symbolic);
+        if (chunk_point) options.region = derived_point_region(*chunk_point);  // B may be < I + W (cli/chunk_point.hpp)
         RefuteResult r;
         try {
             for (const auto& text : assume)

@@ -75,6 +75,10 @@ struct ReportCommand {
             for (const auto& x : stage->exposure.exposed) per_rank.push_back(format_rational(x));
             svg.subtitle += fmt::format("; pattern {}; exposed all-to-all per rank {} (all ranks' all-to-all: {})", stage->pattern,
                                         fmt::join(per_rank, " "), format_rational(stage->exposure.total_network()));
+            const Rational network = stage->exposure.total_network();
+            s.exposed_comm = fmt::format("{} ({})", fmt::join(per_rank, " "),
+                                         network > Rational(0) ? percent_text(Rational(1) - stage->exposure.total_exposed() / network)
+                                                               : std::string("no all-to-all"));
         }
         s.svg = svg_timeline(schedule, timed.sim, svg);
         return s;

@@ -1,12 +1,14 @@
 #include "render/chunk_timeline.hpp"
 
 #include "render/markup.hpp"
+#include "render/round_scale.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace pp {
 namespace {
@@ -26,6 +28,37 @@ void paint(std::string& row, size_t from, size_t to, const std::string& label) {
     row[to - 1] = ']';
     for (size_t k = 0; from + 1 + k < to - 1; ++k) row[from + 1 + k] = k < label.size() ? label[k] : ' ';
 }
+
+// Columns of a round number of time units (render/round_scale.hpp) for a picture of `span` units in at most
+// about `max_columns` columns, and the axis: a mark every 10 columns, labelled where the label fits.
+struct RoundColumns {
+    Rational per_column;
+    size_t width = 0;
+    // `fits`: the time per column that would show every label (finer is not needed); coarser when the width needs it.
+    RoundColumns(const Rational& span, int max_columns, const std::optional<Rational>& fits = std::nullopt) {
+        const Rational budget = span / Rational(std::max(max_columns, 1));
+        per_column = fits ? round_scale(*fits, false) : Rational(0);
+        if (per_column < budget) per_column = round_scale(budget, true);
+        const Rational c = span / per_column;
+        width = static_cast<size_t>((c.numerator() + c.denominator() - 1) / c.denominator());  // ceil
+    }
+    size_t column(const Rational& at) const {
+        const Rational c = at / per_column;
+        return static_cast<size_t>(c.numerator() / c.denominator());
+    }
+    std::string axis() const {
+        std::string axis(width + 12, ' ');
+        size_t free_from = 0;
+        for (size_t c = 0; c <= width; c += 10) {
+            const std::string text = "|" + format_rational(per_column * Rational(static_cast<std::int64_t>(c)));
+            if (c < free_from || c + text.size() > axis.size()) continue;
+            for (size_t k = 0; k < text.size(); ++k) axis[c + k] = text[k];
+            free_from = c + text.size() + 1;
+        }
+        while (!axis.empty() && axis.back() == ' ') axis.pop_back();
+        return axis;
+    }
+};
 
 // One letter per component for the whole-schedule lanes: forward upper case, backward lower case.
 char letter(Component c) {
@@ -86,22 +119,18 @@ std::string chunk_ascii(const SlotKindTiming& t, int max_width) {
     if (tl.duration == Rational(0)) return "(empty slot: no component has a cost)\n";
     Rational shortest = tl.duration;
     for (const auto& node : t.dag.nodes) shortest = std::min(shortest, node.cost);
-    const int width = std::clamp(static_cast<int>(std::ceil(to_double(tl.duration / shortest) * 13)), 20, std::max(20, max_width));
-    auto column = [&](const Rational& at) { return static_cast<size_t>(std::floor(to_double(at / tl.duration) * width)); };
-    std::string axis(static_cast<size_t>(width) + 12, ' ');
-    for (int mark = 0; mark <= 4; ++mark) {
-        const Rational at = tl.duration * Rational(mark, 4);
-        const std::string label = "|" + format_rational(at);
-        const size_t c = std::min(column(at), static_cast<size_t>(width));
-        for (size_t k = 0; k < label.size() && c + k < axis.size(); ++k) axis[c + k] = label[k];
-    }
-    std::array<std::string, kStreams> rows{std::string(static_cast<size_t>(width), '.'), std::string(static_cast<size_t>(width), '.')};
+    // The shortest box gets 13 columns ("[dispatch_b0]") when the width allows.
+    const RoundColumns grid(tl.duration, std::max(20, max_width), shortest / Rational(13));
+    auto column = [&](const Rational& at) { return grid.column(at); };
+    const size_t width = grid.width;
+    const std::string axis = grid.axis();
+    std::array<std::string, kStreams> rows{std::string(width, '.'), std::string(width, '.')};
     for (int v = 0; v < t.dag.node_count(); ++v) {
         const auto& node = t.dag.nodes[static_cast<size_t>(v)];
         const auto& time = tl.times[static_cast<size_t>(v)];
         paint(rows[static_cast<size_t>(node.stream())], column(time.start), column(time.end), node.name());
     }
-    std::string exposed(static_cast<size_t>(width), ' ');
+    std::string exposed(width, ' ');
     for (const auto& [a, b] : exposed_intervals(t))
         for (size_t c = column(a); c < std::max(column(b), column(a) + 1) && c < exposed.size(); ++c) exposed[c] = '^';
     text += "          " + axis + "\n";
@@ -192,15 +221,18 @@ std::string chunk_trace(const SlotKindTiming& t, double us_per_unit) {
 std::string ascii_chunk_lanes(const Schedule& schedule, const Simulation& sim, const ChunkTable& table, const GanttOptions& options) {
     if (sim.makespan == 0) return "(empty schedule)\n";
     const Rational makespan = sim.scale.to_units(sim.makespan);
-    const int width = std::max(20, options.max_width);
-    auto column = [&](const Rational& at) { return static_cast<size_t>(std::floor(to_double(at / makespan) * width)); };
+    const RoundColumns grid(makespan, std::max(20, options.max_width));
+    auto column = [&](const Rational& at) { return grid.column(at); };
+    const size_t width = grid.width;
     std::string out = fmt::format("two-stream lanes, pattern {}: compute row (A attn_f, M mlp_f, S shared_f, m mlp_i, a attn_i, "
                                   "s shared_i, w weight-gradient), network row (D dispatch_f, C combine_f, c combine_b, d "
-                                  "dispatch_b); '.' idle; 1 column = {:.4g} time units\n",
-                                  format_pattern(table.pattern), to_double(makespan) / width);
+                                  "dispatch_b); '.' idle; 1 column = {} time unit{}\n",
+                                  format_pattern(table.pattern), format_rational(grid.per_column),
+                                  grid.per_column == Rational(1) ? "" : "s");
+    out += "           " + grid.axis() + "\n";
     size_t global = 0;
     for (size_t r = 0; r < schedule.ranks.size(); ++r) {
-        std::array<std::string, kStreams> rows{std::string(static_cast<size_t>(width), '.'), std::string(static_cast<size_t>(width), '.')};
+        std::array<std::string, kStreams> rows{std::string(width, '.'), std::string(width, '.')};
         for (const Slot& slot : schedule.ranks[r]) {
             const Rational start = sim.scale.to_units(sim.start[global++]);
             const SlotKindTiming& t = table.of(slot_kind_of(slot));

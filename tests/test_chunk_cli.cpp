@@ -43,8 +43,8 @@ TEST_CASE("chunk cli: one slot's duration and exposed_comm, exact, per pattern a
     j = json_of(run_cli("chunk --chunk-costs " + kCaseA + " --pattern serial --json"));
     CHECK(j["duration"] == 20);
     CHECK(j["exposed_comm"] == 7);
-    // Text: the two lanes and the exposed row.
-    const auto text = run_cli("chunk --chunk-costs " + kCaseA + " --pattern megatron");
+    // Text: the two lanes and the exposed row (a round 0.05 per column: 280 columns).
+    const auto text = run_cli("chunk --chunk-costs " + kCaseA + " --pattern megatron --width 300");  // room for whole labels
     CHECK(text.exit_code == 0);
     CHECK_THAT(text.out, Catch::Contains("compute   [attn_f0") && Catch::Contains("network   [combine_b") &&
                              Catch::Contains("duration 14   exposed_comm 1"));
