@@ -56,7 +56,9 @@ struct ShowCommand {
         const auto timed = verify_and_simulate(schedule, c, costs.activations(), comm_model_from(comm_model));
         if (json) {
             if (svg_path || trace_path) throw UsageError("--json prints the timeline as JSON; write --svg/--trace files in a separate run");
-            std::cout << timeline_json(schedule, timed, c).dump(2) << "\n";
+            nlohmann::json j = timeline_json(schedule, timed, c);
+            if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);  // per rank exposed_comm (issue 11)
+            std::cout << j.dump(2) << "\n";
             return kOk;
         }
         if (chunk_lanes && !costs.chunk_table)

@@ -101,3 +101,20 @@ TEST_CASE("chunk commands: slot timelines use a round scale", "[chunk][cli]") {
     const auto r = run_cli("chunk --chunk-costs " + kCaseA);
     CHECK_THAT(r.out, Catch::Contains("|0        |1        |2        |3"));
 }
+
+TEST_CASE("chunk commands: show --json and plan --json carry the exposed all-to-all", "[chunk][cli][json]") {
+    const std::string one_rank = pp::test::write_temp("chunk_show_one_rank.txt", "ranks 1\nmicrobatches 2\nrank 0: 0F0 (0F1;0B0) 0B1\n");
+    // F0 exposes 2, the pair 0, B1 3 (hand timelines): 5 of 2 + 7 + 5 = 14.
+    const auto show = json_of(run_cli("show " + one_rank + " --chunk-costs " + kCaseA + " --json"));
+    CHECK(show["ranks"][0]["exposed_comm"] == 5);
+    CHECK(show["ranks"][0]["network_comm"] == 14);
+    const auto plan = json_of(run_cli("plan --preset deepseek-v3 --gpus 2048 --json"));
+    REQUIRE(plan.contains("ep_all_to_all"));
+    bool dualpipe = false;
+    for (const auto& row : plan["ep_all_to_all"]["families"])
+        if (row["family"] == "dualpipe" && !row.contains("error")) {
+            dualpipe = true;
+            CHECK(row.contains("exposed_comm_worst_rank_us"));
+        }
+    CHECK(dualpipe);
+}
