@@ -4,8 +4,9 @@
 //   * the DualPipe and DualPipeV bubble-constant proofs with symbolic costs (the default cost region of
 //     `pipeproof prove`: F, I, W > 0, B = I + W, 0 < FB <= F + B, comm = 0) -- issue target <= 10 s each;
 //   * the same proofs at exact costs F=I=W=1, FB=1.5 (cheap; shows where the symbolic part costs);
-//   * `pipeproof formula dualpipe` (per-rank idle pieces and their regions) for P <= 16.
-// Each row prints the verdict, the wall time, and the slowest proof obligation (where the time goes).
+//   * `pipeproof formula dualpipe` (per-rank idle pieces and their regions).
+// Each row prints the verdict, the wall time, the peak memory (each row runs in its own child process, so the
+// figure is that proof's alone: ru_maxrss of the child) and the slowest proof obligation (where the time goes).
 // A row slower than --budget seconds (default 120) ends that column: larger P are reported as skipped,
 // since every step of 2 in P has cost about 5x more so far.
 #include "proofs/prove.hpp"
@@ -13,7 +14,12 @@
 
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
@@ -26,7 +32,50 @@ struct Timed {
     double seconds = 0;
     std::string slowest;  // name and seconds of the slowest obligation
     std::string note;
+    long peak_mib = -1;
 };
+
+// Runs `work` in a forked child (fresh address space) and returns its result with the child's peak RSS.
+Timed in_child(const std::function<Timed()>& work) {
+    int fd[2];
+    if (pipe(fd) != 0) return work();
+    std::fflush(stdout);
+    const pid_t pid = fork();
+    if (pid < 0) return work();
+    if (pid == 0) {
+        close(fd[0]);
+        const Timed t = work();
+        const std::string msg = fmt::format("{}\n{}\n{}\n{}\n", t.verdict, t.seconds, t.slowest, t.note);
+        for (size_t done = 0; done < msg.size();) {
+            const ssize_t k = write(fd[1], msg.data() + done, msg.size() - done);
+            if (k <= 0) break;
+            done += static_cast<size_t>(k);
+        }
+        _exit(0);
+    }
+    close(fd[1]);
+    std::string text;
+    char buf[4096];
+    for (ssize_t k; (k = read(fd[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(k));
+    close(fd[0]);
+    int status = 0;
+    rusage usage{};
+    wait4(pid, &status, 0, &usage);
+    Timed t;
+    std::vector<std::string> lines;
+    for (size_t a = 0, b; (b = text.find('\n', a)) != std::string::npos; a = b + 1) lines.push_back(text.substr(a, b - a));
+    if (lines.size() < 4) {
+        t.verdict = "crashed";
+        t.note = fmt::format("child status {}", status);
+        return t;
+    }
+    t.verdict = lines[0];
+    t.seconds = std::stod(lines[1]);
+    t.slowest = lines[2];
+    t.note = lines[3];
+    t.peak_mib = usage.ru_maxrss / 1024;
+    return t;
+}
 
 double since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -81,7 +130,8 @@ Timed time_formula(int P) {
 }
 
 void print_row(const std::string& what, int P, const Timed& t) {
-    fmt::print("{:<22} {:>3}  {:<9} {:>9.2f}  {:<28} {}\n", what, P, t.verdict, t.seconds, t.slowest, t.note);
+    fmt::print("{:<22} {:>3}  {:<9} {:>9.2f} {:>8}  {:<28} {}\n", what, P, t.verdict, t.seconds,
+               t.peak_mib < 0 ? std::string("-") : std::to_string(t.peak_mib), t.slowest, t.note);
     std::fflush(stdout);
 }
 
@@ -101,7 +151,8 @@ int run_prove_bench(int argc, char** argv) {
             return 2;
         }
     }
-    fmt::print("{:<22} {:>3}  {:<9} {:>9}  {:<28} {}\n", "proof", "P", "verdict", "seconds", "slowest obligation", "note");
+    fmt::print("{:<22} {:>3}  {:<9} {:>9} {:>8}  {:<28} {}\n", "proof", "P", "verdict", "seconds", "peak MiB",
+               "slowest obligation", "note");
     const pp::Costs exact = pp::parse_costs("F=1,I=1,W=1,FB=1.5");
     struct Column {
         std::string key, label;
@@ -113,7 +164,7 @@ int run_prove_bench(int argc, char** argv) {
         {"dualpipev", "dualpipev symbolic", max_p, [](int P) { return time_proof("dualpipev", P, std::nullopt); }},
         {"exact", "dualpipe FB=1.5", max_p, [&](int P) { return time_proof("dualpipe", P, exact); }},
         {"exact", "dualpipev FB=1.5", max_p, [&](int P) { return time_proof("dualpipev", P, exact); }},
-        {"formula", "formula dualpipe", std::min(max_p, 16), [](int P) { return time_formula(P); }},
+        {"formula", "formula dualpipe", max_p, [](int P) { return time_formula(P); }},
     };
     int failures = 0;
     for (const auto& c : columns) {
@@ -121,11 +172,11 @@ int run_prove_bench(int argc, char** argv) {
         bool over = false;
         for (int P = 2; P <= c.p_hi; P += 2) {
             if (over) {
-                fmt::print("{:<22} {:>3}  {:<9} {:>9}  {:<28} {}\n", c.label, P, "skipped", "-", "-",
+                fmt::print("{:<22} {:>3}  {:<9} {:>9} {:>8}  {:<28} {}\n", c.label, P, "skipped", "-", "-", "-",
                            fmt::format("a smaller P took more than {:.0f} s", budget));
                 continue;
             }
-            const Timed t = c.run(P);
+            const Timed t = in_child([&] { return c.run(P); });
             print_row(c.label, P, t);
             if (t.verdict != "PROVED" && t.verdict != "derived") ++failures;
             if (t.seconds > budget) over = true;

@@ -16,10 +16,6 @@
 namespace pp::cli {
 namespace {
 
-double to_double(const Rational& value) {
-    return static_cast<double>(value.numerator()) / static_cast<double>(value.denominator());
-}
-
 std::string percent(const Rational& fraction) { return fmt::format("{:.2f}%", 100.0 * to_double(fraction)); }
 
 // Exact text, with a decimal next to a fraction that does not terminate: "575/24576 (~0.0233968)".
@@ -98,24 +94,19 @@ struct CompareCommand {
         return o;
     }
 
-    // Only valid schedules have a timing; under `batched` their communication program must run too.
+    // Only valid schedules get a row: the verdict of `verify` (the file's memory limit, send/recv of a
+    // compute_comms file, under `batched` the P2P program) with the same violations and count.
     static void require_valid(const Schedule& schedule, const CompareOptions& o) {
-        VerifyOptions verify_options;
-        verify_options.activations = o.activations;
-        const VerifyReport report = verify(schedule, verify_options);
-        if (!report.ok())
-            throw SimulationError(schedule.source + " is not valid, so it has no timing (run `pipeproof verify`):\n" +
-                                  violations_text(schedule, report));
-        if (o.comm_model != CommModel::Batched) return;
-        VerifyReport comm;
-        comm.violations = check_comm_program(schedule, batched_program(schedule, o.batched));
-        if (!comm.ok()) {
-            std::string text = violations_text(schedule, comm);
-            for (const auto& v : comm.violations)
+        VerdictOptions options = verdict_options(schedule, o.activations, o.comm_model);
+        options.batched = o.batched;
+        const VerifyReport report = verdict(schedule, build_schedule_graph(schedule), options);
+        if (report.ok()) return;
+        std::string text = violations_text(schedule, report);
+        for (const auto& v : report.violations)
+            if (v.kind == ViolationKind::CommDeadlock || v.kind == ViolationKind::CommMismatch)
                 for (const auto& step : v.witness) text += "  " + step + "\n";
-            throw SimulationError(schedule.source + ": its blocking communication batches cannot run, so it has no batched "
-                                  "timing:\n" + text);
-        }
+        throw SimulationError(schedule.source + " is not valid, so it gets no row (run `pipeproof verify`; timing model " +
+                              std::string(comm_model_name(o.comm_model)) + "):\n" + text);
     }
 
     int run() {
@@ -309,11 +300,11 @@ Runner add_compare(CLI::App& app) {
     auto* sub = app.add_subcommand("compare", "compare schedules: makespan, bubble, idle per rank, ZB bubble rate, memory, "
                                               "parameter copies, GPU-hours");
     sub->add_option("schedules", cmd->names, "family names (see `pipeproof list`) or schedule files")->required();
-    sub->add_option("-P,--ranks", cmd->ranks, "ranks (generators)")->check(CLI::Range(1, 100000));
-    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches, total (generators)")->check(CLI::Range(1, 1000000));
+    sub->add_option("-P,--ranks", cmd->ranks, "ranks (generators)")->check(CLI::Range(1, kMaxRanks));
+    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches, total (generators)")->check(CLI::Range(1, kMaxMicrobatches));
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
                     "stages per rank for the families that take V (default 2)")
-        ->check(CLI::Range(1, 1000));
+        ->check(CLI::Range(1, kMaxStagesPerRank));
     cmd->costs.add_options(*sub);
     add_comm_model_option(*sub, cmd->comm_model);
     sub->add_option("--tokens-per-microbatch", cmd->tokens_per_microbatch, "tokens in one micro-batch (for GPU-hours)");

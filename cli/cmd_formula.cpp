@@ -4,8 +4,10 @@
 #include "cli/commands.hpp"
 #include "cli/chunk_point.hpp"
 #include "cli/common.hpp"
+#include "cli/formula_json.hpp"
 #include "proofs/claim.hpp"
 #include "proofs/formula.hpp"
+#include "proofs/readable.hpp"
 
 #include <fmt/format.h>
 
@@ -18,6 +20,7 @@ namespace {
 struct FormulaCommand {
     std::string family;
     int ranks = 0;
+    std::optional<int> stages_per_rank;
     std::vector<std::string> assume;
     bool symbolic_comm = false;
     bool zb_basis = false;
@@ -26,10 +29,12 @@ struct FormulaCommand {
     bool shared_expert = false;
     std::string op = "pair";
     std::string emit;
+    std::string basis = "paper";
+    bool json = false;
 
     int run() {
         std::string why;
-        const auto spec = family_spec(family, ranks, &why);
+        const auto spec = family_spec(family, ranks, &why, stages_per_rank);
         if (!spec) throw UsageError(why);
         if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
             return run_chunk_formula(family, ranks, chunks.pattern, chunk_layers, shared_expert, op, emit);
@@ -49,8 +54,37 @@ struct FormulaCommand {
         } catch (const std::invalid_argument& e) {
             throw UsageError(std::string("cost region: ") + e.what());
         }
+        Basis b = Basis::Paper;
+        if (!parse_basis(basis, b)) throw UsageError("--basis: expected paper or pytorch, got '" + basis + "'");
+        if (zb_basis) b = Basis::PyTorch;
+        if (!region.b_is_i_plus_w) b = Basis::PyTorch;  // I = B - W only where it holds (e.g. not at a chunk point)
         const FormulaResult result = derive_formula(*spec, region);
-        std::cout << format_formula(result, !zb_basis && region.b_is_i_plus_w);  // I = B - W only where it holds
+        std::optional<PublishedMatch> published;
+        if (result.missing.empty() && result.proof.bubble_symbolic)
+            published = match_published(spec->name, spec->ranks, spec->stages_per_rank, *result.proof.bubble_symbolic,
+                                        region);
+        if (json) {
+            nlohmann::json j{{"family", spec->name}, {"P", spec->ranks}, {"basis", paper_basis(b) ? "paper" : "pytorch"},
+                             {"assumptions", result.proof.assumptions},
+                             {"proof", verdict_name(result.proof.verdict)}};
+            if (!result.missing.empty()) {
+                j["missing"] = result.missing;
+            } else {
+                j["ranks"] = nlohmann::json::array();
+                for (const auto& rf : result.ranks) {
+                    nlohmann::json r{{"rank", rf.rank}, {"valid_from_M", rf.valid_from_m}};
+                    for (const auto& pw : rf.by_residue) r["idle_by_residue"].push_back(pieces_json(pw, b));
+                    for (const auto& [m, v] : rf.exceptions) r["exceptions"].push_back({{"M", m}, {"idle", v}});
+                    j["ranks"].push_back(r);
+                }
+                j["bubble"] = {{"valid_from_M", result.bubble_from_m}, {"pieces", pieces_json(result.bubble, b)}};
+                if (published) j["bubble"]["published"] = published_json(*published, b);
+            }
+            std::cout << j.dump(2) << "\n";
+        } else {
+            std::cout << format_formula(result, paper_basis(b));
+            if (published) std::cout << "    " << format_published(*published, b) << "\n";
+        }
         return result.missing.empty() && result.proof.verdict == Verdict::Proved ? kOk : kUndecided;
     }
 };
@@ -62,9 +96,15 @@ Runner add_formula(CLI::App& app) {
     auto* sub = app.add_subcommand("formula", "each rank's idle time as a piecewise-linear formula in the costs, for every M");
     sub->add_option("family", cmd->family, "schedule family (see `pipeproof list`)")->required();
     sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required();
+    sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
+                    "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)");
     sub->add_option("--assume", cmd->assume, "extra linear assumption on the costs, e.g. 'FB >= B' (repeatable)");
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
-    sub->add_flag("--pytorch-basis", cmd->zb_basis, "write formulas in F, I, W (default: DeepSeek's F, B, W, FB)");
+    sub->add_option("--basis", cmd->basis,
+                    "letters of the formulas: paper (DeepSeek's F, B = I + W, W, FB = F&B; default) or pytorch (F, I, W, FB)")
+        ->check(CLI::IsMember({"paper", "pytorch"}));
+    sub->add_flag("--pytorch-basis", cmd->zb_basis, "the same as --basis pytorch (old spelling)");
+    sub->add_flag("--json", cmd->json, "machine-readable formulas: each piece's value and its region as a list of inequalities");
     cmd->chunks.add_options(*sub);
     sub->add_option("--chunk-layers", cmd->chunk_layers, "--chunk-costs symbolic: layers per chunk (default 1)");
     sub->add_flag("--shared-expert", cmd->shared_expert, "--chunk-costs symbolic: include the shared expert's costs");

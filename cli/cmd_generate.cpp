@@ -61,9 +61,9 @@ Runner add_generate(CLI::App& app) {
     auto cmd = std::make_shared<GenerateCommand>();
     auto* sub = app.add_subcommand("generate", "write a schedule of a published family");
     sub->add_option("name", cmd->name, "family (see `pipeproof list`)")->required();
-    sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required()->check(CLI::Range(1, 100000));
-    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (total)")->required()->check(CLI::Range(1, 1000000));
-    sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank")->check(CLI::Range(1, 1000));
+    sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required()->check(CLI::Range(1, kMaxRanks));
+    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (total)")->required()->check(CLI::Range(1, kMaxMicrobatches));
+    sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank")->check(CLI::Range(1, kMaxStagesPerRank));
     sub->add_option("-o,--output", cmd->output, "output file (format from its extension; - = stdout)");
     sub->add_option("--format", cmd->format, "native, torch-csv or json");
     sub->add_option("--torch-era", cmd->era, "letters for PyTorch CSV output")->check(CLI::IsMember({"current", "2024"}));

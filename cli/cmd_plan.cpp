@@ -4,12 +4,15 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "planner/chunk_plan.hpp"
+#include "formats/input_error.hpp"
+#include "formats/load.hpp"
 #include "planner/plan_text.hpp"
 #include "planner/planner.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
+#include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -80,16 +83,45 @@ struct PlanCommand {
     std::optional<std::string> config;
     std::vector<std::pair<std::string, std::string>> flags;  // in command-line order
 
-    int run() {
+    // The config file's settings, each checked on its own so that a bad value is reported at its line
+    // (`file:line:column: error: ...`, exit 2) like any other input file.
+    std::vector<std::pair<std::string, std::string>> read_config(const std::string& path) const {
+        const std::string text = read_file_text(path);  // bounded; NUL bytes and directories refused
         std::vector<std::pair<std::string, std::string>> settings;
         try {
-            if (config) {
-                std::ifstream in(*config, std::ios::binary);
-                if (!in) throw UsageError("cannot read config file '" + *config + "'");
-                std::ostringstream text;
-                text << in.rdbuf();
-                settings = plan::parse_plan_config(text.str());
+            settings = plan::parse_plan_config(text);
+        } catch (const plan::PlanSpecError& e) {
+            int line = 0;
+            const std::string what = e.what();
+            if (std::sscanf(what.c_str(), "line %d:", &line) == 1) throw InputError(path, line, 1, what.substr(what.find(':') + 2));
+            throw InputError(path, 0, 0, what);
+        }
+        // Where each setting is: the k-th line that is not blank once its comment is cut (parse_plan_config's rule).
+        std::vector<int> lines;
+        int number = 0;
+        for (size_t pos = 0; pos <= text.size();) {
+            const size_t end = std::min(text.find('\n', pos), text.size());
+            const std::string_view line = std::string_view(text).substr(pos, end - pos);
+            ++number;
+            const std::string_view content = line.substr(0, line.find('#'));
+            if (content.find_first_not_of(" \t\r") != std::string_view::npos) lines.push_back(number);
+            pos = end + 1;
+        }
+        for (size_t k = 0; k < settings.size(); ++k) {
+            plan::PlanRequest scratch;
+            try {
+                plan::apply_setting(scratch, settings[k].first, settings[k].second);
+            } catch (const plan::PlanSpecError& e) {
+                throw InputError(path, k < lines.size() ? lines[k] : 0, 1, e.what());
             }
+        }
+        return settings;
+    }
+
+    int run() {
+        std::vector<std::pair<std::string, std::string>> settings;
+        if (config) settings = read_config(*config);
+        try {
             settings.insert(settings.end(), flags.begin(), flags.end());
             plan::PlanRequest request;
             plan::apply_settings(request, settings);

@@ -3,9 +3,12 @@
 // Exit: 0 PROVED, 1 REFUTED, 3 UNKNOWN, 2 bad input.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/watchdog.hpp"
+#include "cli/formula_json.hpp"
 #include "render/ascii_gantt.hpp"
 #include "proofs/claim.hpp"
 #include "proofs/prove.hpp"
+#include "proofs/readable.hpp"
 #include "verifier/simulate.hpp"
 
 #include <iostream>
@@ -20,7 +23,7 @@ nlohmann::json point_json(const CostPoint& p) {
     return j;
 }
 
-nlohmann::json proof_json(const ProofResult& r) {
+nlohmann::json proof_json(const ProofResult& r, Basis basis) {
     nlohmann::json j;
     j["family"] = r.family;
     j["P"] = r.ranks;
@@ -42,7 +45,20 @@ nlohmann::json proof_json(const ProofResult& r) {
         j["counterexample"] = c;
     }
     if (r.bubble_exact) j["bubble"] = exact_json(*r.bubble_exact);
-    if (r.bubble_symbolic) j["bubble"] = r.bubble_symbolic->str(true);
+    if (r.bubble_symbolic) {
+        j["bubble"] = r.bubble_symbolic->str(paper_basis(basis));
+        j["bubble_forms"] = nlohmann::json::array();
+        for (const auto& f : r.bubble_symbolic->forms) j["bubble_forms"].push_back(form_json(f, basis));
+    }
+    if (r.bubble_exact || r.bubble_symbolic) {
+        j["constant_from_M"] = r.constant_from_m;
+        j["before_M0"] = nlohmann::json::array();
+        for (size_t k = 0; k < r.early_bubbles.size(); ++k) {
+            nlohmann::json e{{"M", r.early_bubbles[k].first}, {"bubble", r.early_bubbles[k].second}};
+            if (k < r.early_exact.size()) e["bubble"] = exact_json(r.early_exact[k]);
+            j["before_M0"].push_back(e);
+        }
+    }
     if (!r.peaks.empty()) {
         for (const auto& p : r.peaks) j["peaks"].push_back(exact_json(p));
         for (const auto& p : r.peaks_at_origin) j["peaks_at_M0"].push_back(exact_json(p));
@@ -53,6 +69,8 @@ nlohmann::json proof_json(const ProofResult& r) {
 struct ProveCommand {
     std::string family;
     int ranks = 0;
+    std::optional<int> stages_per_rank;
+    std::optional<int> from_m;
     std::string property = "bubble-constant";
     std::optional<std::string> costs;
     std::vector<std::string> stage_costs;
@@ -65,15 +83,21 @@ struct ProveCommand {
     bool json = false;
     bool timeline = false;
     ChunkInput chunks;
+    std::optional<double> time_limit;     // seconds; UNKNOWN (exit 3) with what was established when it runs out
+    std::optional<double> memory_budget;  // MB of resident memory, likewise
+    std::string basis = "paper";
 
     int run() {
+        start_budget(time_limit, memory_budget, json, "unknown", "verdict: UNKNOWN");
         std::string why;
-        const auto spec = family_spec(family, ranks, &why);
+        const auto spec = family_spec(family, ranks, &why, stages_per_rank);
         if (!spec) throw UsageError(why);
         const auto prop = parse_property(property);
         if (!prop) throw UsageError("unknown property '" + property + "'");
         ProveOptions options;
         options.property = *prop;
+        if (from_m && *prop != Property::BubbleConstant) throw UsageError("--from-M applies to bubble-constant only");
+        options.from_m = from_m;
         options.model = model == "batched" ? TimingModel::Batched : TimingModel::Dataflow;
         options.emit_dir = emit;
         CostInput input;
@@ -109,11 +133,25 @@ struct ProveCommand {
             if (!v) throw UsageError("--memory-bound expects a number");
             options.memory_bound = *v;
         }
+        Basis b = Basis::Paper;
+        if (!parse_basis(basis, b)) throw UsageError("--basis: expected paper or pytorch, got '" + basis + "'");
         const ProofResult result = prove(*spec, options);
+        // The bubble readably: its pieces and the family's published formula, checked on the region (Z3).
+        std::optional<ReadableBubble> readable;
+        if (result.verdict == Verdict::Proved && result.bubble_symbolic && options.region)
+            readable = readable_bubble(spec->name, spec->ranks, spec->stages_per_rank, *result.bubble_symbolic,
+                                       *options.region);
         if (json) {
-            std::cout << proof_json(result).dump(2) << "\n";
+            nlohmann::json j = proof_json(result, b);
+            if (readable) j["bubble_readable"] = readable_json(*readable, b);
+            std::cout << j.dump(2) << "\n";
         } else {
-            std::cout << format_proof(result);
+            std::string text = format_proof(result, paper_basis(b));
+            if (readable) {  // right after the result line, before the assumptions and obligations
+                const auto at = text.find("\nassumptions:\n");
+                text.insert(at == std::string::npos ? text.size() : at + 1, format_readable(*readable, b));
+            }
+            std::cout << text;
             if (timeline && result.counterexample && result.counterexample->schedule) {
                 const Schedule& s = *result.counterexample->schedule;
                 const Costs c = result.counterexample->costs ? costs_at(*result.counterexample->costs)
@@ -142,6 +180,11 @@ Runner add_prove(CLI::App& app) {
     auto* sub = app.add_subcommand("prove", "prove a property of a schedule family for every micro-batch count");
     sub->add_option("family", cmd->family, "schedule family (see `pipeproof list`)")->required();
     sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required();
+    sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
+                    "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)");
+    sub->add_option("--from-M", cmd->from_m,
+                    "bubble-constant: the statement for every admissible M >= this (default: the least such M0 is "
+                    "found and printed)");
     sub->add_option("--property", cmd->property, "bubble-constant | dependencies | deadlock-free | memory-bound")
         ->check(CLI::IsMember({"bubble-constant", "dependencies", "deadlock-free", "memory-bound"}));
     sub->add_option("--costs", cmd->costs, "exact costs F=..,I=..,W=..,B=..,FB=..,comm=.. or 'symbolic' (default)");
@@ -158,6 +201,15 @@ Runner add_prove(CLI::App& app) {
         ->check(CLI::IsMember({"dataflow", "batched"}));
     sub->add_flag("--json", cmd->json, "machine-readable result");
     sub->add_flag("--timeline", cmd->timeline, "draw the counterexample's timeline");
+    sub->add_option("--time-limit", cmd->time_limit,
+                    "seconds; when they run out the answer is UNKNOWN (exit 3) with what was established")
+        ->check(CLI::PositiveNumber);
+    sub->add_option("--memory-budget", cmd->memory_budget,
+                    "MB of resident memory; when exceeded the answer is UNKNOWN (exit 3) with what was established")
+        ->check(CLI::PositiveNumber);
+    sub->add_option("--basis", cmd->basis,
+                    "letters of symbolic results: paper (DeepSeek's F, B = I + W, W, FB = F&B; default) or pytorch (F, I, W, FB)")
+        ->check(CLI::IsMember({"paper", "pytorch"}));
     return [cmd] { return cmd->run(); };
 }
 

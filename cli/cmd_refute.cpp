@@ -5,6 +5,8 @@
 #include "cli/commands.hpp"
 #include "cli/chunk_point.hpp"
 #include "cli/common.hpp"
+#include "cli/watchdog.hpp"
+#include "cli/formula_json.hpp"
 #include "render/ascii_gantt.hpp"
 #include "proofs/claim.hpp"
 #include "verifier/simulate.hpp"
@@ -35,6 +37,7 @@ struct RefuteCommand {
     std::string family;
     std::string ranks;
     std::optional<std::string> microbatches;
+    std::optional<int> stages_per_rank;
     std::string costs = "symbolic";
     std::vector<std::string> assume;
     bool symbolic_comm = false;
@@ -45,12 +48,19 @@ struct RefuteCommand {
     ChunkInput chunks;
     int chunk_layers = 1;
     bool shared_expert = false;
+    std::optional<double> time_limit;     // seconds; UNKNOWN (exit 3) with what was established when it runs out
+    std::optional<double> memory_budget;  // MB of resident memory, likewise
+    std::string basis = "paper";
 
     int run() {
+        start_budget(time_limit, memory_budget, json, "undecided", "UNDECIDED");
+        Basis b = Basis::Paper;
+        if (!parse_basis(basis, b)) throw UsageError("--basis: expected paper or pytorch, got '" + basis + "'");
         RefuteOptions options;
         std::optional<Costs> chunk_point;  // the op costs derived from exact --chunk-costs
         std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P");
         if (microbatches) options.m_range = parse_range(*microbatches, "-M");
+        options.stages_per_rank = stages_per_rank;
         if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
             return run_chunk_refute(claim, family, options.p_lo, options.p_hi, options.m_range, chunks.pattern, chunk_layers,
                                     shared_expert, width, json);
@@ -80,8 +90,17 @@ struct RefuteCommand {
         } catch (const std::invalid_argument& e) {
             throw UsageError(e.what());
         }
+        // The proved bubble (symbolic costs, at the largest P searched), readably: pieces and the published formula.
+        std::optional<ReadableBubble> readable;
+        if (r.bubble && r.bubble_region)
+            readable = readable_bubble(r.family, r.bubble_P, options.stages_per_rank, *r.bubble, *r.bubble_region);
         if (json) {
             nlohmann::json j{{"status", refute_status_name(r.status)}, {"claim", r.claim}, {"family", r.family}};
+            if (readable) {
+                j["bubble"] = readable_json(*readable, b);
+                j["bubble"]["P"] = r.bubble_P;
+                j["bubble"]["valid_from_M"] = r.bubble_from_m;
+            }
             if (r.status == RefuteResult::Refuted) {
                 nlohmann::json c{{"P", r.P}, {"M", r.M}};
                 for (int i = 0; i < kCostVars; ++i) c["costs"][cost_var_name(i)] = exact_json((*r.costs)[i]);
@@ -120,6 +139,10 @@ struct RefuteCommand {
                                                           : fmt::format(", {} cost point(s)", r.cost_points));
             }
             for (const auto& n : r.notes) std::cout << "note: " << n << "\n";
+            if (readable)
+                std::cout << fmt::format("the bubble at P={}, for every admissible M >= {} (proved):\n", r.bubble_P,
+                                         r.bubble_from_m)
+                          << format_readable(*readable, b);
             if (options.symbolic) {
                 std::cout << "cost region:";
                 for (const auto& c : options.region.describe()) std::cout << " [" << c << "]";
@@ -145,6 +168,8 @@ Runner add_refute(CLI::App& app) {
     sub->add_option("family", cmd->family, "schedule family (see `pipeproof list`)")->required();
     sub->add_option("-P,--ranks", cmd->ranks, "ranks: N or A..B")->required();
     sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches: N or A..B (default: every admissible M)");
+    sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
+                    "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)");
     sub->add_option("--costs", cmd->costs,
                     "'symbolic' (default: every cost point of the region, by Z3) or a grid such as "
                     "'F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5' (B defaults to I+W, FB to F+B)");
@@ -158,6 +183,15 @@ Runner add_refute(CLI::App& app) {
     sub->add_option("--steps", cmd->steps, "admissible M values per P searched when M is unbounded and no proof closes it");
     sub->add_option("--width", cmd->width, "timeline width");
     sub->add_flag("--json", cmd->json, "machine-readable result");
+    sub->add_option("--time-limit", cmd->time_limit,
+                    "seconds; when they run out the answer is UNKNOWN (exit 3) with what was established")
+        ->check(CLI::PositiveNumber);
+    sub->add_option("--memory-budget", cmd->memory_budget,
+                    "MB of resident memory; when exceeded the answer is UNKNOWN (exit 3) with what was established")
+        ->check(CLI::PositiveNumber);
+    sub->add_option("--basis", cmd->basis,
+                    "letters of symbolic results: paper (DeepSeek's F, B = I + W, W, FB = F&B; default) or pytorch (F, I, W, FB)")
+        ->check(CLI::IsMember({"paper", "pytorch"}));
     return [cmd] { return cmd->run(); };
 }
 

@@ -64,6 +64,9 @@ struct ReportCommand {
         // Pictures and formulas use what each stage ran at (the given costs scaled to the stage's model share).
         const Costs& c = s.row.stage_costs;
         const auto timed = verify_and_simulate(schedule, c, costs.activations(), options.comm_model);
+        if (!timed.valid())  // over its memory limit: the one verdict of `verify`, no page for it
+            throw SimulationError(schedule.source + " is not valid, so it gets no report (run `pipeproof verify`):\n" +
+                                  violations_text(schedule, timed.verdict));
         if (ranks && microbatches) s.formula = published_bubble_formula(name, *ranks, *microbatches, stages_per_rank, c);
         SvgOptions svg;
         svg.activations = costs.activations();
@@ -114,9 +117,10 @@ Runner add_report(CLI::App& app) {
     auto cmd = std::make_shared<ReportCommand>();
     auto* sub = app.add_subcommand("report", "one self-contained HTML page with the compare table, pictures and formulas");
     sub->add_option("schedules", cmd->names, "family names (see `pipeproof list`) or schedule files")->required();
-    sub->add_option("-P,--ranks", cmd->ranks, "ranks (generator)");
-    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (generator)");
-    sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank (generator)");
+    sub->add_option("-P,--ranks", cmd->ranks, "ranks (generator)")->check(CLI::Range(1, kMaxRanks));
+    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (generator)")->check(CLI::Range(1, kMaxMicrobatches));
+    sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank (generator)")
+        ->check(CLI::Range(1, kMaxStagesPerRank));
     cmd->costs.add_options(*sub);
     add_comm_model_option(*sub, cmd->comm_model);
     sub->add_option("-o,--output", cmd->output, "HTML file to write (default report.html)");

@@ -5,12 +5,15 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "formats/load.hpp"
+#include "model/size_budget.hpp"
 #include "solver/search.hpp"
 #include "solver/search_generators.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -233,13 +236,14 @@ SearchProblem search_problem_from(const std::string& placement, std::optional<in
         } catch (const std::invalid_argument& e) {
             throw UsageError(e.what());
         }
+        require_placement_size(problem.placement);  // SizeLimitError: exit 2 with the estimate
     } else {
         if (!std::filesystem::exists(placement))
             throw UsageError("--placement: '" + placement + "' is neither 1f1b, v, interleaved:V, dualpipe nor a schedule file");
         Schedule s = load_schedule(placement, std::nullopt);
         problem.placement = s.placement;
         if (s.costs) problem.costs = *s.costs;
-        if (s.memory_limit) problem.memory_limit = static_cast<int>(s.memory_limit->numerator() / s.memory_limit->denominator());
+        if (s.memory_limit) problem.memory_limit = whole_activations(*s.memory_limit);
         from_file = true;
         if (file_start) file_start->push_back({"file:" + placement, std::move(s)});
     }
@@ -257,7 +261,7 @@ SearchProblem search_problem_from(const std::string& placement, std::optional<in
     if (memory && *memory != "none") {
         const auto value = parse_rational(*memory);
         if (!value) throw UsageError("--memory-limit expects a number of activations, got '" + *memory + "'");
-        problem.memory_limit = static_cast<int>(value->numerator() / value->denominator());  // peaks are whole
+        problem.memory_limit = whole_activations(*value);  // peaks are whole
     } else if (memory) {
         problem.memory_limit.reset();
     }
@@ -307,8 +311,8 @@ nlohmann::json search_result_json(const SearchResult& r) {
 Runner add_search(CLI::App& app) {
     auto cmd = std::make_shared<SearchCommand>();
     auto* sub = app.add_subcommand("search", "optimal schedule search: minimum makespan (or span) under a memory cap, with a proof");
-    sub->add_option("-P,--ranks", cmd->ranks, "ranks")->check(CLI::Range(1, 100000));
-    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (total)")->check(CLI::Range(1, 1000000));
+    sub->add_option("-P,--ranks", cmd->ranks, "ranks")->check(CLI::Range(1, kMaxRanks));
+    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (total)")->check(CLI::Range(1, kMaxMicrobatches));
     sub->add_option("--placement", cmd->placement,
                     "1f1b (one stage per rank), v (2 stages per rank, V map), interleaved:V (loop map), dualpipe "
                     "(bidirectional), or a schedule FILE (its placement, costs and memory limit)");

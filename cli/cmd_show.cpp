@@ -58,14 +58,20 @@ struct ShowCommand {
             if (svg_path || trace_path) throw UsageError("--json prints the timeline as JSON; write --svg/--trace files in a separate run");
             nlohmann::json j = timeline_json(schedule, timed, c);
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);  // per rank exposed_comm (issue 11)
+            j["valid"] = timed.valid();  // drawn, but the verdict of `verify` stands (keys as in simulate --json)
+            if (!timed.valid()) {
+                j["violation_count"] = violation_count(timed.verdict);
+                for (const auto& v : timed.verdict.violations) j["violations"].push_back(violation_json(v));
+            }
             std::cout << j.dump(2) << "\n";
-            return kOk;
+            return timed.valid() ? kOk : kViolations;
         }
         if (chunk_lanes && !costs.chunk_table)
             throw UsageError("--chunks draws the components of chunk costs: give --chunk-costs (or a file with a 'chunks' section)");
         GanttOptions chart = gantt;
         chart.title = fmt::format("{}: {} ranks, M = {}", schedule.source, schedule.rank_count(),
                                   schedule.placement.total_microbatches());
+        if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
         std::cout << ascii_gantt(schedule, timed.sim, chart);
         if (chunk_lanes) std::cout << ascii_chunk_lanes(schedule, timed.sim, *costs.chunk_table, gantt);
         std::cout << simulation_text(schedule, timed.graph, timed.sim, c, timed.timing);
@@ -76,6 +82,7 @@ struct ShowCommand {
             options.activations = costs.activations();
             options.costs = &c;
             options.subtitle = "costs " + format_costs(c) + "; timing model: " + timed.timing.label();
+            if (!timed.valid()) options.subtitle = "INVALID (" + violation_count_text(timed.verdict) + ", see `pipeproof verify`); " + options.subtitle;
             write_file(*svg_path, svg_timeline(schedule, timed.sim, options));
             std::cout << "wrote " << *svg_path << "\n";
         }
@@ -87,7 +94,7 @@ struct ShowCommand {
             std::cout << "wrote " << *trace_path << " (1 cost unit = " << options.us_per_unit
                       << " us; timing model: " << timed.timing.label() << "; open in ui.perfetto.dev)\n";
         }
-        return kOk;
+        return timed.valid() ? kOk : kViolations;  // drawn, but the verdict of `verify` stands
     }
 
     double trace_us_per_unit() const {

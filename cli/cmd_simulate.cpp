@@ -32,6 +32,11 @@ struct SimulateCommand {
         }
         if (json) {
             auto j = simulation_json(schedule, timed.graph, timed.sim, c, timed.timing);
+            j["valid"] = timed.valid();
+            if (!timed.valid()) {
+                j["violation_count"] = violation_count(timed.verdict);
+                for (const auto& v : timed.verdict.violations) j["violations"].push_back(violation_json(v));
+            }
             if (ops)
                 for (std::uint32_t s = 0; s < timed.graph.slot_count(); ++s) {
                     j["slots"].push_back({{"rank", timed.graph.slot_rank[s]},
@@ -43,6 +48,7 @@ struct SimulateCommand {
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);
             std::cout << j.dump(2) << "\n";
         } else {
+            if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
             std::cout << simulation_text(schedule, timed.graph, timed.sim, c, timed.timing);
             if (costs.chunk_table) std::cout << exposure_text(schedule, *costs.chunk_table);
             if (ops)
@@ -52,7 +58,7 @@ struct SimulateCommand {
                               << timed.sim.scale.format(timed.sim.end[s])
                               << (batch_before[s].empty() ? "" : " after " + batch_before[s]) << "\n";
         }
-        return kOk;
+        return timed.valid() ? kOk : kViolations;  // the verdict of `verify`, whatever the timing
     }
 };
 

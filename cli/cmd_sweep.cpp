@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -61,10 +63,13 @@ struct SweepCommand {
     std::vector<std::string> costs = {"F=1,I=1,W=1,comm=0"};
     std::vector<std::string> memories = {"none"};
     std::string objective = "makespan";
-    double time_limit = 60;
+    std::optional<double> time_limit;  // the whole sweep (this shard)
+    double instance_time_limit = 60;   // one search
     std::string shard = "0/1";
     std::string output = "-";
 
+    // Exit: 0 when every instance got an answer, 3 when some are UNKNOWN (the search ran out of time, or the
+    // --time-limit of the sweep ran out before the instance was reached), 2 when an instance is bad input.
     int run() {
         int k = 0, n = 1;
         if (std::sscanf(shard.c_str(), "%d/%d", &k, &n) != 2 || n < 1 || k < 0 || k >= n)
@@ -75,7 +80,12 @@ struct SweepCommand {
             if (!file) throw UsageError("cannot write '" + output + "'");
         }
         std::ostream& out = output == "-" ? std::cout : file;
-        size_t index = 0;
+        const auto start = std::chrono::steady_clock::now();
+        auto remaining = [&]() -> std::optional<double> {
+            if (!time_limit) return std::nullopt;
+            return *time_limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        };
+        size_t index = 0, unknown = 0, errors = 0, lines = 0;
         for (const auto& placement : placements)
             for (int P : ranks)
                 for (int M : microbatches)
@@ -83,12 +93,19 @@ struct SweepCommand {
                         for (const auto& memory : memories) {
                             const size_t i = index++;
                             if (static_cast<int>(i % static_cast<size_t>(n)) != k) continue;
-                            out << line(i, {placement, P, M, c, memory}).dump() << "\n" << std::flush;
+                            const nlohmann::json j = line(i, {placement, P, M, c, memory}, remaining());
+                            unknown += j["status"] == "UNKNOWN";
+                            errors += j["status"] == "ERROR";
+                            ++lines;
+                            out << j.dump() << "\n" << std::flush;
                         }
-        return kOk;
+        if (unknown || errors)
+            std::cerr << fmt::format("sweep: {} instances, {} UNKNOWN, {} ERROR\n", lines, unknown, errors);
+        return errors ? kBadInput : unknown ? kUndecided : kOk;
     }
 
-    nlohmann::json line(size_t index, const GridPoint& g) const {
+    // `left`: seconds left of the sweep's --time-limit (nullopt: no limit).
+    nlohmann::json line(size_t index, const GridPoint& g, std::optional<double> left) const {
         nlohmann::json j;
         j["index"] = index;
         j["mode"] = mode;
@@ -98,6 +115,11 @@ struct SweepCommand {
         j["costs"] = g.costs;
         j["memory_limit"] = g.memory == "none" ? nlohmann::json(nullptr) : nlohmann::json(g.memory);
         j["objective"] = objective;
+        if (left && *left <= 0) {
+            j["status"] = "UNKNOWN";
+            j["reason"] = fmt::format("not reached: the sweep's --time-limit of {} s ran out", *time_limit);
+            return j;
+        }
         try {
             const SearchProblem problem =
                 search_problem_from(g.placement, g.ranks, g.microbatches, g.costs, g.memory, std::nullopt, objective, nullptr);
@@ -106,7 +128,7 @@ struct SweepCommand {
                 return j;
             }
             SearchOptions options;
-            options.time_limit = time_limit;
+            options.time_limit = left ? std::min(instance_time_limit, *left) : instance_time_limit;
             options.warm_starts = generator_warm_starts(problem.placement);
             nlohmann::json r = search_result_json(search(problem, options));
             r.erase("log");
@@ -134,12 +156,22 @@ Runner add_sweep(CLI::App& app) {
         ->check(CLI::IsMember({"search", "compare"}));
     sub->add_option("--placement", cmd->placements, "placements: 1f1b, v, interleaved:V, dualpipe (comma-separated or repeated)")
         ->delimiter(',');
-    sub->add_option("-P,--ranks", cmd->ranks, "rank counts (comma-separated or repeated)")->delimiter(',')->required();
-    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batch counts (comma-separated or repeated)")->delimiter(',')->required();
+    sub->add_option("-P,--ranks", cmd->ranks, "rank counts (comma-separated or repeated)")
+        ->delimiter(',')
+        ->required()
+        ->check(CLI::Range(1, kMaxRanks));
+    sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batch counts (comma-separated or repeated)")
+        ->delimiter(',')
+        ->required()
+        ->check(CLI::Range(1, kMaxMicrobatches));
     sub->add_option("--costs", cmd->costs, "a cost set F=..,I=..,W=..,comm=..; repeat the option for several");
     sub->add_option("--memory-limit", cmd->memories, "caps per rank, 'none' for unlimited (comma-separated or repeated)")->delimiter(',');
     sub->add_option("--objective", cmd->objective, "makespan or span")->check(CLI::IsMember({"makespan", "span"}));
-    sub->add_option("--time-limit", cmd->time_limit, "seconds per instance (default 60)")->check(CLI::PositiveNumber);
+    sub->add_option("--time-limit", cmd->time_limit,
+                    "seconds for the whole sweep (this shard); instances not reached in time are UNKNOWN (exit 3)")
+        ->check(CLI::PositiveNumber);
+    sub->add_option("--instance-time-limit", cmd->instance_time_limit, "seconds per search (default 60)")
+        ->check(CLI::PositiveNumber);
     sub->add_option("--shard", cmd->shard, "K/N: only instances with index mod N == K (K from 0)");
     sub->add_option("-o,--output", cmd->output, "JSON lines file (default: standard output)");
     return [cmd] { return cmd->run(); };

@@ -7,6 +7,7 @@
 #include "verifier/batched.hpp"
 #include "verifier/comms.hpp"
 #include "verifier/pytorch_compat.hpp"
+#include "verifier/verdict.hpp"
 #include "verifier/verify.hpp"
 
 #include <fmt/format.h>
@@ -25,16 +26,6 @@ struct VerifyCommand {
     bool pytorch_compat = false;
     std::string comm_model = "dataflow";
 
-    nlohmann::json violation_json(const Violation& v) const {
-        nlohmann::json j = {{"kind", violation_name(v.kind)}, {"message", v.message}};
-        if (v.rank >= 0) j["rank"] = v.rank;
-        if (v.position >= 0) j["position"] = v.position;
-        if (v.op) j["op"] = format_op(*v.op);
-        if (v.loc.known()) j["line"] = v.loc.line, j["column"] = v.loc.column;
-        if (!v.witness.empty()) j["witness"] = v.witness;
-        return j;
-    }
-
     std::string located(const Schedule& s, const Violation& v) const {
         if (v.loc.known()) return fmt::format("{}:{}:{}", s.source, v.loc.line, v.loc.column);
         return s.source;
@@ -42,28 +33,22 @@ struct VerifyCommand {
 
     int run() {
         Schedule schedule = input.load();  // may get its reference P2P program (batched model)
-        VerifyOptions options;
-        options.activations = costs.activations();
+        std::optional<Rational> limit_override;
         if (memory_limit) {
             auto limit = parse_rational(*memory_limit);
             if (!limit) throw UsageError("--memory-limit expects a non-negative number, got '" + *memory_limit + "'");
-            options.memory_limit = *limit;
-        } else {
-            options.memory_limit = schedule.memory_limit;
+            limit_override = *limit;
         }
-        VerifyReport report = verify(schedule, options);
-        if (schedule.actions)
-            for (auto& v : check_comms(schedule)) report.violations.push_back(std::move(v));
+        const CommModel model = comm_model_from(comm_model);
         // Under the batched model the P2P program itself must match per channel and complete.
-        if (comm_model_from(comm_model) == CommModel::Batched && report.ok())
+        if (model == CommModel::Batched && !schedule.comm_program)
             if (const auto family = attach_reference_comm_program(schedule))
                 std::cerr << fmt::format("{}: the order is {}'s: checking its reference's P2P program\n", schedule.source, *family);
-        if (comm_model_from(comm_model) == CommModel::Batched && report.ok())
-            for (auto& v : check_comm_program(schedule, batched_program(schedule))) report.violations.push_back(std::move(v));
+        const VerdictOptions options = verdict_options(schedule, costs.activations(), model, limit_override);
+        const VerifyReport report = verdict(schedule, build_schedule_graph(schedule), options);
         std::optional<std::string> torch_verdict;
         if (pytorch_compat) torch_verdict = pytorch_validate_schedule(schedule);
-        size_t suppressed = 0;
-        for (size_t n : report.suppressed) suppressed += n;
+        const size_t suppressed = violation_count(report) - report.violations.size();
 
         if (json) {
             nlohmann::json out = {{"file", schedule.source},
@@ -74,7 +59,7 @@ struct VerifyCommand {
                                   {"suppressed", suppressed}};
             for (const auto& v : report.violations) out["violations"].push_back(violation_json(v));
             for (const auto& p : report.peak_activations) out["peak_activations"].push_back(exact_json(p));
-            if (options.memory_limit) out["memory_limit"] = exact_json(*options.memory_limit);
+            if (options.verify.memory_limit) out["memory_limit"] = exact_json(*options.verify.memory_limit);
             if (pytorch_compat)
                 out["pytorch"] = {{"valid", !torch_verdict.has_value()}, {"message", torch_verdict.value_or("")}};
             std::cout << out.dump(2) << "\n";
@@ -95,10 +80,9 @@ struct VerifyCommand {
                                          : comm_model == "batched" ? ", blocking P2P batches match and complete"
                                                                    : "");
             else
-                std::cout << fmt::format("{}: {} violation{}\n", schedule.source, report.violations.size() + suppressed,
-                                         report.violations.size() + suppressed == 1 ? "" : "s");
+                std::cout << fmt::format("{}: {}\n", schedule.source, violation_count_text(report));
             std::cout << fmt::format("peak activations per rank: {}{}\n", fmt::join(peaks, " "),
-                                     options.memory_limit ? " (limit " + format_rational(*options.memory_limit) + ")" : "");
+                                     options.verify.memory_limit ? " (limit " + format_rational(*options.verify.memory_limit) + ")" : "");
             if (pytorch_compat)
                 std::cout << (torch_verdict ? "PyTorch _validate_schedule: rejects: " + *torch_verdict
                                             : std::string("PyTorch _validate_schedule: accepts"))

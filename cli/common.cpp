@@ -6,16 +6,21 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <limits>
 
 namespace pp::cli {
 
 void ScheduleInput::add_options(CLI::App& app, bool positional_required) {
     auto* opt = app.add_option("schedule", source, "schedule file (.txt native, .csv PyTorch, .json) or a family name (see `pipeproof list`)");
     if (positional_required) opt->required();
-    app.add_option("-P,--ranks", ranks, "ranks (generator), or the rank count a CSV must have");
-    app.add_option("-M,--microbatches", microbatches, "micro-batches (generator), or override the count a CSV implies");
-    app.add_option("-V,--stages-per-rank", stages_per_rank, "stages per rank (generator)");
-    app.add_option("--stages", stages, "PyTorch CSV: number of stages, if not inferred from the file");
+    // Counts are checked here, so that `-M -5` is a usage error naming the flag; sizes within these ranges
+    // can still be too large together, which the size budget (model/size_budget.hpp) reports.
+    app.add_option("-P,--ranks", ranks, "ranks (generator), or the rank count a CSV must have")->check(CLI::Range(1, kMaxRanks));
+    app.add_option("-M,--microbatches", microbatches, "micro-batches (generator), or override the count a CSV implies")
+        ->check(CLI::Range(1, kMaxMicrobatches));
+    app.add_option("-V,--stages-per-rank", stages_per_rank, "stages per rank (generator)")->check(CLI::Range(1, kMaxStagesPerRank));
+    app.add_option("--stages", stages, "PyTorch CSV: number of stages, if not inferred from the file")
+        ->check(CLI::Range(1, kMaxMicrobatches));
     app.add_option("--format", format, "input format: native, torch-csv or json (default: from the extension)");
     app.add_option("--torch-era", torch_era, "letters of a PyTorch CSV: current (I/W/B) or 2024 (B = input-grad, BW = full)")
         ->check(CLI::IsMember({"current", "2024"}));
@@ -69,11 +74,13 @@ Costs CostInput::resolve(const Schedule& schedule) const {
         for (const auto& item : stage_costs) {
             auto colon = item.find(':');
             auto block = colon == std::string::npos ? std::nullopt : parse_rational(item.substr(0, colon));
-            if (!block || block->denominator() != 1)
+            if (!block || block->denominator() != 1 || block->numerator() < Integer(0))
                 throw UsageError("--stage-costs expects BLOCK:F=..,I=..,W=.., got '" + item + "'");
+            if (block->numerator() > kMaxBlock)  // would not fit the int a block number is
+                throw UsageError(fmt::format("--stage-costs: block {} is out of range (0..{})", block->numerator().to_string(), kMaxBlock));
             OpCosts c = result.base;
             apply_cost_items(item.substr(colon + 1), c, nullptr);
-            result.per_block[static_cast<int>(block->numerator())] = c;
+            result.per_block[static_cast<int>(block->numerator().to_int64())] = c;
         }
     } catch (const CostSyntaxError& e) {
         throw UsageError("--costs: " + e.message);
@@ -101,8 +108,29 @@ ActivationModel CostInput::activations() const {
 nlohmann::json exact_json(const Rational& value) {
     const std::string text = format_rational(value);
     if (text.find('/') != std::string::npos) return text;
-    if (value.denominator() == 1) return value.numerator();
-    return std::stod(text);  // a short terminating decimal prints back exactly
+    if (value.denominator() == 1) {
+        if (const auto whole = value.numerator().try_int64()) return *whole;
+        return text;  // beyond a JSON reader's 64-bit integers
+    }
+    // A decimal of at most 15 significant digits is printed back exactly by the shortest round-trip form
+    // of the nearest double; a longer one would be rounded, so it stays a string.
+    size_t significant = 0;
+    bool leading = true;
+    for (char c : text) {
+        if (c < '0' || c > '9') continue;
+        if (leading && c == '0') continue;
+        leading = false;
+        ++significant;
+    }
+    if (significant > 15) return text;
+    return std::stod(text);
+}
+
+int whole_activations(const Rational& value) {
+    const Integer whole = value.numerator() / value.denominator();
+    // A cap of 2^31 or more activations is no cap at all: no schedule holds that many at once.
+    if (whole > std::numeric_limits<int>::max()) return std::numeric_limits<int>::max();
+    return static_cast<int>(whole.to_int64());
 }
 
 }  // namespace pp::cli

@@ -15,6 +15,12 @@ namespace pp::cli {
 
 enum ExitCode { kOk = 0, kViolations = 1, kBadInput = 2, kUndecided = 3 };
 
+// Ranges of the count flags (-P, -M, -V, --stages) wherever they appear; the readers allow the same.
+inline constexpr int kMaxRanks = 100'000;
+inline constexpr int kMaxMicrobatches = 1'000'000;
+inline constexpr int kMaxStagesPerRank = 1'000;
+inline constexpr int kMaxBlock = 1'000'000;  // model block numbers (--stage-costs), as the native reader allows
+
 // A usage error detected after parsing (exit 2).
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -46,7 +52,10 @@ struct CostInput {
 TorchEra parse_era(const std::string& name);
 std::optional<FileFormat> parse_optional_format(const std::optional<std::string>& name);
 
-// Exact values in JSON: a number when the value is a whole number or a short decimal, else a "p/q" string.
+// Exact values in JSON: a number when JSON readers get it back exactly (a 64-bit integer, or a decimal of at most 15 significant
+// digits), else its exact text ("7/3", "1557000000000000.908").
 nlohmann::json exact_json(const Rational& value);
+// The whole part of a memory cap in activations, saturated at INT_MAX (a larger cap never binds).
+int whole_activations(const Rational& value);
 
 }  // namespace pp::cli

@@ -2,21 +2,28 @@
 // Exit codes: 0 clean, 1 violations found (or a claim refuted), 2 bad input or usage, 3 undecided.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "formats/input_error.hpp"
-#include "schedules/registry.hpp"
-#include "verifier/chunk_derive.hpp"
-#include "verifier/simulate.hpp"
+#include "cli/errors.hpp"
+#include "model/size_budget.hpp"
 
 #include <fmt/format.h>
 
-#include <iostream>
 #include <map>
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
     using namespace pp::cli;
     CLI::App app{"pipeproof: verify, time and prove pipeline-parallel training schedules"};
     app.require_subcommand(1);
     app.set_help_all_flag("--help-all", "help for every subcommand");
+    // Options of the top level may also follow the subcommand (`pipeproof verify big.txt --max-ops 2e8`).
+    app.fallthrough();
+    double max_ops = static_cast<double>(pp::kDefaultMaxOps);
+    app.add_option("--max-ops", max_ops,
+                   fmt::format("largest schedule accepted, in ops (default {}); larger inputs are rejected up front "
+                               "with an estimate of their size",
+                               pp::format_count(pp::kDefaultMaxOps)))
+        ->check(CLI::Range(1.0, 1e18));
     std::map<CLI::App*, Runner> runners;
     auto add = [&](Runner (*adder)(CLI::App&)) {
         const size_t before = app.get_subcommands({}).size();
@@ -36,24 +43,19 @@ int main(int argc, char** argv) {
         app.exit(e);
         return kBadInput;
     }
-    try {
-        for (auto& [sub, run] : runners)
-            if (sub->parsed()) return run();
-    } catch (const pp::InputError& e) {
-        std::cerr << e.where() << ": error: " << e.what() << "\n";
-        return kBadInput;
-    } catch (const UsageError& e) {
-        std::cerr << "pipeproof: error: " << e.what() << "\n";
-        return kBadInput;
-    } catch (const pp::GenerateError& e) {
-        std::cerr << "pipeproof: error: " << e.what() << "\n";
-        return kBadInput;
-    } catch (const pp::SimulationError& e) {
-        std::cerr << "pipeproof: error: " << e.what() << "\n";
-        return kViolations;
-    } catch (const pp::ChunkBestUndecided& e) {
-        std::cerr << "pipeproof: undecided: " << e.what() << "\n";
-        return kUndecided;
-    }
+    pp::set_max_ops(static_cast<std::uint64_t>(max_ops));
+    for (auto& [sub, run] : runners)
+        if (sub->parsed()) return run();
     return kBadInput;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // The one handler: whatever a command throws becomes a message and an exit code (cli/errors.hpp).
+    try {
+        return run(argc, argv);
+    } catch (...) {
+        return pp::cli::report_exception(std::current_exception());
+    }
 }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace pp::cli {
 
 std::string violations_text(const Schedule& schedule, const VerifyReport& report, size_t at_most) {
@@ -15,8 +17,41 @@ std::string violations_text(const Schedule& schedule, const VerifyReport& report
             v.loc.known() ? fmt::format("{}:{}:{}", schedule.source, v.loc.line, v.loc.column) : schedule.source;
         text += fmt::format("{}: error [{}]: {}\n", where, violation_name(v.kind), v.message);
     }
-    if (report.violations.size() > at_most) text += fmt::format("... ({} in all)\n", report.violations.size());
+    const size_t listed = std::min(report.violations.size(), at_most), total = violation_count(report);
+    if (total > listed) text += fmt::format("... and {} more violations not listed\n", total - listed);
+    text += fmt::format("{}: {}\n", schedule.source, violation_count_text(report));
     return text;
+}
+
+std::string violation_count_text(const VerifyReport& report) {
+    const size_t total = violation_count(report);
+    return fmt::format("{} violation{}", total, total == 1 ? "" : "s");
+}
+
+nlohmann::json violation_json(const Violation& v) {
+    nlohmann::json j = {{"kind", violation_name(v.kind)}, {"message", v.message}};
+    if (v.rank >= 0) j["rank"] = v.rank;
+    if (v.position >= 0) j["position"] = v.position;
+    if (v.op) j["op"] = format_op(*v.op);
+    if (v.loc.known()) j["line"] = v.loc.line, j["column"] = v.loc.column;
+    if (!v.witness.empty()) j["witness"] = v.witness;
+    return j;
+}
+
+std::string invalid_banner(const Schedule& schedule, const VerifyReport& report) {
+    return fmt::format("INVALID: {} (as `pipeproof verify` reports them); the timing below is of a schedule that "
+                       "breaks them:\n",
+                       violation_count_text(report)) +
+           violations_text(schedule, report);
+}
+
+VerdictOptions verdict_options(const Schedule& schedule, const ActivationModel& activations, CommModel model,
+                               const std::optional<Rational>& memory_limit) {
+    VerdictOptions options;
+    options.verify.activations = activations;
+    options.verify.memory_limit = memory_limit ? memory_limit : schedule.memory_limit;
+    options.model = model;
+    return options;
 }
 
 std::string TimingModel::label() const {
@@ -35,7 +70,7 @@ void add_comm_model_option(CLI::App& app, std::string& comm_model) {
 CommModel comm_model_from(const std::string& name) { return parse_comm_model(name).value_or(CommModel::Dataflow); }
 
 Timed verify_and_simulate(const Schedule& input, const Costs& costs, const ActivationModel& activations,
-                          CommModel model) {
+                          CommModel model, const std::optional<Rational>& memory_limit) {
     // A file holding DualPipe's (or DualPipeV's) exact order runs its reference's P2P program.
     std::optional<Schedule> recognised;
     if (model == CommModel::Batched && !input.comm_program) {
@@ -43,30 +78,21 @@ Timed verify_and_simulate(const Schedule& input, const Costs& costs, const Activ
         if (attach_reference_comm_program(copy)) recognised = std::move(copy);
     }
     const Schedule& schedule = recognised ? *recognised : input;
-    VerifyOptions options;
-    options.activations = activations;
     ScheduleGraph graph = build_schedule_graph(schedule);
-    const VerifyReport report = verify(schedule, graph, options);
-    if (!report.ok())
-        throw SimulationError("the schedule is not valid, so it has no timing (run `pipeproof verify`):\n" +
-                              violations_text(schedule, report));
+    VerifyReport report = verdict(schedule, graph, verdict_options(schedule, activations, model, memory_limit));
     TimingModel timing{model, model == CommModel::Batched && uses_attached_program(schedule)};
-    if (model == CommModel::Dataflow) {
-        Simulation sim = simulate(schedule, graph, costs, activations);
-        return {std::move(graph), std::move(sim), timing};
+    if (!only_memory_violations(report)) {
+        std::string text = violations_text(schedule, report);
+        for (const auto& v : report.violations)
+            if (v.kind == ViolationKind::CommDeadlock || v.kind == ViolationKind::CommMismatch)
+                for (const auto& step : v.witness) text += "  " + step + "\n";
+        throw SimulationError("the schedule is not valid, so it has no timing (run `pipeproof verify`; timing model " +
+                              timing.label() + "):\n" + text);
     }
-    const CommProgram program = batched_program(schedule);
-    VerifyReport comm;
-    comm.violations = check_comm_program(schedule, program);
-    if (!comm.ok()) {
-        std::string text = violations_text(schedule, comm);
-        for (const auto& v : comm.violations)
-            for (const auto& step : v.witness) text += "  " + step + "\n";
-        throw SimulationError("the schedule's blocking communication batches (" + timing.label() +
-                              ") cannot run, so it has no batched timing:\n" + text);
-    }
-    Simulation sim = simulate_batched(schedule, graph, program, costs, activations);
-    return {std::move(graph), std::move(sim), timing};
+    Simulation sim = model == CommModel::Dataflow
+                         ? simulate(schedule, graph, costs, activations)
+                         : simulate_batched(schedule, graph, batched_program(schedule), costs, activations);
+    return {std::move(graph), std::move(sim), timing, std::move(report)};
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include "model/schedule.hpp"
 #include "verifier/batched.hpp"
 #include "verifier/simulate.hpp"
+#include "verifier/verdict.hpp"
 #include "verifier/verify.hpp"
 
 #include <CLI/CLI.hpp>
@@ -11,8 +12,13 @@
 
 namespace pp::cli {
 
-// The verifier's findings in short text form (for commands that need a valid schedule first).
+// The verifier's findings in short text form (for commands that need a valid schedule first): the first
+// `at_most`, then how many more; the total is violation_count(report), as `verify` counts them.
 std::string violations_text(const Schedule& schedule, const VerifyReport& report, size_t at_most = 10);
+// "N violation(s)", as `verify` prints it.
+std::string violation_count_text(const VerifyReport& report);
+// The violations as `verify --json` lists them.
+nlohmann::json violation_json(const Violation& v);
 
 // Which timing model produced a simulation: every timing printout names it.
 struct TimingModel {
@@ -30,14 +36,26 @@ nlohmann::json simulation_json(const Schedule& schedule, const ScheduleGraph& gr
 void add_comm_model_option(CLI::App& app, std::string& comm_model);
 CommModel comm_model_from(const std::string& name);
 
-// verify + simulate; throws SimulationError with the violations listed when the schedule is not valid
-// (under `batched`, also when its communication program is inconsistent or deadlocks).
+// The options of the one verdict (verifier/verdict.hpp): the file's memory limit unless `memory_limit`
+// replaces it.
+VerdictOptions verdict_options(const Schedule& schedule, const ActivationModel& activations, CommModel model,
+                               const std::optional<Rational>& memory_limit = std::nullopt);
+
+// verdict + simulate. Throws SimulationError (exit 1) with the violations listed when the schedule cannot
+// run: anything but the memory limit (under `batched`, also an inconsistent or deadlocking P2P program).
+// A schedule over its memory limit is still timed -- it runs, with more memory -- and `verdict` holds the
+// violations: the caller prints invalid_banner() with the timing and exits 1.
 struct Timed {
     ScheduleGraph graph;
     Simulation sim;
     TimingModel timing;
+    VerifyReport verdict;
+    bool valid() const { return verdict.ok(); }
 };
 Timed verify_and_simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations,
-                          CommModel model = CommModel::Dataflow);
+                          CommModel model = CommModel::Dataflow, const std::optional<Rational>& memory_limit = std::nullopt);
+// "INVALID: N violations (as `pipeproof verify` reports them); the timing below is of a schedule that breaks
+// them:" followed by violations_text.
+std::string invalid_banner(const Schedule& schedule, const VerifyReport& report);
 
 }  // namespace pp::cli

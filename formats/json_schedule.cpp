@@ -2,9 +2,12 @@
 
 #include "formats/chunks_json.hpp"
 #include "formats/input_error.hpp"
+#include "formats/text_lines.hpp"
+#include "model/size_budget.hpp"
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <set>
 
 namespace pp {
@@ -49,6 +52,10 @@ public:
         } catch (const std::invalid_argument& e) {
             fail("/pipelines", e.what());
         }
+        // Nothing proportional to the declared size is allocated before this check (model/size_budget.hpp).
+        if (const std::string problem = size_problem(placement_ops(s.placement), placement_size_text(s.placement));
+            !problem.empty())
+            fail(fmt::format("/pipelines/{}/microbatches", largest_pipeline(s.placement)), problem);
         if (root.contains("costs")) s.costs = costs(root["costs"]);
         if (root.contains("chunks")) {
             if (root.contains("costs")) fail("/chunks", "a file gives either \"costs\" or \"chunks\" (chunk costs derive the op costs)");
@@ -66,9 +73,64 @@ private:
         throw InputError(file_, 0, 0, fmt::format("at {}: {}", pointer.empty() ? "/" : pointer, message));
     }
 
+    static size_t largest_pipeline(const Placement& placement) {
+        size_t largest = 0;
+        for (size_t k = 0; k < placement.pipelines.size(); ++k)
+            if (saturating_mul(placement.pipelines[k].stages(), placement.pipelines[k].microbatches) >
+                saturating_mul(placement.pipelines[largest].stages(), placement.pipelines[largest].microbatches))
+                largest = k;
+        return largest;
+    }
+
+    // Where the parser is, as a JSON pointer: nlohmann's out-of-range errors (a number such as 1e400) carry
+    // no position, so the parse callback keeps the path of the value being read.
+    struct PathFrame {
+        bool array = false;
+        size_t index = 0;  // arrays: the element being read
+        std::string key;   // objects: the member being read
+    };
+    static std::string pointer_of(const std::vector<PathFrame>& path) {
+        std::string pointer;
+        for (const PathFrame& frame : path) {
+            pointer += '/';
+            if (frame.array) {
+                pointer += std::to_string(frame.index);
+                continue;
+            }
+            for (char c : frame.key) pointer += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+        }
+        return pointer.empty() ? "/" : pointer;
+    }
+
     json parse(std::string_view text) const {
+        check_text_size(text, file_);
+        std::vector<PathFrame> path;
+        const json::parser_callback_t track = [&path](int, json::parse_event_t event, json& parsed) {
+            using E = json::parse_event_t;
+            const auto next_element = [&path] {
+                if (!path.empty() && path.back().array) ++path.back().index;
+            };
+            switch (event) {
+                case E::object_start: path.push_back({false, 0, {}}); break;
+                case E::array_start: path.push_back({true, 0, {}}); break;
+                case E::key:
+                    if (!path.empty() && parsed.is_string()) path.back().key = parsed.get<std::string>();
+                    break;
+                case E::object_end:
+                case E::array_end:
+                    if (!path.empty()) path.pop_back();
+                    next_element();
+                    break;
+                case E::value: next_element(); break;
+            }
+            return true;
+        };
         try {
-            return json::parse(text);
+            return json::parse(text, track);
+        } catch (const json::out_of_range& e) {
+            std::string what = e.what();
+            if (auto bracket = what.find("] "); bracket != std::string::npos) what = what.substr(bracket + 2);
+            fail(pointer_of(path), "invalid JSON: " + what + " (out of range)");
         } catch (const json::parse_error& e) {
             // Turn the byte offset into line:column.
             const size_t offset = e.byte == 0 ? 0 : e.byte - 1;
@@ -118,7 +180,14 @@ private:
 
     Rational rational(const json& value, const std::string& at) const {
         std::optional<Rational> parsed;
-        if (value.is_number_unsigned()) parsed = Rational(value.get<std::int64_t>());
+        if (value.is_number_unsigned()) {
+            // A whole number above 2^63 - 1 would wrap in the conversion (2^64 - 1 read as -1).
+            const auto whole = value.get<std::uint64_t>();
+            if (whole > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+                fail(at, fmt::format("{} is out of range (at most 2^63 - 1 = {}; exact values can be strings)", whole,
+                                     std::numeric_limits<std::int64_t>::max()));
+            parsed = Rational(static_cast<std::int64_t>(whole));
+        }
         else if (value.is_string()) parsed = parse_rational(value.get<std::string>());
         if (!parsed) fail(at, "expected an exact non-negative number such as \"1.5\" or \"7/4\"");
         return *parsed;

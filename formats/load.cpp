@@ -3,11 +3,15 @@
 #include "formats/input_error.hpp"
 #include "formats/json_schedule.hpp"
 #include "formats/native.hpp"
+#include "formats/text_lines.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 namespace pp {
 
@@ -27,18 +31,39 @@ FileFormat parse_format_name(const std::string& name) {
     throw std::invalid_argument("unknown format '" + name + "' (expected native, torch-csv or json)");
 }
 
-std::string read_file_text(const std::string& path) {
-    if (path == "-") {
-        std::ostringstream buffer;
-        buffer << std::cin.rdbuf();
-        return buffer.str();
+namespace {
+
+// Reads at most kMaxTextBytes + 1 bytes: a larger file (or an endless one, such as /dev/zero or a pipe that
+// never ends) is refused once it passes the limit, instead of filling the memory.
+std::string read_bounded(std::istream& in, const std::string& path) {
+    std::string text;
+    std::vector<char> chunk(1 << 20);
+    while (in) {
+        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        const size_t before = text.size();
+        text.append(chunk.data(), static_cast<size_t>(in.gcount()));
+        // No format allows a NUL byte: say so at once (/dev/zero) rather than after reading 2 GiB of it.
+        if (const size_t nul = text.find('\0', before); nul != std::string::npos) {
+            const size_t line_start = text.rfind('\n', nul);
+            const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
+            const size_t column = line_start == std::string::npos ? nul + 1 : nul - line_start;
+            throw InputError(path, static_cast<int>(line), static_cast<int>(column), "a NUL byte: this is not a text file");
+        }
+        if (text.size() > kMaxTextBytes) check_text_size(text, path);  // throws: over 2 GiB
     }
+    if (in.bad()) throw InputError(path, 0, 0, "cannot read the file");
+    return text;
+}
+
+}  // namespace
+
+std::string read_file_text(const std::string& path) {
+    if (path == "-") return read_bounded(std::cin, "-");
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error)) throw InputError(path, 0, 0, "is a directory, not a schedule file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path, 0, 0, "cannot open the file");
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (in.bad()) throw InputError(path, 0, 0, "cannot read the file");
-    return buffer.str();
+    return read_bounded(in, path);
 }
 
 Schedule load_schedule(const std::string& path, std::optional<FileFormat> format, const TorchCsvOptions& csv) {

@@ -2,9 +2,11 @@
 
 #include "formats/input_error.hpp"
 #include "formats/text_lines.hpp"
+#include "model/size_budget.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <optional>
@@ -17,17 +19,19 @@ constexpr int kMaxCount = 1'000'000;  // ranks, stages, micro-batches: larger is
 
 class NativeReader {
 public:
-    NativeReader(std::string_view text, std::string file) : file_(std::move(file)), lines_(split_lines(text, file_)) {}
+    NativeReader(std::string_view text, std::string file) : file_(std::move(file)), lines_(text, file_) {}
 
     Schedule read() {
-        for (const auto& line : lines_) read_line(line);
+        TextLine line;
+        while (lines_.next(line)) read_line(line);
         finish();
         return std::move(schedule_);
     }
 
 private:
     std::string file_;
-    std::vector<TextLine> lines_;
+    LineCursor lines_;  // one line at a time: blank lines cost nothing
+    bool any_words_ = false;
     Schedule schedule_;
     int line_ = 0;
     std::set<std::string> seen_directives_;
@@ -62,6 +66,7 @@ private:
         line_ = line.number;
         auto words = split_words(line.text);
         if (words.empty()) return;
+        any_words_ = true;
         const std::string_view head = words[0].text;
         if (head == "rank") return read_rank_line(line, words);
         if (placement_ready_) fail(words[0].column, fmt::format("'{}' must come before the first rank line", head));
@@ -74,6 +79,7 @@ private:
         }
         if (head == "microbatches") {
             microbatches_ = read_count_directive(words, "the number of micro-batches", 1);
+            size_at_ = {line_, words[1].column};
             return;
         }
         if (head == "stages") {
@@ -84,7 +90,12 @@ private:
         if (head == "pipeline") return read_pipeline(words);
         if (head == "chunks") return read_chunks(line, words);
         if (head == "chunk-pattern") return read_chunk_pattern(line, words);
-        if (head == "costs") return read_costs(line, words, std::nullopt);
+        if (head == "costs") {
+            if (words.size() < 2)
+                fail(words[0].column + static_cast<int>(head.size()),
+                     "'costs' needs KEY=VALUE items, e.g. 'costs F=1 I=1 W=1 comm=0'");
+            return read_costs(line, words, std::nullopt);
+        }
         if (head == "stage-costs") {
             if (words.size() < 3) fail(words[0].column, "expected 'stage-costs BLOCK KEY=VALUE ...'");
             return read_costs(line, {words.begin() + 1, words.end()}, parse_count(words[1], "a block number", 0));
@@ -153,6 +164,7 @@ private:
             for (int s = 0; s < p.stages(); ++s) p.stage_block.push_back(s);
         }
         pipelines_[k] = p;
+        size_at_ = {line_, words[3].column};
     }
 
     // Issue 11: `chunks KEY=VALUE ...` (model/chunk_costs.hpp) and `chunk-pattern NAME|compute: ... / network: ...`.
@@ -265,12 +277,20 @@ private:
                 placement = Placement::single(P, map, *microbatches_);
             }
         }
+        // Nothing proportional to the declared size is allocated before this check (model/size_budget.hpp).
+        try {
+            require_placement_size(placement);
+        } catch (const SizeLimitError& e) {
+            if (size_at_.known()) line_ = size_at_.line;
+            fail(size_at_.known() ? size_at_.column : column, e.what());
+        }
         schedule_.placement = placement;
         schedule_.ranks.assign(P, {});
         rank_seen_.assign(P, false);
         placement_ready_ = true;
     }
     int placement_line_ = 0;
+    SourceLoc size_at_{};  // the micro-batch count (or last pipeline line) that sets the size, for the size check
     int line_of_placement() const { return placement_line_; }
 
     void read_rank_line(const TextLine& line, const std::vector<Word>& words) {
@@ -394,11 +414,9 @@ private:
     }
 
     void finish() {
-        line_ = lines_.empty() ? 1 : lines_.back().number;
+        line_ = std::max(lines_.last_number(), 1);
         if (!placement_ready_) {
-            bool any = false;
-            for (const auto& l : lines_) any = any || !split_words(l.text).empty();
-            if (!any) throw InputError(file_, 1, 1, "empty schedule: expected a 'ranks N' line and one 'rank R:' line per rank");
+            if (!any_words_) throw InputError(file_, 1, 1, "empty schedule: expected a 'ranks N' line and one 'rank R:' line per rank");
             fail(1, "no rank lines: expected one 'rank R:' line per rank");
         }
         for (int r = 0; r < *ranks_; ++r)

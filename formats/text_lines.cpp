@@ -28,26 +28,36 @@ void reject_binary(std::string_view text, const std::string& file) {
 
 }  // namespace
 
-std::vector<TextLine> split_lines(std::string_view text, const std::string& file) {
+void check_text_size(std::string_view text, const std::string& file) {
+    if (text.size() > kMaxTextBytes)
+        throw InputError(file, 0, 0,
+                         "the file has " + std::to_string(text.size()) + " bytes; files up to " +
+                             std::to_string(kMaxTextBytes) + " bytes (2 GiB) are read (positions are 32-bit)");
+}
+
+LineCursor::LineCursor(std::string_view text, const std::string& file) {
+    check_text_size(text, file);
     constexpr std::string_view bom = "\xEF\xBB\xBF";
-    const bool has_bom = text.substr(0, 3) == bom;
-    if (has_bom) text.remove_prefix(3);
+    if (text.substr(0, 3) == bom) text.remove_prefix(3);
     reject_binary(text, file);
-    std::vector<TextLine> lines;
-    int number = 1;
-    size_t start = 0;
-    while (start <= text.size()) {
-        size_t end = text.find('\n', start);
-        const bool last = end == std::string_view::npos;
-        if (last) end = text.size();
-        std::string_view line = text.substr(start, end - start);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (!(last && line.empty() && start == text.size() && number > 1)) lines.push_back({number, line});
-        if (last) break;
-        start = end + 1;
-        ++number;
+    text_ = text;
+}
+
+bool LineCursor::next(TextLine& line) {
+    if (done_) return false;
+    size_t end = text_.find('\n', start_);
+    const bool last = end == std::string_view::npos;
+    if (last) {
+        end = text_.size();
+        done_ = true;
+        // The empty "line" after a final line end is not a line (but an empty text is one empty line).
+        if (start_ == text_.size() && number_ > 0) return false;
     }
-    return lines;
+    std::string_view text = text_.substr(start_, end - start_);
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    line = {++number_, text};
+    start_ = end + 1;
+    return true;
 }
 
 std::vector<Word> split_words(std::string_view line) {

@@ -4,11 +4,17 @@
 // of the first bad byte, so binary garbage gets a clear error instead of a guess.
 #include "formats/input_error.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace pp {
+
+// Positions are 32-bit (line, column): a reader refuses a larger text up front (InputError) rather than
+// wrapping a line number.
+inline constexpr std::size_t kMaxTextBytes = 0x7FFFFFFF;
+void check_text_size(std::string_view text, const std::string& file);
 
 struct TextLine {
     int number = 0;          // 1-based
@@ -20,8 +26,22 @@ struct Word {
     int column = 0;          // 1-based byte column within the line
 };
 
-// Throws InputError for NUL bytes or invalid UTF-8.
-std::vector<TextLine> split_lines(std::string_view text, const std::string& file);
+// One line at a time, so that reading costs O(1) memory per line (a file of blank lines costs nothing).
+// The constructor checks the whole text (size, NUL bytes, UTF-8) and throws InputError at the first bad
+// byte; a text ending in a line end has no empty last line.
+class LineCursor {
+public:
+    LineCursor(std::string_view text, const std::string& file);
+    bool next(TextLine& line);   // false after the last line
+    int last_number() const { return number_; }  // of the line returned last (0 before the first)
+
+private:
+    std::string_view text_;
+    std::size_t start_ = 0;
+    int number_ = 0;
+    bool done_ = false;
+};
+
 // Words separated by spaces or tabs; stops at '#' (a comment).
 std::vector<Word> split_words(std::string_view line);
 

@@ -1,6 +1,8 @@
 #include "formats/torch_csv.hpp"
 
 #include "formats/input_error.hpp"
+#include "formats/text_lines.hpp"
+#include "model/size_budget.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -303,22 +305,6 @@ private:
 
 // ---- rows ----
 
-std::vector<std::string_view> split_lines(std::string_view text) {
-    std::vector<std::string_view> lines;
-    size_t start = 0;
-    while (start < text.size()) {
-        size_t end = text.find('\n', start);
-        if (end == std::string_view::npos) end = text.size();
-        std::string_view line = text.substr(start, end - start);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        lines.push_back(line);
-        start = end + 1;
-    }
-    // Blank lines at the end are an editor's final newline(s), not ranks without actions.
-    while (!lines.empty() && lines.back().empty()) lines.pop_back();
-    return lines;
-}
-
 struct Cell {
     std::string_view text;
     size_t offset;
@@ -340,6 +326,7 @@ std::vector<Cell> split_cells(std::string_view line) {
 
 // One row as read: slots, the action list (compute and comm) and the empty cells before each slot.
 struct Row {
+    int rank = 0;
     std::vector<Slot> slots;
     std::vector<RankAction> actions;
     std::vector<int> gaps{0};
@@ -359,16 +346,32 @@ public:
                                  " entries but the number of stages is " + std::to_string(*options.stages));
     }
 
-    void read_row(std::string_view line, int line_number) {
-        Where where{file_, line_number};
-        check_text_bytes(line, where);
-        int rank = static_cast<int>(rows_.size());
+    // A new row (rank) starts at this line: within -P and within the size budget (a file of blank lines
+    // is as many ranks, each counted, none stored).
+    int next_rank(int line_number) {
+        const Where where{file_, line_number};
+        const int rank = row_count_;
         if (options_.ranks && rank >= *options_.ranks)
             where.fail(0, "row " + std::to_string(rank + 1) + " would be rank " + std::to_string(rank) +
                               ", but the schedule has " + std::to_string(*options_.ranks) +
                               " ranks; expected one row per rank");
+        if (static_cast<std::uint64_t>(rank) >= max_ops())
+            where.fail(0, "row " + std::to_string(rank + 1) + ": " +
+                              size_problem(static_cast<std::uint64_t>(rank) + 1, std::to_string(rank + 1) + " ranks"));
+        ++row_count_;
+        return rank;
+    }
+
+    // A blank line: a rank without actions (csv reads it as a row without cells). Nothing is stored.
+    void blank_row(int line_number) { next_rank(line_number); }
+
+    void read_row(std::string_view line, int line_number) {
+        Where where{file_, line_number};
+        check_text_bytes(line, where);
+        const int rank = next_rank(line_number);
         CellParser parser(where, options_.era);
         Row row;
+        row.rank = rank;
         for (const Cell& raw : split_cells(line)) add_cell(row, parser.parse(raw.text, raw.offset), where, rank);
         rows_.push_back(std::move(row));
     }
@@ -387,9 +390,12 @@ public:
 private:
     const std::string& file_;
     const TorchCsvOptions& options_;
-    std::vector<Row> rows_;
+    std::vector<Row> rows_;  // the rows that are not blank, in order
+    int row_count_ = 0;      // rows read so far, blank ones included: the rank of the next row
     std::vector<int> first_rank_of_stage_;  // -1: not seen yet
     int max_stage_ = -1, max_microbatch_ = -1;
+    SourceLoc max_stage_at_{}, max_microbatch_at_{};  // where the largest numbers are, for the size checks
+    std::uint64_t compute_ops_ = 0;                   // compute ops read (a pair counts two)
     bool any_compute_ = false, comms_format_ = false, any_gap_ = false;
     std::optional<SourceLoc> first_gap_;
 
@@ -409,8 +415,8 @@ private:
                                                 " is out of range: the schedule has " +
                                                 std::to_string(*options_.microbatches) + " micro-batches (0.." +
                                                 std::to_string(*options_.microbatches - 1) + ")");
-        max_stage_ = std::max(max_stage_, a.stage);
-        max_microbatch_ = std::max(max_microbatch_, a.microbatch);
+        if (a.stage > max_stage_) max_stage_ = a.stage, max_stage_at_ = where.loc(a.stage_offset);
+        if (a.microbatch > max_microbatch_) max_microbatch_ = a.microbatch, max_microbatch_at_ = where.loc(a.microbatch_offset);
         if (static_cast<int>(first_rank_of_stage_.size()) <= a.stage) first_rank_of_stage_.resize(a.stage + 1, -1);
         if (first_rank_of_stage_[a.stage] < 0) first_rank_of_stage_[a.stage] = rank;
     }
@@ -419,6 +425,7 @@ private:
         note_stage_and_microbatch(a, where, rank);
         Op op{op_kind(a.kind, options_.era), 0, a.stage, a.microbatch};
         any_compute_ = true;
+        ++compute_ops_;
         return op;
     }
 
@@ -466,7 +473,7 @@ private:
     }
 
     void check_rank_count() const {
-        int rows = static_cast<int>(rows_.size());
+        const int rows = row_count_;
         if (options_.ranks && rows < *options_.ranks)
             throw InputError(file_, rows + 1, 1,
                              "missing rank " + std::to_string(rows) + ": expected " + std::to_string(*options_.ranks) +
@@ -506,23 +513,54 @@ private:
         return map;
     }
 
+    // Counts inferred from the largest numbers never exceed what the file holds: every (stage, micro-batch)
+    // pair of a complete schedule has at least two compute ops (F and a backward), so a file implying more
+    // than two pairs per compute action is missing three quarters of its schedule -- or has a typo such as
+    // 9999W9999, which would otherwise cost 10^8 pairs of work. Small fragments (up to kFreePairs pairs)
+    // read as before; counts given by the caller (--stages, -M) are taken as given, within the size budget.
+    static constexpr std::uint64_t kFreePairs = 1024;
+    void check_inferred_size(int stages, int microbatches) const {
+        const bool inferred_stages = !stage_limit(), inferred_microbatches = !options_.microbatches;
+        if (!inferred_stages && !inferred_microbatches) return;
+        const std::uint64_t pairs = saturating_mul(static_cast<std::uint64_t>(stages), static_cast<std::uint64_t>(microbatches));
+        if (pairs <= std::max(kFreePairs, saturating_mul(compute_ops_, 2))) return;
+        // Point at the number that makes the product large: the larger of the two inferred counts.
+        const bool blame_stage = inferred_stages && (!inferred_microbatches || stages >= microbatches);
+        const SourceLoc at = blame_stage ? max_stage_at_ : max_microbatch_at_;
+        throw InputError(file_, at.line, at.column,
+                         (blame_stage ? "stage " + std::to_string(max_stage_) : "micro-batch " + std::to_string(max_microbatch_)) +
+                             " implies " + std::to_string(stages) + " stages x " + std::to_string(microbatches) +
+                             " micro-batches = " + format_count(pairs) + " (stage, micro-batch) pairs, but the file has " +
+                             std::to_string(compute_ops_) + (compute_ops_ == 1 ? " compute action" : " compute actions") +
+                             ": inferred counts may imply at most " + std::to_string(kFreePairs) +
+                             " pairs or two per compute action; if the numbers are right, give the counts with "
+                             "--stages and -M");
+    }
+
     Schedule build() {
-        int ranks = options_.ranks.value_or(static_cast<int>(rows_.size()));
-        int stages = stage_limit().value_or(max_stage_ + 1);
-        int microbatches = options_.microbatches.value_or(max_microbatch_ + 1);
+        const int ranks = options_.ranks.value_or(row_count_);
+        const int stages = stage_limit().value_or(max_stage_ + 1);
+        const int microbatches = options_.microbatches.value_or(max_microbatch_ + 1);
+        check_inferred_size(stages, microbatches);
         Schedule schedule;
         schedule.source = file_;
         schedule.placement = Placement::single(ranks, stage_rank(ranks, stages), microbatches);
         try {
             schedule.placement.validate();
+            require_placement_size(schedule.placement);
         } catch (const std::invalid_argument& e) {
+            throw InputError(file_, 0, 0, e.what());
+        } catch (const SizeLimitError& e) {
             throw InputError(file_, 0, 0, e.what());
         }
         if (comms_format_) schedule.actions.emplace();
+        schedule.ranks.resize(static_cast<size_t>(row_count_));
+        if (any_gap_) schedule.gaps.assign(static_cast<size_t>(row_count_), std::vector<int>{0});
+        if (comms_format_) schedule.actions->resize(static_cast<size_t>(row_count_));
         for (Row& row : rows_) {
-            schedule.ranks.push_back(std::move(row.slots));
-            if (any_gap_) schedule.gaps.push_back(std::move(row.gaps));
-            if (comms_format_) schedule.actions->push_back(std::move(row.actions));
+            schedule.ranks[row.rank] = std::move(row.slots);
+            if (any_gap_) schedule.gaps[row.rank] = std::move(row.gaps);
+            if (comms_format_) (*schedule.actions)[row.rank] = std::move(row.actions);
         }
         return schedule;
     }
@@ -603,11 +641,28 @@ std::string join_row(const std::vector<std::string>& cells) {
 }  // namespace
 
 Schedule read_torch_csv(std::string_view text, const std::string& file_name, const TorchCsvOptions& options) {
+    check_text_size(text, file_name);
     text = strip_bom(text);
     if (only_blank(text)) throw InputError(file_name, 1, 1, "empty file: expected one row of actions per rank");
     Reader reader(file_name, options);
-    std::vector<std::string_view> lines = split_lines(text);
-    for (size_t i = 0; i < lines.size(); ++i) reader.read_row(lines[i], static_cast<int>(i) + 1);
+    // One line at a time. Blank lines are rows without cells (ranks without actions), except at the end,
+    // where they are an editor's final newline(s): they are counted, and become ranks only when a row follows.
+    int line_number = 0, blank_run = 0;
+    for (size_t start = 0; start < text.size();) {
+        size_t end = text.find('\n', start);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(start, end - start);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        ++line_number;
+        start = end + 1;
+        if (line.empty()) {
+            ++blank_run;
+            continue;
+        }
+        for (int k = blank_run; k > 0; --k) reader.blank_row(line_number - k);
+        blank_run = 0;
+        reader.read_row(line, line_number);
+    }
     return reader.finish();
 }
 

@@ -53,7 +53,8 @@ void apply_cost_items(std::string_view text, OpCosts& op_costs, Rational* comm) 
         auto value = parse_rational(item.substr(eq + 1));
         if (!value)
             throw CostSyntaxError{"expected a non-negative number such as 2, 1.5 or 7/4 after '" + std::string(key) +
-                                      "=', got '" + std::string(item.substr(eq + 1)) + "'",
+                                      "=' (whole numbers at most 2^40 = 1099511627776, at most 9 digits after the "
+                                      "point), got '" + std::string(item.substr(eq + 1)) + "'",
                                   start + eq + 1};
         if (key == "F") op_costs.F = *value;
         else if (key == "I") op_costs.I = *value;

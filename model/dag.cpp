@@ -26,6 +26,10 @@ ScheduleGraph build_schedule_graph(const Schedule& schedule) {
     ScheduleGraph g(schedule.placement);
     g.slot_of_op.assign(g.index.size(), -1);
     const int ranks = static_cast<int>(schedule.ranks.size());
+    const size_t slots = schedule.slot_count();
+    g.rank_begin.reserve(ranks + 1);
+    g.slot_rank.reserve(slots);
+    g.slot_position.reserve(slots);
     std::uint32_t next = 0;
     for (int r = 0; r < ranks; ++r) {
         g.rank_begin.push_back(next);

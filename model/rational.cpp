@@ -1,10 +1,10 @@
 #include "model/rational.hpp"
 
+#include "model/integer_big.hpp"
+
 #include <fmt/format.h>
 
 #include <charconv>
-#include <limits>
-#include <numeric>
 #include <ostream>
 #include <stdexcept>
 
@@ -12,12 +12,6 @@ namespace pp {
 namespace {
 
 using Wide = __int128;
-
-std::int64_t narrow(Wide value) {
-    if (value > std::numeric_limits<std::int64_t>::max() || value < std::numeric_limits<std::int64_t>::min())
-        throw std::overflow_error("rational arithmetic overflows 64 bits");
-    return static_cast<std::int64_t>(value);
-}
 
 Wide wide_gcd(Wide a, Wide b) {
     if (a < 0) a = -a;
@@ -30,16 +24,33 @@ Wide wide_gcd(Wide a, Wide b) {
     return a;
 }
 
-// Reduces num/den (den != 0) to lowest terms with a positive denominator.
-std::pair<std::int64_t, std::int64_t> reduce(Wide num, Wide den) {
+// Reduces num/den (den != 0) to lowest terms with a positive denominator. The fast path: every input
+// part fits in 63 bits, so products of two fit in 125 and a sum of two products in 126.
+void reduce_wide(Wide num, Wide den, Integer& out_num, Integer& out_den) {
     if (den == 0) throw std::domain_error("rational with a zero denominator");
     if (den < 0) num = -num, den = -den;
     const Wide g = wide_gcd(num, den);
     if (g > 1) num /= g, den /= g;
-    return {narrow(num), narrow(den)};
+    out_num = Integer::from_wide(num);
+    out_den = Integer::from_wide(den);
 }
 
-constexpr std::int64_t kMaxComponent = std::int64_t{1} << 40;  // keeps tick arithmetic far from overflow
+void reduce_big(BigInt num, BigInt den, Integer& out_num, Integer& out_den) {
+    if (den.is_zero()) throw std::domain_error("rational with a zero denominator");
+    if (den.sign() < 0) num = -num, den = -den;
+    const BigInt g = boost::multiprecision::gcd(num, den);
+    if (g > 1) num /= g, den /= g;
+    out_num = from_big(num);
+    out_den = from_big(den);
+}
+
+bool all_inline(const Integer& a, const Integer& b, const Integer& c, const Integer& d) {
+    return a.is_inline() && b.is_inline() && c.is_inline() && d.is_inline();
+}
+
+Wide wide(const Integer& x) { return x.to_int64(); }  // only called on inline values
+
+constexpr std::int64_t kMaxComponent = std::int64_t{1} << 40;  // what the parsers accept
 
 std::optional<std::int64_t> parse_digits(std::string_view digits) {
     if (digits.empty()) return std::nullopt;
@@ -57,32 +68,66 @@ bool all_digits(std::string_view text) {
 
 }  // namespace
 
-Rational::Rational(std::int64_t numerator, std::int64_t denominator) {
-    std::tie(num_, den_) = reduce(numerator, denominator);
+Rational::Rational(const Integer& numerator, const Integer& denominator) {
+    if (numerator.is_inline() && denominator.is_inline())
+        reduce_wide(wide(numerator), wide(denominator), num_, den_);
+    else
+        reduce_big(to_big(numerator), to_big(denominator), num_, den_);
 }
 
 Rational& Rational::operator+=(const Rational& o) {
-    std::tie(num_, den_) = reduce(Wide(num_) * o.den_ + Wide(o.num_) * den_, Wide(den_) * o.den_);
+    if (all_inline(num_, den_, o.num_, o.den_)) {
+        if (den_ == o.den_) {  // common in tick sums: no multiplication needed
+            reduce_wide(wide(num_) + wide(o.num_), wide(den_), num_, den_);
+            return *this;
+        }
+        reduce_wide(wide(num_) * wide(o.den_) + wide(o.num_) * wide(den_), wide(den_) * wide(o.den_), num_, den_);
+    } else {
+        reduce_big(to_big(num_) * to_big(o.den_) + to_big(o.num_) * to_big(den_), to_big(den_) * to_big(o.den_), num_, den_);
+    }
     return *this;
 }
 
 Rational& Rational::operator-=(const Rational& o) { return *this += -o; }
 
+Rational Rational::operator-() const {
+    Rational negated;
+    negated.num_ = -num_;
+    negated.den_ = den_;
+    return negated;
+}
+
 Rational& Rational::operator*=(const Rational& o) {
-    std::tie(num_, den_) = reduce(Wide(num_) * o.num_, Wide(den_) * o.den_);
+    if (all_inline(num_, den_, o.num_, o.den_))
+        reduce_wide(wide(num_) * wide(o.num_), wide(den_) * wide(o.den_), num_, den_);
+    else
+        reduce_big(to_big(num_) * to_big(o.num_), to_big(den_) * to_big(o.den_), num_, den_);
     return *this;
 }
 
 Rational& Rational::operator/=(const Rational& o) {
-    std::tie(num_, den_) = reduce(Wide(num_) * o.den_, Wide(den_) * o.num_);
+    if (all_inline(num_, den_, o.num_, o.den_))
+        reduce_wide(wide(num_) * wide(o.den_), wide(den_) * wide(o.num_), num_, den_);
+    else
+        reduce_big(to_big(num_) * to_big(o.den_), to_big(den_) * to_big(o.num_), num_, den_);
     return *this;
 }
 
 std::strong_ordering operator<=>(const Rational& a, const Rational& b) {
-    return Wide(a.num_) * b.den_ <=> Wide(b.num_) * a.den_;
+    if (all_inline(a.num_, a.den_, b.num_, b.den_)) return wide(a.num_) * wide(b.den_) <=> wide(b.num_) * wide(a.den_);
+    const int c = (to_big(a.num_) * to_big(b.den_)).compare(to_big(b.num_) * to_big(a.den_));
+    return c <=> 0;
 }
 
 std::ostream& operator<<(std::ostream& out, const Rational& value) { return out << format_rational(value); }
+
+double to_double(const Rational& value) {
+    const Integer& num = value.numerator();
+    const Integer& den = value.denominator();
+    if (num.is_inline() && den.is_inline()) return num.to_double() / den.to_double();
+    using BigRational = boost::multiprecision::cpp_rational;
+    return BigRational(to_big(num), to_big(den)).convert_to<double>();
+}
 
 std::optional<Rational> parse_rational(std::string_view text) {
     if (text.empty()) return std::nullopt;
@@ -111,20 +156,22 @@ std::optional<Rational> parse_rational(std::string_view text) {
 }
 
 std::string format_rational(const Rational& value) {
-    auto num = value.numerator(), den = value.denominator();
-    if (den == 1) return std::to_string(num);
+    const Integer& num = value.numerator();
+    const Integer& den = value.denominator();
+    if (den == 1) return num.to_string();
     // Terminating decimal when the denominator has only the prime factors 2 and 5.
-    std::int64_t rest = den;
+    Integer rest = den;
     int twos = 0, fives = 0;
     while (rest % 2 == 0) rest /= 2, ++twos;
     while (rest % 5 == 0) rest /= 5, ++fives;
-    if (rest != 1) return std::to_string(num) + "/" + std::to_string(den);
-    int digits = std::max(twos, fives);
-    std::int64_t scale = 1;
-    for (int i = 0; i < digits; ++i) scale *= 10;
-    const bool negative = num < 0;
-    const std::int64_t scaled = (negative ? -num : num) * (scale / den);
-    return fmt::format("{}{}.{:0{}}", negative ? "-" : "", scaled / scale, scaled % scale, digits);
+    if (rest != 1) return num.to_string() + "/" + den.to_string();
+    const int digits = std::max(twos, fives);
+    const Integer scale = pow10(digits);
+    const bool negative = num.sign() < 0;
+    const Integer scaled = abs(num) * (scale / den);  // exact: den divides 10^digits
+    const std::string fraction = (scaled % scale).to_string();
+    return fmt::format("{}{}.{}{}", negative ? "-" : "", (scaled / scale).to_string(),
+                       std::string(static_cast<size_t>(digits) - fraction.size(), '0'), fraction);
 }
 
 Ticks TimeScale::to_ticks(const Rational& value) const {
@@ -133,8 +180,6 @@ Ticks TimeScale::to_ticks(const Rational& value) const {
     return value.numerator() * (ticks_per_unit / value.denominator());
 }
 
-void TimeScale::include(const Rational& value) {
-    ticks_per_unit = std::lcm(ticks_per_unit, value.denominator());
-}
+void TimeScale::include(const Rational& value) { ticks_per_unit = lcm(ticks_per_unit, value.denominator()); }
 
 }  // namespace pp

@@ -10,7 +10,6 @@
 namespace pp::plan {
 namespace {
 
-double to_double(const Rational& r) { return static_cast<double>(r.numerator()) / static_cast<double>(r.denominator()); }
 std::string pct(const Rational& r) { return fmt::format("{:.1f}%", 100.0 * to_double(r)); }
 std::string billions(double params) { return fmt::format("{:.3g}B", params / 1e9); }
 

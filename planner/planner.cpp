@@ -12,7 +12,6 @@ namespace {
 
 constexpr double kGB = 1e9;
 
-double to_double(const Rational& r) { return static_cast<double>(r.numerator()) / static_cast<double>(r.denominator()); }
 
 // Families that run overlapped F&B pairs, whose pairs hide the EP all-to-all.
 bool has_pairs(const std::string& family) { return family == "dualpipe" || family == "dualpipev"; }

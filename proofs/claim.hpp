@@ -44,6 +44,12 @@ struct ClaimNode {
 };
 using ClaimPtr = std::shared_ptr<ClaimNode>;
 
+// Input bounds (exceeded: ClaimError): a claim's length (each node keeps its source text, so memory grows
+// with length x depth), nesting (parentheses, '!', unary '-': the parser recurses) and a grid's points.
+inline constexpr size_t kMaxClaimLength = 4096;
+inline constexpr int kMaxClaimDepth = 100;
+inline constexpr size_t kMaxGridPoints = 100000;
+
 ClaimPtr parse_claim(const std::string& text);  // throws ClaimError
 // The names a claim may use (listed in errors): P (ranks), PP (pipeline stages: P, or 2P for DualPipeV,
 // P x V interleaved), M, the costs, the measured quantities; and those that take an M' argument.
@@ -58,6 +64,7 @@ std::vector<CostPoint> parse_cost_grid(const std::string& text);
 struct RefuteOptions {
     int p_lo = 0, p_hi = 0;
     std::optional<std::pair<int, int>> m_range;  // nullopt: every admissible M
+    std::optional<int> stages_per_rank;          // V, for the families that take it
     bool symbolic = true;
     std::string grid;            // costs grid when !symbolic: "F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5,comm=0"
     CostRegion region = CostRegion::standard(false);
@@ -84,6 +91,11 @@ struct RefuteResult {
     // Search report
     std::vector<std::string> notes;
     size_t instances = 0, cost_points = 0, solver_calls = 0;
+    // Symbolic costs: the bubble the periodicity proof found at the largest P searched (for every M >= bubble_from_m),
+    // with the region it holds on, so that the CLI can show it readably.
+    std::optional<MaxPoly> bubble;
+    int bubble_P = 0, bubble_from_m = 0;
+    std::optional<CostRegion> bubble_region;
 };
 
 RefuteResult refute(const std::string& family, const std::string& claim_text, const RefuteOptions& options);

@@ -5,6 +5,9 @@
 #include "model/spelling.hpp"
 
 #include <cctype>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
 #include <functional>
 
 namespace pp {
@@ -16,6 +19,10 @@ public:
     explicit Parser(const std::string& text) : s_(text) {}
 
     ClaimPtr parse() {
+        if (s_.size() > kMaxClaimLength)
+            throw ClaimError{"the claim has " + std::to_string(s_.size()) + " characters; at most " +
+                                 std::to_string(kMaxClaimLength) + " are read",
+                             kMaxClaimLength};
         ClaimPtr e = parse_or();
         skip();
         if (pos_ < s_.size()) fail("unexpected '" + s_.substr(pos_, 1) + "'");
@@ -25,6 +32,20 @@ public:
 private:
     const std::string& s_;
     size_t pos_ = 0;
+    int depth_ = 0;
+
+    // Each level of nesting -- an atom (parentheses, call arguments), a '!' or a unary '-' -- passes through
+    // here: deeper than kMaxClaimDepth is an error, not a stack overflow.
+    struct Nested {
+        Parser& parser;
+        explicit Nested(Parser& p) : parser(p) {
+            if (++parser.depth_ > kMaxClaimDepth)
+                parser.fail("nested more than " + std::to_string(kMaxClaimDepth) + " levels deep");
+        }
+        ~Nested() { --parser.depth_; }
+        Nested(const Nested&) = delete;
+        Nested& operator=(const Nested&) = delete;
+    };
 
     [[noreturn]] void fail(const std::string& message) const { throw ClaimError{message + " at offset " + std::to_string(pos_), pos_}; }
     void skip() {
@@ -69,6 +90,7 @@ private:
         skip();
         const size_t from = pos_;
         if (s_.compare(pos_, 1, "!") == 0 && s_.compare(pos_, 2, "!=") != 0) {
+            const Nested nested(*this);
             ++pos_;
             return node(ClaimNode::Not, {parse_not()}, from);
         }
@@ -125,10 +147,14 @@ private:
     ClaimPtr parse_unary() {
         skip();
         const size_t from = pos_;
-        if (peek_minus()) return node(ClaimNode::Neg, {parse_unary()}, from);
+        if (peek_minus()) {
+            const Nested nested(*this);
+            return node(ClaimNode::Neg, {parse_unary()}, from);
+        }
         return parse_atom();
     }
     ClaimPtr parse_atom() {
+        const Nested nested(*this);  // parentheses and call arguments nest through here
         skip();
         const size_t from = pos_;
         if (pos_ >= s_.size()) fail("unexpected end of the claim");
@@ -328,6 +354,12 @@ std::vector<CostPoint> parse_cost_grid(const std::string& text) {
             const Rational hi = number(spec.substr(dots + 2, at == std::string::npos ? std::string::npos : at - dots - 2));
             const Rational step = at == std::string::npos ? Rational(1) : number(spec.substr(at + 1));
             if (step <= Rational(0)) throw ClaimError{"grid step must be positive: " + item, 0};
+            if (hi < lo) throw ClaimError{"empty grid range (the end is below the start): " + item, 0};
+            // Count the points before making them: "0..10^9@1/1000" is refused, not enumerated.
+            const Rational steps = (hi - lo) / step;  // exact at any size
+            const Integer count = steps.numerator() / steps.denominator() + Integer(1);
+            if (count > Integer(static_cast<std::int64_t>(kMaxGridPoints)))
+                throw ClaimError{"the grid range " + item + " has more than " + std::to_string(kMaxGridPoints) + " points", 0};
             for (Rational x = lo; x <= hi; x += step) values[v].push_back(x);
         } else {
             size_t p = 0;
@@ -340,6 +372,10 @@ std::vector<CostPoint> parse_cost_grid(const std::string& text) {
         }
     }
     const int F = 0, I = 1, W = 2, B = 3, FB = 4, comm = 5;
+    size_t total = 1;
+    for (const auto& list : values)
+        if (!list.empty() && (total *= list.size()) > kMaxGridPoints)
+            throw ClaimError{"the grid has more than " + std::to_string(kMaxGridPoints) + " points", 0};
     if (!given[F]) values[F] = {Rational(1)};
     if (!given[I]) values[I] = {Rational(1)};
     if (!given[W]) values[W] = {Rational(1)};

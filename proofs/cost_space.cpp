@@ -12,8 +12,8 @@ namespace {
 constexpr const char* kNames[kCostVars] = {"F", "I", "W", "B", "FB", "comm"};
 
 std::int64_t gcd64(std::int64_t a, std::int64_t b) {
-    a = a < 0 ? -a : a;
-    b = b < 0 ? -b : b;
+    a = a < 0 ? checked_sub(0, a) : a;
+    b = b < 0 ? checked_sub(0, b) : b;
     while (b != 0) {
         const std::int64_t t = a % b;
         a = b;
@@ -61,13 +61,13 @@ std::optional<std::array<Rational, kCostVars>> null_line(std::vector<std::array<
 }
 
 std::array<std::int64_t, kCostVars> integral(const std::array<Rational, kCostVars>& x) {
-    std::int64_t lcm = 1;
-    for (const auto& v : x) lcm = lcm / gcd64(lcm, v.denominator()) * v.denominator();
+    Integer common = 1;  // exact; a component that does not fit in 64 bits throws std::overflow_error
+    for (const auto& v : x) common = lcm(common, v.denominator());
     std::array<std::int64_t, kCostVars> out{};
     std::int64_t g = 0;
     for (int i = 0; i < kCostVars; ++i) {
-        const Rational scaled = x[i] * Rational(lcm);
-        out[i] = scaled.numerator();
+        const Rational scaled = x[i] * Rational(common);
+        out[i] = scaled.numerator().to_int64();
         g = gcd64(g, out[i]);
     }
     if (g > 1)
@@ -249,7 +249,7 @@ std::vector<std::int64_t> CostRegion::ray_values(const LinForm& form) const {
     std::vector<std::int64_t> out(rays.size());
     for (size_t r = 0; r < rays.size(); ++r) {
         std::int64_t s = 0;
-        for (int i = 0; i < kCostVars; ++i) s += form.c[i] * rays[r][i];
+        for (int i = 0; i < kCostVars; ++i) s = checked_add(s, checked_mul(form.c[i], rays[r][i]));
         out[r] = s;
     }
     return out;
@@ -259,7 +259,7 @@ CostPoint CostRegion::interior_point(const std::vector<std::int64_t>& weights) c
     CostPoint p{};
     for (size_t r = 0; r < rays.size(); ++r) {
         const std::int64_t w = r < weights.size() ? weights[r] : 1;
-        for (int i = 0; i < kCostVars; ++i) p[i] += Rational(w * rays[r][i]);
+        for (int i = 0; i < kCostVars; ++i) p[i] += Rational(w) * Rational(rays[r][i]);
     }
     return p;
 }

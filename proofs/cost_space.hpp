@@ -8,10 +8,31 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace pp {
+
+// The symbolic layer's integers (coefficients of linear forms, their values on the integer rays, sums of those)
+// are 64-bit and checked: a result that would wrap throws std::overflow_error instead of giving a wrong
+// comparison. (Coefficients count ops along a path and rays are coprime integers from the stated assumptions,
+// so in practice they stay small; exact times are Rationals and never pass through here.)
+inline std::int64_t checked_add(std::int64_t a, std::int64_t b) {
+    std::int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) throw std::overflow_error("linear form coefficient overflows 64 bits");
+    return r;
+}
+inline std::int64_t checked_sub(std::int64_t a, std::int64_t b) {
+    std::int64_t r;
+    if (__builtin_sub_overflow(a, b, &r)) throw std::overflow_error("linear form coefficient overflows 64 bits");
+    return r;
+}
+inline std::int64_t checked_mul(std::int64_t a, std::int64_t b) {
+    std::int64_t r;
+    if (__builtin_mul_overflow(a, b, &r)) throw std::overflow_error("linear form coefficient overflows 64 bits");
+    return r;
+}
 
 enum class CostVar : int { F = 0, I = 1, W = 2, B = 3, FB = 4, comm = 5 };
 inline constexpr int kCostVars = 6;
@@ -29,17 +50,17 @@ struct LinForm {
         return f;
     }
     LinForm& operator+=(const LinForm& o) {
-        for (int i = 0; i < kCostVars; ++i) c[i] += o.c[i];
+        for (int i = 0; i < kCostVars; ++i) c[i] = checked_add(c[i], o.c[i]);
         return *this;
     }
     LinForm& operator-=(const LinForm& o) {
-        for (int i = 0; i < kCostVars; ++i) c[i] -= o.c[i];
+        for (int i = 0; i < kCostVars; ++i) c[i] = checked_sub(c[i], o.c[i]);
         return *this;
     }
     friend LinForm operator+(LinForm a, const LinForm& b) { return a += b; }
     friend LinForm operator-(LinForm a, const LinForm& b) { return a -= b; }
     friend LinForm operator*(std::int64_t k, LinForm a) {
-        for (auto& x : a.c) x *= k;
+        for (auto& x : a.c) x = checked_mul(x, k);
         return a;
     }
     friend bool operator==(const LinForm&, const LinForm&) = default;

@@ -28,9 +28,29 @@ const char* kZbHandLemma =
     "c*r, M - c(P-1), c(P-1-r) with running counters, only the middle one growing (slope 1): a periodic word "
     "(proofs/method.md, lemma 'running-counter step programs').";
 
+const char* kInterleavedLemma =
+    "schedules/interleaved_walk.cpp (shared by interleaved-1f1b and zb1p): for M = kP, rounds R = k, m = M/R = P, "
+    "rank r's walk is `for k < warmup: F; for k < VM - warmup: F, backward; then warmup backwards` "
+    "with warmup = (V-1)P + h(P-1-r) (h = 2, or 1 for zb1p), not clipped by VM once k >= 2 (zb1p: k >= 1; the word "
+    "is fitted from there), every stage chosen by k/P mod V "
+    "(period VP in k) and every micro-batch a running counter per stage; one step of P in M adds VP steady "
+    "iterations (P uses of every counter) and nothing else; zb1p's FIFO of W's holds r entries before and after "
+    "every steady iteration, and its bubble pass inserts idle cells only (the order is unchanged): a periodic word "
+    "(proofs/method.md, lemma 'running-counter step programs').";
+const char* kZbvLemma =
+    "schedules/zbv.cpp: for M >= 2P-1 (n = M, nothing blanked) rank r runs fixed-count loops (2(P-r)-1 F; r x [F F]; "
+    "(P-r) x [F I W]), then `while f1 < f0 or f0 < n` whose iterations with an F(s0) grow by one per micro-batch "
+    "(the ones without it number f0 - f1, fixed), then fixed-count cool-down loops, every index a running counter: "
+    "a periodic word (proofs/method.md, lemma 'running-counter step programs').";
+const char* kChimeraLemma =
+    "schedules/chimera.cpp: rank r runs K = M/P units; unit 0 and the final a x B(X) are fixed, every later unit is "
+    "the same body (a x [B(X) F(X)], b x [F(Y) F(X)], a x [F(Y) B(Y)], b x [B(X) B(Y)]) using each per-pipeline FIFO "
+    "counter P/2 times: one more unit per step of P in M, a periodic word (proofs/method.md, lemma 'running-counter "
+    "step programs').";
+
 }  // namespace
 
-std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::string* why) {
+std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::string* why, std::optional<int> V) {
     const ScheduleFamily* family = find_family(spelled);
     auto fail = [&](const std::string& reason) -> std::optional<FamilySpec> {
         if (why) *why = reason;
@@ -39,10 +59,16 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     if (!family) return fail(unknown_family_message(spelled));
     const std::string& name = family->name;
     if (P < 1) return fail("P must be at least 1");
+    const bool takes_v = name == "interleaved-1f1b" || name == "zb1p" || name == "looped-bfs";
+    if (V && !takes_v && !(name == "zbv" && *V == 2) && !(name == "chimera" && *V == 2))
+        return fail(name + " has no stages-per-rank parameter V");
+    if (V && *V < 1) return fail("V must be at least 1");
     FamilySpec spec;
     spec.name = name;
     spec.ranks = P;
-    spec.generate = [family, P](int M) { return family->generate({P, M, std::nullopt}); };
+    if (takes_v) spec.stages_per_rank = V.value_or(2);
+    const std::optional<int> v = spec.stages_per_rank;
+    spec.generate = [family, P, v](int M) { return family->generate({P, M, v}); };
     if (name == "dualpipe") {
         if (P % 2 != 0) return fail("dualpipe needs an even P");
         spec.m0 = 2 * P, spec.step = 2, spec.precondition = "P even, M even, M >= 2P";
@@ -59,17 +85,23 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     } else if (name == "zb-h2") {
         spec.m0 = 2 * P, spec.step = 1, spec.precondition = "M >= 2P";
         spec.structure_lemma = kZbHandLemma;
-    } else if (name == "gpipe") {
-        spec.m0 = 1, spec.step = 1, spec.precondition = "M >= 1";
+    } else if (auto zw = family_zone_word(name, P, spec.stages_per_rank)) {
+        spec.m0 = zw->m0, spec.step = zw->step, spec.precondition = "M >= 1";
+        spec.zones = std::make_shared<const FamilyZoneWord>(std::move(*zw));
     } else if (name == "interleaved-1f1b" || name == "zb1p") {
         // PyTorch runs max(1, M // P) rounds and needs M to be a multiple of them: M = 9 fails at P = 4, so the
         // admissible M are no arithmetic progression; every multiple of P is admissible.
         spec.m0 = P, spec.step = P;
         spec.precondition = "M a multiple of P (PyTorch needs max(1, M // P) to divide M; the other such M are not "
                             "an arithmetic progression)";
+        spec.structure_lemma = kInterleavedLemma;
     } else if (name == "chimera") {
         if (P % 2 != 0) return fail("chimera needs an even P");
         spec.m0 = P, spec.step = P, spec.precondition = "P even, M a positive multiple of P";
+        spec.structure_lemma = kChimeraLemma;
+    } else if (name == "zbv") {
+        spec.m0 = 1, spec.step = 1, spec.precondition = "M >= 1 (below 2P - 1 PyTorch blanks the padding micro-batches)";
+        spec.structure_lemma = kZbvLemma;
     } else {
         // Probe the generator for the first admissible M and a step that keeps it admissible.
         auto ok = [&](int M) {

@@ -15,7 +15,7 @@ LinForm normalize(const LinForm& f, const CostRegion& region) { return normalize
 
 LinForm reduce_gcd(LinForm f) {
     std::int64_t g = 0;
-    for (auto x : f.c) g = std::gcd(g, x < 0 ? -x : x);
+    for (auto x : f.c) g = std::gcd(g, x < 0 ? checked_sub(0, x) : x);
     if (g > 1)
         for (auto& x : f.c) x /= g;
     return f;
@@ -68,7 +68,7 @@ StrictMaxima strict_maxima(const MaxPoly& poly, const CostRegion& region, z3::co
         size_t arg = 0, ties = 0;
         for (size_t i = 0; i < n; ++i) {
             std::int64_t v = 0;
-            for (size_t r = 0; r < R; ++r) v += w[r] * poly.values[i][r];
+            for (size_t r = 0; r < R; ++r) v = checked_add(v, checked_mul(w[r], poly.row(i)[r]));
             if (i == 0 || v > best) best = v, arg = i, ties = 1;
             else if (v == best) ++ties;
         }
@@ -112,7 +112,9 @@ StrictMaxima strict_maxima(const MaxPoly& poly, const CostRegion& region, z3::co
         for (const auto& [p, rays] : cells)
             for (const auto& ray : rays) {
                 std::int64_t fi = 0, fp = 0;
-                for (int v = 0; v < kCostVars; ++v) fi += poly.forms[i].c[v] * ray[v], fp += poly.forms[p].c[v] * ray[v];
+                for (int v = 0; v < kCostVars; ++v)
+                    fi = checked_add(fi, checked_mul(poly.forms[i].c[v], ray[v])),
+                    fp = checked_add(fp, checked_mul(poly.forms[p].c[v], ray[v]));
                 if (fi > fp) return false;
             }
         return true;
@@ -181,8 +183,9 @@ MaxPoly needed_forms(const MaxPoly& poly_in, const CostRegion& region) {
     RegionSolver z(poly, region);
     const StrictMaxima sm = strict_maxima(poly, region, z.ctx, z.solver, z.exprs);
     MaxPoly out;
+    out.rays = poly.rays;
     for (size_t i = 0; i < poly.forms.size(); ++i)
-        if (sm.is_piece[i]) out.forms.push_back(poly.forms[i]), out.values.push_back(poly.values[i]);
+        if (sm.is_piece[i]) out.push(poly.forms[i], poly.row(i));
     return out;
 }
 
@@ -238,20 +241,21 @@ FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region_
     po.region = region;
     fr.proof = prove(family, po);
     const ProofResult& p = fr.proof;
-    if (p.idle.empty() || p.idle[0].symbolic.empty()) {
+    if (p.idle.empty() || p.makespan_symbolic.empty()) {
         fr.missing = p.verdict == Verdict::Refuted
                          ? "the idle times are not eventually constant in M on this region (counterexample below); "
                            "restrict the region with --assume or use exact costs"
                          : "the periodicity proof did not go through: " + p.missing;
         return fr;
     }
-    const int t_end = static_cast<int>(p.idle[0].symbolic.size());
+    const int t_end = static_cast<int>(p.makespan_symbolic.size());
     const int c = p.cycle;
     std::vector<std::pair<MaxPoly, PiecewiseLinear>> cache;
     for (size_t r = 0; r < p.idle.size(); ++r) {
         RankFormula rf;
         rf.rank = static_cast<int>(r);
-        const auto& values = p.idle[r].symbolic;
+        std::vector<MaxPoly> values;
+        for (int t = 0; t < t_end; ++t) values.push_back(idle_symbolic(p, static_cast<int>(r), t));
         for (int k = 0; k < c; ++k) {
             const MaxPoly& poly = values[p.t_periodic + k];
             const PiecewiseLinear* cached = nullptr;

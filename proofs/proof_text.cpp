@@ -46,12 +46,20 @@ const char* verdict_name(Verdict verdict) {
 }
 
 std::string format_proof(const ProofResult& r, bool deepseek_basis) {
-    (void)deepseek_basis;
     std::string out;
-    out += fmt::format("family: {}  P={}  M = {} + {}t\n", r.family, r.ranks, r.m_origin, r.step);
+    // The prover writes its summary in the paper basis; the bubble in it is rewritten in the one asked for.
+    std::string summary = r.summary;
+    if (!deepseek_basis && r.bubble_symbolic && r.region) {
+        const std::string paper = r.bubble_symbolic->str(*r.region, true);
+        const std::string pytorch = r.bubble_symbolic->str(*r.region, false);
+        for (size_t k = summary.find(paper); k != std::string::npos; k = summary.find(paper, k + pytorch.size()))
+            summary.replace(k, paper.size(), pytorch);
+    }
+    out += fmt::format("family: {}  P={}{}  M = {} + {}t\n", r.family, r.ranks,
+                       r.stages_per_rank ? fmt::format("  V={}", *r.stages_per_rank) : "", r.m_origin, r.step);
     out += "statement: " + r.statement + "\n";
     out += fmt::format("verdict: {}\n", verdict_name(r.verdict));
-    if (!r.summary.empty()) out += "result: " + r.summary + "\n";
+    if (!summary.empty()) out += "result: " + summary + "\n";
     if (r.verdict == Verdict::Unknown && !r.missing.empty()) out += "missing: " + r.missing + "\n";
     if (r.counterexample) {
         const auto& cx = *r.counterexample;

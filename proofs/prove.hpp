@@ -18,8 +18,10 @@
 #include "model/schedule.hpp"
 #include "proofs/maxplus.hpp"
 #include "proofs/symbolic.hpp"
+#include "proofs/zone_word.hpp"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,15 +32,21 @@ namespace pp {
 struct FamilySpec {
     std::string name;
     int ranks = 0;
+    std::optional<int> stages_per_rank;  // V, when the family takes it
     int m0 = 0, step = 1;
     std::string precondition;
     std::function<Schedule(int M)> generate;
     // Why the generator's order is a periodic word for every admissible M (empty: not established).
     std::string structure_lemma;
+    // Families whose order grows in several places (GPipe, Looped BFS): the zone word written out from the generator
+    // (proofs/zone_word.hpp); null for the others, whose periodic word is fitted.
+    std::shared_ptr<const FamilyZoneWord> zones;
     int microbatches(int t) const { return m0 + step * t; }
 };
-// The registry family at P; nullopt (with the reason) when P is not admissible or the family is unknown.
-std::optional<FamilySpec> family_spec(const std::string& name, int ranks, std::string* why = nullptr);
+// The registry family at P (and V, the stages per rank, for the families that take it: interleaved-1f1b, zb1p,
+// looped-bfs; their default is 2); nullopt (with the reason) when P or V is not admissible or the family is unknown.
+std::optional<FamilySpec> family_spec(const std::string& name, int ranks, std::string* why = nullptr,
+                                      std::optional<int> stages_per_rank = std::nullopt);
 
 enum class Property { BubbleConstant, Dependencies, DeadlockFree, MemoryBound };
 const char* property_name(Property property);
@@ -56,6 +64,9 @@ struct ProveOptions {
     std::optional<Rational> memory_bound;     // memory-bound: the bound to prove (else: the exact peaks)
     std::string emit_dir;                     // write SMT-LIB2 obligations here when not empty
     int samples = 3;                          // symbolic: interior sample points used to find the window
+    // bubble-constant: the statement is "bubble(M) = b for every admissible M >= M0" with the least M0 found
+    // (values below it listed). With from_m, M0 is fixed to it: a counterexample at M >= from_m refutes.
+    std::optional<int> from_m;
 };
 
 struct Obligation {
@@ -78,7 +89,9 @@ struct Counterexample {
 
 struct RankIdle {
     // idle_r(M) for M = m0 + step * t, t >= t_from: value(t_from + (t - t_from) mod cycle) + slope * ((t - t_from) div cycle)
-    std::vector<MaxPoly> symbolic;        // per base t (0..t_end-1), symbolic mode
+    // Symbolic mode: idle_r(t) = makespan(t) - busy_r(t), the makespans shared by all ranks (ProofResult::
+    // makespan_symbolic; idle_symbolic() materialises one).
+    std::vector<LinForm> busy_symbolic;   // per base t (0..t_end-1), symbolic mode
     std::vector<Rational> exact;          // per base t, exact mode
     LinForm slope_form;                   // symbolic: idle growth per block (0 when bubble constant)
     Rational slope{0};                    // exact: idle growth per block
@@ -88,6 +101,7 @@ struct ProofResult {
     Verdict verdict = Verdict::Unknown;
     std::string family;
     int ranks = 0;
+    std::optional<int> stages_per_rank;
     std::string statement;
     std::vector<std::string> assumptions;
     std::vector<Obligation> obligations;
@@ -98,8 +112,15 @@ struct ProofResult {
     int m_origin = 0, step = 1;
     int t_periodic = 0, cycle = 1;
     std::vector<RankIdle> idle;
+    std::vector<MaxPoly> makespan_symbolic;  // per base t, symbolic mode
+    std::optional<CostRegion> region;        // symbolic mode: the region, rays computed
     std::optional<MaxPoly> bubble_symbolic;
     std::optional<Rational> bubble_exact;
+    // bubble-constant, when the bubble is eventually constant: the least admissible M0 from which it is b, and
+    // the values below it (M, value; exact costs also in early_exact).
+    int constant_from_m = 0;
+    std::vector<std::pair<int, std::string>> early_bubbles;
+    std::vector<Rational> early_exact;
     std::vector<Rational> peaks;  // memory-bound: per rank, for every M > m0 (and M = m0 in peaks_at_origin)
     std::vector<Rational> peaks_at_origin;
     std::optional<PeriodicWord> word;
@@ -107,6 +128,8 @@ struct ProofResult {
 };
 
 ProofResult prove(const FamilySpec& family, const ProveOptions& options);
+// Rank r's idle time at base case t of a symbolic proof: makespan(t) - busy_r(t).
+MaxPoly idle_symbolic(const ProofResult& result, int rank, int t);
 std::string format_proof(const ProofResult& result, bool deepseek_basis = true);
 
 // Helpers shared with refute / formula / the catalogue.

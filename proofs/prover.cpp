@@ -108,26 +108,36 @@ std::optional<Counterexample> Prover::find_deadlock(int up_to) {
 
 ProofResult Prover::run_guarded() {
     try {
-        return run();
+        run();
     } catch (const SimulationError& e) {
         res.verdict = Verdict::Unknown;
         res.missing = std::string("simulation failed: ") + e.what();
-        return res;
+    } catch (const budget::Exhausted& e) {
+        // What was established stays in res (assumptions, obligations discharged); nothing is claimed for M.
+        res.verdict = Verdict::Unknown;
+        res.counterexample.reset();
+        res.missing = e.what + "; the obligations below were discharged before it";
     }
+    return std::move(res);  // the result holds every base case's polynomials: no copy
 }
 
 ProofResult& Prover::run() {
     res.family = family.name;
     res.ranks = family.ranks;
+    res.stages_per_rank = family.stages_per_rank;
     res.m_origin = family.m0;
     res.step = family.step;
     res.assumptions.push_back(fmt::format("M ranges over {} + {}t, t >= 0 ({})", family.m0, family.step,
                                           family.precondition));
     switch (options.property) {
         case Property::BubbleConstant:
-            res.statement = fmt::format("for every admissible M, bubble(M) = bubble({}) (bubble = the largest "
-                                        "idle time of a rank, idle = makespan - busy)",
-                                        family.m0);
+            res.statement =
+                options.from_m
+                    ? fmt::format("bubble(M) is the same for every admissible M >= {} (bubble = the largest idle time "
+                                  "of a rank, idle = makespan - busy)",
+                                  *options.from_m)
+                    : "bubble(M) is eventually constant: bubble(M) = b for every admissible M >= M0 (b and the least "
+                      "such M0 are the result; bubble = the largest idle time of a rank, idle = makespan - busy)";
             break;
         case Property::Dependencies:
             res.statement = "for every admissible M, every op occurs exactly once on a rank holding its stage, "
@@ -155,8 +165,15 @@ ProofResult& Prover::run() {
         res.assumptions.push_back(std::string("timing: ") + timing_model_name(options.model) +
                                   " (a slot starts when its rank is free and its inputs have arrived; a cross-rank "
                                   "dependency adds comm)");
+    if (family.zones) {
+        if (options.property == Property::BubbleConstant && !batched() &&
+            (!options.costs || options.costs->per_block.empty()))
+            return prove_zone_bubble();
+        return unknown("this family's order grows in several places per rank (a zone word); the prover handles it for "
+                       "bubble-constant with uniform costs and dataflow timing only");
+    }
     if (!establish_word()) {
-        if (later_origin > 0 && shifted + later_origin <= kMaxOriginShift)
+        if (later_origin > 0 && shifted + later_origin <= max_origin_shift(family.ranks))
             return prove_from_later_origin(later_origin);
         return refute_on_instances_or_unknown();
     }
@@ -189,10 +206,13 @@ ProofResult& Prover::refute_on_instances_or_unknown() {
     if (options.property == Property::BubbleConstant) {
         for (int t = 0; t <= 4; ++t)
             if (auto cx = check_instance(t, Property::Dependencies)) return refuted(*cx);
-        // Differences between the first instances still refute: at the given costs, or at a few interior
-        // points of the region (a concrete point suffices to refute the symbolic statement).
+        // Without a periodicity proof only a difference at M >= --from-M refutes (the statement is about the
+        // bubble from some M0 on; small M may differ): at the given costs, or at a few interior points of the region
+        // (a concrete point suffices to refute the symbolic statement).
         std::vector<Costs> points;
-        if (options.costs) {
+        if (!options.from_m) {
+            // nothing to compare
+        } else if (options.costs) {
             points.push_back(*options.costs);
         } else {
             const CostRegion region = finished_region();
@@ -202,13 +222,14 @@ ProofResult& Prover::refute_on_instances_or_unknown() {
                 if (auto point = region_point(region, weights)) points.push_back(costs_at(*point));
             }
         }
+        const int a = t_from();
         for (const Costs& costs : points) {
             try {
-                const ExactTiming b0 = timing(inst(0), costs);
-                for (int t = 1; t <= 4; ++t) {
+                const ExactTiming b0 = timing(inst(a), costs);
+                for (int t = a + 1; t <= a + 4; ++t) {
                     const ExactTiming bt = timing(inst(t), costs);
                     if (!(bt.bubble == b0.bubble))
-                        return refuted(bubble_counterexample(0, b0.bubble, t, bt.bubble, point_of(costs), inst(t)));
+                        return refuted(bubble_counterexample(a, b0.bubble, t, bt.bubble, point_of(costs), inst(t)));
                 }
             } catch (const SimulationError&) {
             } catch (const GenerateError&) {

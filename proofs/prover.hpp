@@ -9,13 +9,18 @@
 //   prover_memory.cpp           activation peaks for every M
 //   prover_bubble_exact.cpp     phase 3, exact costs: the periodic timing window and the base cases
 //   prover_bubble_symbolic.cpp  phase 3, symbolic costs: the same over a cost region, Z3 where forms differ
+//   prover_eventual.cpp         the bubble eventually constant: the least M0, the values below it
+//   prover_zones.cpp            phase 3 for zone words (orders growing in several places: GPipe, Looped BFS)
 //   family_spec.cpp             the families' admissible M and structure lemmas
 //   proof_text.cpp              the printed proof
 #include "proofs/batched_graph.hpp"
+#include "proofs/budget.hpp"
 #include "proofs/prove.hpp"
 #include "proofs/smt.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,8 +29,9 @@
 namespace pp {
 
 // A generator that settles into its periodic word only after a few blocks is proved from there on; more than
-// this many blocks of transient is more likely a family that is not periodic at all.
-constexpr int kMaxOriginShift = 8;
+// this many blocks of transient (ZB-V pads to 2P - 1 micro-batches: 2P - 2 blocks) is more likely a family that is
+// not periodic at all.
+inline int max_origin_shift(int ranks) { return std::max(8, 2 * ranks + 2); }
 
 double seconds_since(std::chrono::steady_clock::time_point t0);
 std::string join_ints(const std::vector<int>& v);
@@ -34,8 +40,19 @@ std::string costs_text(const CostPoint& p);
 // constraints the cone leaves out (those with a constant term, such as F >= 2): sample points may turn into
 // counterexamples, which must lie inside the stated assumptions.
 std::optional<CostPoint> region_point(const CostRegion& region, const std::vector<std::int64_t>& weights);
-// The bubble of one symbolically timed instance; appends each rank's idle time to idle[r].symbolic.
-MaxPoly symbolic_bubble(const SymbolicTiming& st, const CostRegion& region, std::vector<RankIdle>& idle);
+// The bubble of one symbolically timed instance; appends its makespan and each rank's busy time to res.
+MaxPoly symbolic_bubble(const SymbolicTiming& st, const CostRegion& region, ProofResult& res);
+
+// Comparing the bubble of two instances (by block count): equal, different (at a cost point, when symbolic), or
+// undecided (Z3 unknown).
+struct BubbleComparison {
+    enum Kind { Equal, Differ, Unknown } kind = Equal;
+    std::optional<CostPoint> witness;
+};
+using BubbleCompare = std::function<BubbleComparison(int t_a, int t_b)>;
+using BubbleText = std::function<std::string(int t)>;
+// Refutes with bubble(M(t_a)) != bubble(M(t_b)) (at the witness, when symbolic); `why` explains the pair.
+using BubbleDiffer = std::function<void(int t_a, int t_b, const std::optional<CostPoint>& witness, const std::string& why)>;
 
 struct Prover {
     const FamilySpec& family;
@@ -65,7 +82,10 @@ struct Prover {
     int M(int t) const { return family.microbatches(t); }
     const Schedule& inst(int t) {
         auto it = cache.find(t);
-        if (it == cache.end()) it = cache.emplace(t, family.generate(family.microbatches(t))).first;
+        if (it == cache.end()) {
+            budget::check("generating the instance M=" + std::to_string(family.microbatches(t)));
+            it = cache.emplace(t, family.generate(family.microbatches(t))).first;
+        }
         return it->second;
     }
     // The cost region of a symbolic proof: the assumptions given, or the standard ones; rays computed.
@@ -78,6 +98,7 @@ struct Prover {
     void add(std::string name, std::string statement, std::string method, bool holds = true, double seconds = 0,
              std::string file = "") {
         res.obligations.push_back({std::move(name), std::move(statement), std::move(method), holds, seconds, std::move(file)});
+        budget::check("going on after the obligation '" + res.obligations.back().name + "'");
     }
     std::string emit(const std::string& name, const std::string& text) {
         if (options.emit_dir.empty()) return "";
@@ -134,6 +155,19 @@ struct Prover {
                                     const CostRegion& region);
     // Re-runs the exact proof at a concrete cost point; a refutation there refutes the symbolic statement.
     ProofResult& refute_at(const CostPoint& point, const std::string& where, bool unknown_if_holds = true);
+
+    // ----- zone words (prover_zones.cpp)
+    ProofResult& prove_zone_bubble();
+
+    // ----- eventually constant (prover_eventual.cpp)
+    // The first block count t with M(t) >= --from-M (0 without it).
+    int t_from() const;
+    // With every slope 0 and the idle times periodic from t_periodic: true when the bubble is eventually constant
+    // (res.constant_from_m, res.early_bubbles set; `method` says how), else res is REFUTED or UNKNOWN.
+    bool settle_eventual(int t_periodic, int cycle, const BubbleCompare& compare, const BubbleText& text,
+                         const BubbleDiffer& differ, std::string& method);
+    // "; below M0: bubble(1) = .., .." (empty when M0 is the first admissible M).
+    std::string early_text() const;
 };
 
 }  // namespace pp

@@ -56,17 +56,25 @@ ProofResult& Prover::prove_bubble_exact(const Costs& costs) {
     int worst = -1;
     for (int r = 0; r < word->ranks(); ++r)
         if (slope[r] > Rational(0) && (worst < 0 || slope[r] > slope[worst])) worst = r;
+    auto bubble_at = [&](int t) {
+        if (t < t_end) return bubbles[t];
+        if (worst < 0) return bubbles[pt.t_periodic + (t - pt.t_periodic) % pt.cycle];
+        const Rational b = timing(inst(t), costs).bubble;
+        cache.erase(t);
+        return b;
+    };
     if (worst >= 0) {
         Counterexample cx;
         cx.ranks = family.ranks;
-        cx.microbatches = M(0);
+        const int a = std::max(t_from(), pt.t_periodic);
+        cx.microbatches = M(a);
         cx.costs = point_of(costs);
+        const Rational at_a = bubble_at(a);
         int found = -1;
         Rational value{0};
-        for (int t = 1; t < t_end + 400 && found < 0; ++t) {
-            const Rational b = t < t_end ? bubbles[t] : timing(inst(t), costs).bubble;
-            cache.erase(t);
-            if (!(b == bubbles[0])) found = t, value = b;
+        for (int t = a + 1; t < a + t_end + 400 && found < 0; ++t) {
+            const Rational b = bubble_at(t);
+            if (!(b == at_a)) found = t, value = b;
         }
         cx.what = fmt::format(
             "rank {} idles {} longer per block: a block takes lambda = {} but gives rank {} only {} of work, so "
@@ -75,8 +83,8 @@ ProofResult& Prover::prove_bubble_exact(const Costs& costs) {
             format_rational(slope[worst]), family.step);
         if (found >= 0) {
             cx.other_microbatches = M(found);
-            cx.what += fmt::format("; bubble({}) = {} but bubble({}) = {}", M(0), format_rational(bubbles[0]),
-                                   M(found), format_rational(value));
+            cx.what += fmt::format("; bubble({}) = {} but bubble({}) = {}", M(a), format_rational(at_a), M(found),
+                                   format_rational(value));
             cx.schedule = inst(found);
         }
         if (!costs.per_block.empty())
@@ -90,22 +98,26 @@ ProofResult& Prover::prove_bubble_exact(const Costs& costs) {
                                         format_rational(slope[worst]), M(pt.t_periodic));
         return refuted(cx);
     }
-    for (size_t t = 1; t < bubbles.size(); ++t)
-        if (!(bubbles[t] == bubbles[0])) {
-            Counterexample cx;
-            cx.ranks = family.ranks;
-            cx.microbatches = M(0);
-            cx.other_microbatches = M(static_cast<int>(t));
-            cx.costs = point_of(costs);
-            cx.what = fmt::format("bubble({}) = {} but bubble({}) = {} (the bubble is periodic from M = {} on)", M(0),
-                                  format_rational(bubbles[0]), M(static_cast<int>(t)), format_rational(bubbles[t]),
-                                  M(pt.t_periodic));
-            cx.schedule = inst(static_cast<int>(t));
-            return refuted(cx);
-        }
-    res.bubble_exact = bubbles[0];
-    return proved(fmt::format("bubble = {} for every M >= {} (every rank's idle time is constant in M)",
-                              format_rational(bubbles[0]), M(0)));
+    const auto compare = [&](int a, int b) {
+        return BubbleComparison{bubble_at(a) == bubble_at(b) ? BubbleComparison::Equal : BubbleComparison::Differ, {}};
+    };
+    const auto text = [&](int t) { return format_rational(bubble_at(t)); };
+    const auto differ = [&](int a, int b, const std::optional<CostPoint>&, const std::string& why) {
+        Counterexample cx = bubble_counterexample(a, bubble_at(a), b, bubble_at(b), point_of(costs), inst(b));
+        cx.what += " (" + why + ")";
+        refuted(cx);
+    };
+    std::string settled;
+    if (!settle_eventual(pt.t_periodic, pt.cycle, compare, text, differ, settled)) return res;
+    add("eventually-constant",
+        fmt::format("bubble(M) = {} for every admissible M >= {}", format_rational(bubble_at(pt.t_periodic)),
+                    res.constant_from_m),
+        "every rank's idle time repeats from M = " + std::to_string(M(pt.t_periodic)) + " (slopes 0); " + settled);
+    res.bubble_exact = bubble_at(pt.t_periodic);
+    for (int t = 0; M(t) < res.constant_from_m; ++t) res.early_exact.push_back(bubbles[t]);
+    return proved(fmt::format("bubble = {} for every admissible M >= {}{} (every rank's idle time is periodic in M "
+                              "with slope 0)",
+                              format_rational(*res.bubble_exact), res.constant_from_m, early_text()));
 }
 
 // The window obligation with the longest-path equations of every slot up to the window's end, for z3.

@@ -37,17 +37,17 @@ std::optional<CostPoint> region_point(const CostRegion& region, const std::vecto
     return out.witness;
 }
 
-// The bubble of one symbolically timed instance; appends each rank's idle time to idle[r].symbolic.
-MaxPoly symbolic_bubble(const SymbolicTiming& st, const CostRegion& region, std::vector<RankIdle>& idle) {
+// The bubble of one symbolically timed instance; appends its makespan and each rank's busy time to res.
+MaxPoly symbolic_bubble(const SymbolicTiming& st, const CostRegion& region, ProofResult& res) {
     // idle_r = makespan - busy_r: a rank whose busy time is >= another's on the whole region (every ray) idles
     // no longer than it anywhere, so only the ranks with a ray-minimal busy time enter the max.
     const size_t P = st.busy.size();
+    if (res.idle.size() < P) res.idle.resize(P);
     std::vector<std::vector<std::int64_t>> busy_values;
     for (const auto& b : st.busy) busy_values.push_back(region.ray_values(b));
     MaxPoly bubble;
     for (size_t r = 0; r < P; ++r) {
-        MaxPoly rank_idle = st.makespan;  // pruned; a shift keeps it so
-        rank_idle.shift(LinForm{} - st.busy[r], region);
+        res.idle[r].busy_symbolic.push_back(st.busy[r]);
         bool covered = false;
         for (size_t q = 0; q < P && !covered; ++q) {
             if (q == r) continue;
@@ -58,10 +58,19 @@ MaxPoly symbolic_bubble(const SymbolicTiming& st, const CostRegion& region, std:
             }
             covered = le && (!equal || q < r);
         }
-        if (!covered) bubble.merge_pruned(rank_idle);
-        idle[r].symbolic.push_back(std::move(rank_idle));
+        if (covered) continue;
+        MaxPoly rank_idle = st.makespan;  // pruned; a shift keeps it so
+        rank_idle.shift(LinForm{} - st.busy[r], region);
+        bubble.merge_pruned(rank_idle);
     }
+    res.makespan_symbolic.push_back(st.makespan);
     return bubble;
+}
+
+MaxPoly idle_symbolic(const ProofResult& result, int rank, int t) {
+    MaxPoly idle = result.makespan_symbolic.at(t);
+    idle.shift(LinForm{} - result.idle.at(rank).busy_symbolic.at(t), *result.region);
+    return idle;
 }
 
 ProofResult& Prover::prove_bubble_symbolic() {
@@ -113,6 +122,7 @@ ProofResult& Prover::prove_bubble_symbolic() {
     sim_options.keep_start = false;
     for (int r = 0; r < word->ranks(); ++r) sim_options.period.push_back(static_cast<std::uint32_t>(word->block[r].size()));
     sim_options.step = lambda;
+    sim_options.share = true;  // shifted slots share one polynomial (memory: proofs/README.md)
     const SymbolicTiming st = symbolic_simulate(s, g, region, sim_options);
     std::optional<CostPoint> witness;
     int found_k = -1;
@@ -124,13 +134,14 @@ ProofResult& Prover::prove_bubble_symbolic() {
         for (const auto& w : window) {
             const auto a = block_slot_id(*word, T, w.rank, w.index, w.j);
             const auto b = block_slot_id(*word, T, w.rank, w.index, w.j + cycle);
-            MaxPoly shifted = st.end[a];
+            if (st.end_shifted(a, b, shift)) continue;
+            MaxPoly shifted = st.end_of(a, region);
             shifted.shift(shift, region);
-            if (!shifted.same_forms(st.end[b])) pending.emplace_back(a, b);
+            if (!shifted.same_forms(st.end_of(b, region))) pending.emplace_back(a, b);
         }
         bool ok = true;
         for (auto [a, b] : pending) {
-            auto out = smt::equal_on_region(st.end[b], st.end[a], shift, region, "window slot");
+            auto out = smt::equal_on_region(st.end_of(b, region), st.end_of(a, region), shift, region, "window slot");
             if (out.result != z3::unsat) {
                 ok = false;
                 if (out.witness) witness = out.witness;
@@ -181,40 +192,61 @@ ProofResult& Prover::prove_bubble_symbolic() {
         timings[t] = symbolic_simulate_reusing(inst_t, gt, region, reference, &previous, &step);
         cache.erase(t);
     }
-    for (int t = 0; t < t_end; ++t) bubbles.push_back(symbolic_bubble(timings[t], region, res.idle));
-    z3::context ctx;
-    z3::solver base_solver(ctx);
-    smt::assert_region(base_solver, region);
-    z3::expr_vector differ(ctx);
+    res.region = region;
+    for (int t = 0; t < t_end; ++t) bubbles.push_back(symbolic_bubble(timings[t], region, res));
+    timings.clear();
+    // Eventually constant: compare one period, then walk down from t_periodic (proofs/method.md §4a).
     int z3_needed = 0;
-    for (int t = 1; t < t_end; ++t) {
-        if (!options.emit_dir.empty()) differ.push_back(smt::max_of(ctx, bubbles[t]) != smt::max_of(ctx, bubbles[0]));
-        if (bubbles[t].same_forms(bubbles[0])) continue;
+    const auto compare = [&](int a, int b) {
+        if (bubbles[a].same_forms(bubbles[b])) return BubbleComparison{};
         ++z3_needed;
-        auto out = smt::equal_on_region(bubbles[t], bubbles[0], LinForm{}, region, "base case");
-        if (out.result == z3::sat && out.witness) return refute_at(*out.witness, "a point where the base cases differ");
-        if (out.result != z3::unsat) return unknown("Z3 could not compare the base cases");
-    }
+        const auto out = smt::equal_on_region(bubbles[a], bubbles[b], LinForm{}, region, "base case");
+        if (out.result == z3::unsat) return BubbleComparison{};
+        if (out.result == z3::sat && out.witness) return BubbleComparison{BubbleComparison::Differ, out.witness};
+        return BubbleComparison{BubbleComparison::Unknown, {}};
+    };
+    const auto text = [&](int t) { return needed_forms(bubbles[t], region).str(region); };
+    const auto differ = [&](int a, int b, const std::optional<CostPoint>& at, const std::string& why) {
+        if (!at) {
+            unknown(fmt::format("bubble({}) and bubble({}) differ, but Z3 gave no point", M(a), M(b)));
+            return;
+        }
+        refute_at(*at, fmt::format("a point where bubble({}) != bubble({}): {}", M(a), M(b), why));
+    };
+    std::string settled;
+    if (!settle_eventual(t_periodic, cycle, compare, text, differ, settled)) return res;
+    const int t_const = static_cast<int>(res.early_bubbles.size());
     std::string base_file;
-    if (!options.emit_dir.empty() && t_end > 1) {
-        base_solver.add(z3::mk_or(differ));
-        base_file = emit("base.smt2", smt::check(ctx, base_solver, "base cases: bubble(t) = bubble(0)", "unsat", 1).smt2);
+    if (!options.emit_dir.empty() && t_end - t_const > 1) {
+        z3::context ctx;
+        z3::solver base_solver(ctx);
+        smt::assert_region(base_solver, region);
+        z3::expr_vector differ_any(ctx);
+        for (int t = t_const + 1; t < t_end; ++t)
+            differ_any.push_back(smt::max_of(ctx, bubbles[t]) != smt::max_of(ctx, bubbles[t_const]));
+        base_solver.add(z3::mk_or(differ_any));
+        base_file = emit("base.smt2", smt::check(ctx, base_solver,
+                                                 fmt::format("base cases: bubble(t) = bubble({}) for t = {}..{}", t_const, t_const,
+                                                             t_end - 1),
+                                                 "unsat", 1)
+                                          .smt2);
     }
     // For reading, only the forms that are the strict maximum somewhere on the region: the same function there.
-    const MaxPoly bubble = needed_forms(bubbles[0], region);
+    const MaxPoly bubble = needed_forms(bubbles[t_periodic], region);
     add("base-cases",
-        fmt::format("bubble(M) for M = {}..{} is one piecewise-linear function of the costs: {}", M(0), M(t_end - 1),
-                    bubble.str(region)),
+        fmt::format("bubble(M) for M = {}..{} is one piecewise-linear function of the costs: {}{}", M(t_const), M(t_end - 1),
+                    bubble.str(region), early_text()),
         (z3_needed == 0 ? std::string("symbolic simulation; identical max-plus polynomials")
-                        : fmt::format("symbolic simulation; {} case(s) proved equal by Z3", z3_needed)) +
+                        : fmt::format("symbolic simulation; {} comparison(s) by Z3", z3_needed)) +
+            "; " + settled +
             fmt::format("; printed with the {} of its {} linear forms that are the largest somewhere on the region "
                         "(the others never exceed them: Z3, linear real arithmetic)",
-                        bubble.forms.size(), bubbles[0].forms.size()),
+                        bubble.forms.size(), bubbles[t_periodic].forms.size()),
         true, seconds_since(t1), base_file);
     for (auto& ri : res.idle) ri.slope_form = LinForm{};
     res.bubble_symbolic = bubble;
-    return proved(fmt::format("bubble = {} for every M >= {} and every cost point of the region", bubble.str(region),
-                              M(0)));
+    return proved(fmt::format("bubble = {} for every admissible M >= {} and every cost point of the region{}",
+                              bubble.str(region), res.constant_from_m, early_text()));
 }
 
 std::string Prover::window_smt_symbolic(const SymbolicTiming& st, int T, int k, int cycle, const LinForm& shift,
@@ -226,7 +258,7 @@ std::string Prover::window_smt_symbolic(const SymbolicTiming& st, int T, int k, 
     for (const auto& w : window_slots(*word, ps, k)) {
         const auto a = block_slot_id(*word, T, w.rank, w.index, w.j);
         const auto b = block_slot_id(*word, T, w.rank, w.index, w.j + cycle);
-        bad.push_back(smt::max_of(ctx, st.end[b]) != smt::max_of(ctx, st.end[a]) + smt::form(ctx, shift));
+        bad.push_back(smt::max_of(ctx, st.end_of(b, region)) != smt::max_of(ctx, st.end_of(a, region)) + smt::form(ctx, shift));
     }
     solver.add(z3::mk_or(bad));
     return smt::check(ctx, solver, "periodic window (symbolic costs, max-plus polynomials)", "unsat", 1).smt2;

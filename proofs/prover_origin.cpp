@@ -2,6 +2,7 @@
 // family restricted to M >= M(k) and the instances before it are settled one by one.
 #include "proofs/prover.hpp"
 
+#include "proofs/formula.hpp"
 #include "verifier/memory.hpp"
 
 #include <fmt/format.h>
@@ -60,70 +61,116 @@ ProofResult& Prover::prove_from_later_origin(int k) {
             res.summary += " (" + values + ")";
             break;
         }
-        case Property::BubbleConstant:
+        case Property::BubbleConstant: {
             if (!settle_early_bubbles(sub, k, early)) return res;
+            const std::string value = res.bubble_exact ? format_rational(*res.bubble_exact)
+                                                       : res.bubble_symbolic->str(finished_region());
+            res.summary = fmt::format("bubble = {} for every admissible M >= {}{}{}", value, res.constant_from_m,
+                                      res.bubble_symbolic ? " and every cost point of the region" : "", early_text());
             break;
+        }
     }
     res.obligations.insert(res.obligations.begin() + static_cast<long>(sub_begin),
                            {"early-instances",
                             fmt::format("the statement holds at M = {}..{}", M(0), M(k - 1)), early, true,
                             seconds_since(t0), ""});
-    if (options.property != Property::MemoryBound)
+    if (options.property != Property::MemoryBound && options.property != Property::BubbleConstant)
         res.summary += fmt::format("; M = {}..{} checked instance by instance", M(0), M(k - 1));
     res.verdict = Verdict::Proved;
     return res;
 }
 
-// Bubble at the instances before a moved origin: equal to the proved constant, or a counterexample.
+// Bubble at the instances before a moved origin: the proof from M(k) on says bubble = b from its least M0; when
+// that M0 is M(k) itself, the early instances equal to b move M0 further down (proofs/method.md §4a).
 bool Prover::settle_early_bubbles(const ProofResult& sub, int k, std::string& method) {
     res.t_periodic = sub.t_periodic + k;
     res.cycle = sub.cycle;
     res.idle.assign(family.ranks, {});
-    if (options.costs) {
-        for (int t = 0; t < k; ++t) {
-            const ExactTiming et = timing(inst(t), *options.costs);
-            for (int r = 0; r < family.ranks; ++r) res.idle[r].exact.push_back(et.idle[r]);
-            if (!(et.bubble == *sub.bubble_exact)) {
-                res.summary.clear();
-                refuted(bubble_counterexample(t, et.bubble, k, *sub.bubble_exact, point_of(*options.costs), inst(t)));
-                return false;
-            }
-        }
-        for (int r = 0; r < family.ranks; ++r) {
-            for (const auto& v : sub.idle[r].exact) res.idle[r].exact.push_back(v);
-            res.idle[r].slope = sub.idle[r].slope;
-        }
-        res.bubble_exact = sub.bubble_exact;
-        method = "exact simulation of each instance";
-        return true;
-    }
-    const CostRegion region = finished_region();
+    const bool exact = options.costs.has_value();
+    std::vector<Rational> exact_values;
+    std::vector<MaxPoly> symbolic_values;
+    const CostRegion region = exact ? CostRegion{} : finished_region();
     for (int t = 0; t < k; ++t) {
         const Schedule& s = inst(t);
-        const MaxPoly bubble = symbolic_bubble(symbolic_simulate(s, instance_graph(s), region), region, res.idle);
-        if (bubble.same_forms(*sub.bubble_symbolic)) continue;
-        const auto out = smt::equal_on_region(bubble, *sub.bubble_symbolic, LinForm{}, region, "early instance");
-        if (out.result == z3::unsat) continue;
-        if (out.result == z3::sat && out.witness) {
-            const Costs costs = costs_at(*out.witness);
-            const Rational here = timing(s, costs).bubble, there = timing(inst(k), costs).bubble;
-            if (!(here == there)) {
-                res.summary.clear();
-                refuted(bubble_counterexample(t, here, k, there, *out.witness, s));
-                return false;
-            }
+        if (exact) {
+            const ExactTiming et = timing(s, *options.costs);
+            for (int r = 0; r < family.ranks; ++r) res.idle[r].exact.push_back(et.idle[r]);
+            exact_values.push_back(et.bubble);
+        } else {
+            symbolic_values.push_back(symbolic_bubble(symbolic_simulate(s, instance_graph(s), region), region, res));
         }
-        res.summary.clear();
-        unknown(fmt::format("Z3 could not compare the bubble at M = {} with the proved one", M(t)));
-        return false;
     }
     for (int r = 0; r < family.ranks; ++r) {
-        for (const auto& v : sub.idle[r].symbolic) res.idle[r].symbolic.push_back(v);
-        res.idle[r].slope_form = LinForm{};
+        for (const auto& v : sub.idle[r].exact) res.idle[r].exact.push_back(v);
+        for (const auto& v : sub.idle[r].busy_symbolic) res.idle[r].busy_symbolic.push_back(v);
+        res.idle[r].slope = sub.idle[r].slope;
+        res.idle[r].slope_form = sub.idle[r].slope_form;
     }
+    for (const auto& m : sub.makespan_symbolic) res.makespan_symbolic.push_back(m);
+    if (!exact) res.region = region;
+    res.bubble_exact = sub.bubble_exact;
     res.bubble_symbolic = sub.bubble_symbolic;
-    method = "symbolic simulation of each instance; equal to the proved bubble on the region (identical "
-             "polynomials or Z3 unsat)";
+    // Walk down from M(k) while the early instances equal the proved value.
+    int t0 = sub.constant_from_m == M(k) ? k : -1;
+    std::optional<CostPoint> witness;
+    while (t0 > 0) {
+        const int t = t0 - 1;
+        bool equal = false;
+        if (exact) {
+            equal = exact_values[t] == *sub.bubble_exact;
+        } else if (symbolic_values[t].same_forms(*sub.bubble_symbolic)) {
+            equal = true;
+        } else {
+            const auto out = smt::equal_on_region(symbolic_values[t], *sub.bubble_symbolic, LinForm{}, region, "early instance");
+            if (out.result == z3::unknown) {
+                res.summary.clear();
+                unknown(fmt::format("Z3 could not compare the bubble at M = {} with the proved one", M(t)));
+                return false;
+            }
+            equal = out.result == z3::unsat;
+            if (!equal) witness = out.witness;
+        }
+        if (!equal) break;
+        --t0;
+    }
+    if (options.from_m && t0 >= 0 && t_from() < t0) {
+        // --from-M lies below the least M0: bubble(M(t0 - 1)) differs from bubble(M(t0)) = b.
+        res.summary.clear();
+        const int t = t0 - 1;
+        if (exact) {
+            refuted(bubble_counterexample(t, exact_values[t], t0, *sub.bubble_exact, point_of(*options.costs), inst(t)));
+            return false;
+        }
+        if (!witness) {
+            unknown("the early bubble differs from the proved one, but Z3 gave no point");
+            return false;
+        }
+        const Costs costs = costs_at(*witness);
+        const Rational here = timing(inst(t), costs).bubble, there = timing(inst(t0), costs).bubble;
+        if (here == there) {
+            unknown(fmt::format("the bubble at M = {} differs symbolically but not at Z3's point", M(t)));
+            return false;
+        }
+        refuted(bubble_counterexample(t, here, t0, there, *witness, inst(t)));
+        return false;
+    }
+    res.early_bubbles.clear();
+    res.early_exact.clear();
+    const int ours = t0 >= 0 ? t0 : k;
+    for (int t = 0; t < ours; ++t) {
+        res.early_bubbles.emplace_back(M(t), exact ? format_rational(exact_values[t])
+                                                   : needed_forms(symbolic_values[t], region).str(region));
+        if (exact) res.early_exact.push_back(exact_values[t]);
+    }
+    if (t0 < 0) {
+        for (const auto& e : sub.early_bubbles) res.early_bubbles.push_back(e);
+        for (const auto& e : sub.early_exact) res.early_exact.push_back(e);
+    }
+    res.constant_from_m = t0 >= 0 ? M(t0) : sub.constant_from_m;
+    method = exact ? "exact simulation of each instance" : "symbolic simulation of each instance";
+    method += t0 >= 0 ? fmt::format("; equal to the proved bubble for M = {}..{}{}", M(t0), M(k - 1),
+                                    t0 > 0 ? fmt::format(", not at M = {}", M(t0 - 1)) : std::string())
+                      : "; listed (the proved bubble holds only from M = " + std::to_string(sub.constant_from_m) + ")";
     return true;
 }
 

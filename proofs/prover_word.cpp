@@ -12,7 +12,8 @@ namespace pp {
 bool Prover::establish_word() {
     const auto t0 = std::chrono::steady_clock::now();
     std::string failure;
-    for (int origin = 0; origin <= 2 && !word; ++origin) {
+    const int origins = std::max(2, max_origin_shift(family.ranks) - shifted);
+    for (int origin = 0; origin <= origins && !word; ++origin) {
         try {
             WordFit fit = fit_word(inst(origin), inst(origin + 1), &inst(origin + 2));
             if (fit.word) {

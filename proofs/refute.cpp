@@ -4,6 +4,7 @@
 
 #include "model/dag.hpp"
 #include "proofs/batched_graph.hpp"
+#include "proofs/budget.hpp"
 #include "proofs/smt.hpp"
 #include "verifier/batched.hpp"
 #include "verifier/memory.hpp"
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <map>
 #include <set>
@@ -153,7 +155,9 @@ std::optional<int> integer_arg(const ClaimPtr& n, int P, int M) {
     };
     auto v = ev(n);
     if (!v || v->denominator() != 1) return std::nullopt;
-    return static_cast<int>(v->numerator());
+    const auto whole = v->numerator().try_int64();
+    if (!whole || *whole < std::numeric_limits<int>::min() || *whole > std::numeric_limits<int>::max()) return std::nullopt;
+    return static_cast<int>(*whole);
 }
 
 struct Vacuous {};  // an M' that is not admissible
@@ -453,6 +457,8 @@ namespace {
 
 struct PeriodicWindow {
     int t_periodic = 0, cycle = 1;  // in blocks of the family's M step
+    std::optional<MaxPoly> bubble;   // symbolic: the proved eventual bubble, when constant
+    int from_m = 0;
 };
 
 // The prover's periodicity result that closes the search over M: once over the symbolic region, or at
@@ -466,7 +472,7 @@ std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const Refu
         po.region = region;
         const ProofResult pr = prove(spec, po);
         if (pr.verdict != Verdict::Proved) return std::nullopt;
-        return PeriodicWindow{pr.t_periodic, pr.cycle};
+        return PeriodicWindow{pr.t_periodic, pr.cycle, pr.bubble_symbolic, pr.constant_from_m};
     }
     PeriodicWindow window;
     for (const CostPoint& point : grid) {
@@ -480,12 +486,8 @@ std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const Refu
     return window;
 }
 
-}  // namespace
-
-RefuteResult refute(const std::string& family, const std::string& claim_text, const RefuteOptions& options) {
-    RefuteResult res;
-    res.family = family;
-    res.claim = claim_text;
+// The search of refute(); fills `res` (returns as soon as a counterexample is found).
+void search(RefuteResult& res, const std::string& family, const std::string& claim_text, const RefuteOptions& options) {
     const ClaimPtr claim = parse_claim(claim_text);
     CostRegion region = options.region;
     if (options.symbolic) region.finish();
@@ -504,24 +506,32 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
     bool all_closed = true;  // every P's M-range was covered by a periodicity proof (or given)
     for (int P = options.p_lo; P <= options.p_hi; ++P) {
         std::string why;
-        const auto spec = family_spec(family, P, &why);
+        const auto spec = family_spec(family, P, &why, options.stages_per_rank);
         if (!spec) {
             res.notes.push_back(fmt::format("P={} skipped: {}", P, why));
             continue;
         }
-        // Which M to search.
-        std::vector<int> Ms;
+        // Which M to search: the admissible M of [m_first, m_last], an arithmetic progression walked lazily (a
+        // range such as 1..2147483647 is not materialised; the time limit bounds the walk).
+        std::int64_t m_first = spec->m0, m_last = spec->m0;
         bool closed = false;
         std::string closing;
         if (options.m_range) {
-            for (int M = std::max(options.m_range->first, spec->m0); M <= options.m_range->second; ++M)
-                if ((M - spec->m0) % spec->step == 0) Ms.push_back(M);
+            m_first = std::max<std::int64_t>(options.m_range->first, spec->m0);
+            m_first += (spec->step - (m_first - spec->m0) % spec->step) % spec->step;
+            m_last = options.m_range->second;
             closed = true;
         } else {
             int t_last = options.default_steps;
             const auto offsets = m_offsets(claim, P, spec->m0, spec->step);
             if (periodic_names && offsets) {
                 if (const auto window = periodic_window(*spec, options, region, grid)) {
+                    if (window->bubble) {
+                        res.bubble = window->bubble;
+                        res.bubble_P = P;
+                        res.bubble_from_m = window->from_m;
+                        res.bubble_region = region;
+                    }
                     t_last = window->t_periodic + window->cycle - 1;
                     closed = true;
                     closing = fmt::format("P={}: every idle time is periodic in M from M={} with period {} {}"
@@ -533,12 +543,14 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
                                           spec->microbatches(t_last));
                 }
             }
-            for (int t = 0; t <= t_last; ++t) Ms.push_back(spec->microbatches(t));
+            m_last = spec->microbatches(t_last);
         }
         if (!closed) all_closed = false;
         if (!closing.empty()) res.notes.push_back(closing);
         Instances inst(*spec, options.activations, options.model);
-        for (int M : Ms) {
+        for (std::int64_t m = m_first; m <= m_last; m += spec->step) {
+            const int M = static_cast<int>(m);
+            budget::check(fmt::format("searching P={} M={} ({} instance(s) searched)", P, M, res.instances));
             ++res.instances;
             auto found = [&](const CostPoint& point) {
                 std::vector<ClaimValue> values;
@@ -561,8 +573,9 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
             };
             if (!options.symbolic) {
                 for (const CostPoint& point : grid) {
+                    budget::check(fmt::format("searching P={} M={} ({} cost point(s) searched)", P, M, res.cost_points));
                     ++res.cost_points;
-                    if (found(point)) return res;
+                    if (found(point)) return;
                 }
                 inst.forget(M);
                 continue;
@@ -605,7 +618,7 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
                 solver.pop();
                 if (nice) break;
             }
-            if (found(point)) return res;
+            if (found(point)) return;
             res.notes.push_back("P=" + std::to_string(P) + " M=" + std::to_string(M) + ": Z3's counterexample " +
                                 point_text(point) + " did not survive the exact re-check (internal inconsistency)");
             all_closed = false;
@@ -615,6 +628,21 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
     if (!all_closed && !options.m_range)
         res.notes.push_back("M is unbounded and no periodicity proof closed the search (the claim uses M, makespan, span "
                             "or bubble_fraction, or the proof did not go through): the claim held on the M values searched");
+}
+
+}  // namespace
+
+RefuteResult refute(const std::string& family, const std::string& claim_text, const RefuteOptions& options) {
+    RefuteResult res;
+    res.family = family;
+    res.claim = claim_text;
+    try {
+        search(res, family, claim_text, options);
+    } catch (const budget::Exhausted& e) {
+        // --time-limit / --memory-budget: what was searched stays reported; nothing is claimed beyond it.
+        res.status = RefuteResult::Undecided;
+        res.notes.push_back(e.what + "; no counterexample among the instances searched before it");
+    }
     return res;
 }
 

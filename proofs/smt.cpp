@@ -1,5 +1,7 @@
 #include "proofs/smt.hpp"
 
+#include "proofs/budget.hpp"
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -9,7 +11,7 @@ namespace pp::smt {
 z3::expr cost_var(z3::context& ctx, int index) { return ctx.real_const(cost_var_name(index)); }
 
 z3::expr rational(z3::context& ctx, const Rational& value) {
-    const std::string text = std::to_string(value.numerator()) + "/" + std::to_string(value.denominator());
+    const std::string text = value.numerator().to_string() + "/" + value.denominator().to_string();
     return ctx.real_val(text.c_str());
 }
 
@@ -73,12 +75,13 @@ Outcome check(z3::context& ctx, z3::solver& solver, const std::string& title, co
               unsigned timeout_ms) {
     Outcome out;
     z3::params params(ctx);
-    params.set("timeout", timeout_ms);
+    params.set("timeout", budget::z3_timeout_ms(timeout_ms));
     solver.set(params);
     out.smt2 = "; pipeproof obligation: " + title + "\n; expected: " + expect + "\n" + solver.to_smt2();
     const auto t0 = std::chrono::steady_clock::now();
     out.result = solver.check();
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (out.result == z3::unknown) budget::check("Z3 checked: " + title);  // unknown because our time ran out?
     if (out.result == z3::sat) out.witness = point_from_model(ctx, solver.get_model());
     return out;
 }
@@ -89,6 +92,14 @@ Outcome equal_on_region(const MaxPoly& a, const MaxPoly& b, const LinForm& shift
     z3::solver solver(ctx);
     assert_region(solver, region);
     solver.add(max_of(ctx, a) != max_of(ctx, b) + form(ctx, shift));
+    return check(ctx, solver, title, "unsat");
+}
+
+Outcome leq_on_region(const MaxPoly& a, const MaxPoly& b, const CostRegion& region, const std::string& title) {
+    z3::context ctx;
+    z3::solver solver(ctx);
+    assert_region(solver, region);
+    solver.add(max_of(ctx, a) > max_of(ctx, b));
     return check(ctx, solver, title, "unsat");
 }
 

@@ -33,6 +33,9 @@ Outcome check(z3::context& ctx, z3::solver& solver, const std::string& title, co
 Outcome equal_on_region(const MaxPoly& a, const MaxPoly& b, const LinForm& shift, const CostRegion& region,
                         const std::string& title);
 
+// Is  a <= b  on the whole region? unsat of  a > b  proves it.
+Outcome leq_on_region(const MaxPoly& a, const MaxPoly& b, const CostRegion& region, const std::string& title);
+
 // Writes text to DIR/name (creating DIR); returns the path.
 std::string write_file(const std::string& dir, const std::string& name, const std::string& text);
 

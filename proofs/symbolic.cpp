@@ -1,5 +1,7 @@
 #include "proofs/symbolic.hpp"
 
+#include "proofs/budget.hpp"
+
 #include "verifier/simulate.hpp"
 
 #include <algorithm>
@@ -69,6 +71,23 @@ SymbolicTiming symbolic_simulate(const Schedule& schedule, const ScheduleGraph& 
     return symbolic_simulate(schedule, graph, region, SymbolicOptions{});
 }
 
+MaxPoly SymbolicTiming::end_of(std::uint32_t v, const CostRegion& region) const {
+    MaxPoly p = end[root[v]];
+    p.shift(offset[v], region);
+    return p;
+}
+
+bool SymbolicTiming::end_shifted(std::uint32_t a, std::uint32_t b, const LinForm& shift) const {
+    const LinForm want = offset[a] + shift - offset[b];  // end[root b] == end[root a] + want
+    if (root[a] == root[b]) return want.zero();
+    const MaxPoly& x = end[root[a]];
+    const MaxPoly& y = end[root[b]];
+    if (x.forms.size() != y.forms.size()) return false;
+    for (size_t k = 0; k < x.forms.size(); ++k)
+        if (!(y.forms[k] == x.forms[k] + want)) return false;
+    return true;
+}
+
 SymbolicTiming symbolic_simulate(const Schedule& schedule, const ScheduleGraph& graph, const CostRegion& region,
                                  const SymbolicOptions& options) {
     const TimedDag dag = timed_dag(graph);
@@ -77,22 +96,25 @@ SymbolicTiming symbolic_simulate(const Schedule& schedule, const ScheduleGraph& 
     SymbolicTiming t;
     if (options.keep_start) t.start.resize(n);
     t.end.resize(n);
+    t.root.resize(n);
+    t.offset.assign(n, LinForm{});
+    for (std::uint32_t v = 0; v < n; ++v) t.root[v] = v;
     const LinForm comm = LinForm::var(CostVar::comm);
+    // With comm = 0 on the whole region a cross-rank arrival is the end time itself: no copy to shift.
+    const bool comm_free = !region.may_be_positive(CostVar::comm);
     const MaxPoly zero = MaxPoly::of(LinForm{}, region);
     constexpr std::uint32_t kNone = ~std::uint32_t{0};
     std::vector<std::uint32_t> source(n, kNone);   // shifted: the slot whose end time + step this one's is
     std::vector<std::uint32_t> checked(n, kNone);  // a slot q with end(q) + step == end(this one) (checked)
     auto equals_shifted = [&](std::uint32_t u, std::uint32_t q) {
         if (source[u] == q || checked[u] == q) return true;
-        const MaxPoly& a = t.end[u];
-        const MaxPoly& b = t.end[q];
-        if (a.forms.size() != b.forms.size()) return false;
-        for (size_t k = 0; k < a.forms.size(); ++k)
-            if (!(a.forms[k] == b.forms[k] + options.step)) return false;
+        if (!t.end_shifted(q, u, options.step)) return false;
         checked[u] = q;
         return true;
     };
+    std::uint32_t done = 0;
     for (std::uint32_t v : dag.topo) {
+        if ((done++ & 15) == 0) budget::check("timing an instance with symbolic costs");  // --time-limit
         const LinForm duration = slot_form(graph.slot(schedule, v));
         const std::uint32_t r = graph.slot_rank[v], pos = graph.slot_position[v];
         if (r < options.period.size() && options.period[r] > 0 && pos >= options.period[r] && !dag.preds[v].empty()) {
@@ -109,33 +131,42 @@ SymbolicTiming symbolic_simulate(const Schedule& schedule, const ScheduleGraph& 
                     t.start[v] = t.start[w];
                     t.start[v].shift(options.step, region);
                 }
-                t.end[v] = t.end[w];
-                t.end[v].shift(options.step, region);
+                if (options.share) {
+                    t.root[v] = t.root[w];
+                    t.offset[v] = t.offset[w] + options.step;
+                } else {
+                    t.end[v] = t.end[w];
+                    t.end[v].shift(options.step, region);
+                }
                 continue;
             }
         }
         MaxPoly start;
         for (auto [u, cross] : dag.preds[v]) {
-            if (!cross) {
-                start.merge_pruned(t.end[u]);
+            const LinForm add = cross && !comm_free ? t.offset[u] + comm : t.offset[u];
+            if (add.zero()) {
+                start.merge_pruned(t.end[t.root[u]]);
                 continue;
             }
-            MaxPoly arrival = t.end[u];
-            arrival.shift(comm, region);
+            MaxPoly arrival = t.end[t.root[u]];
+            arrival.shift(add, region);
             start.merge_pruned(arrival);
         }
         if (start.empty()) start = zero;
-        MaxPoly end = start;
-        end.shift(duration, region);
-        if (options.keep_start) t.start[v] = std::move(start);
-        t.end[v] = std::move(end);
+        if (options.keep_start) t.start[v] = start;
+        start.shift(duration, region);
+        t.end[v] = std::move(start);
     }
     t.busy.resize(schedule.ranks.size());
     for (size_t r = 0; r < schedule.ranks.size(); ++r)
         for (const Slot& s : schedule.ranks[r]) t.busy[r] += slot_form(s);
     // Slots of a rank run one after another, so the makespan is the latest end of a rank's last slot.
     for (size_t r = 0; r + 1 < graph.rank_begin.size(); ++r)
-        if (graph.rank_begin[r + 1] > graph.rank_begin[r]) t.makespan.merge_pruned(t.end[graph.rank_begin[r + 1] - 1]);
+        if (graph.rank_begin[r + 1] > graph.rank_begin[r]) {
+            const std::uint32_t last = graph.rank_begin[r + 1] - 1;
+            if (t.offset[last].zero()) t.makespan.merge_pruned(t.end[t.root[last]]);
+            else t.makespan.merge_pruned(t.end_of(last, region));
+        }
     return t;
 }
 
@@ -151,7 +182,8 @@ SymbolicPrevious symbolic_previous(const SymbolicReference& reference) {
     prev.offset.assign(n, LinForm{});
     for (std::uint32_t v = 0; v < n; ++v) {
         prev.duration[v] = slot_form(g.slot(*reference.schedule, v));
-        prev.base[v] = &reference.timing->end[v];
+        prev.base[v] = &reference.timing->end[reference.timing->root[v]];
+        prev.offset[v] = reference.timing->offset[v];
     }
     prev.makespan = reference.timing->makespan;
     return prev;
@@ -180,6 +212,7 @@ SymbolicTiming symbolic_simulate_reusing(const Schedule& schedule, const Schedul
     std::vector<const MaxPoly*> base(n, nullptr);
     std::vector<LinForm> offset(n);
     const LinForm comm = LinForm::var(CostVar::comm);
+    const bool comm_free = !region.may_be_positive(CostVar::comm);  // as in symbolic_simulate
     const MaxPoly zero = MaxPoly::of(LinForm{}, region);
     ReuseCounts count;
     // end(u) == end_prev(q) + step, form by form (the ray values follow from the forms).
@@ -194,7 +227,9 @@ SymbolicTiming symbolic_simulate_reusing(const Schedule& schedule, const Schedul
         checked[u] = q;
         return true;
     };
+    std::uint32_t done = 0;
     for (std::uint32_t v : dag.topo) {
+        if ((done++ & 15) == 0) budget::check("timing an instance with symbolic costs");  // --time-limit
         const std::uint32_t r = graph.slot_rank[v], pos = graph.slot_position[v];
         duration[v] = slot_form(graph.slot(schedule, v));
         const auto& p = dag.preds[v];
@@ -206,7 +241,8 @@ SymbolicTiming symbolic_simulate_reusing(const Schedule& schedule, const Schedul
                 same = image[p[k].first] == q[k].first && p[k].second == q[k].second;
             if (same) {
                 image[v] = w;
-                base[v] = &rt.end[w];
+                base[v] = &rt.end[rt.root[w]];
+                offset[v] = rt.offset[w];
                 ++count.taken;
                 continue;
             }
@@ -233,14 +269,13 @@ SymbolicTiming symbolic_simulate_reusing(const Schedule& schedule, const Schedul
         // As in symbolic_simulate (operands materialised: base + offset).
         MaxPoly start;
         for (auto [u, cross] : p) {
-            const LinForm add = cross ? offset[u] + comm : offset[u];
+            const LinForm add = cross && !comm_free ? offset[u] + comm : offset[u];
             if (add.zero()) {
                 start.merge_pruned(*base[u]);
                 continue;
             }
             MaxPoly arrival = *base[u];
-            if (cross) arrival.shift(offset[u], region), arrival.shift(comm, region);
-            else arrival.shift(offset[u], region);
+            arrival.shift(add, region);
             start.merge_pruned(arrival);
         }
         if (start.empty()) start = zero;

@@ -28,9 +28,18 @@ struct TimedDag {
 TimedDag timed_dag(const ScheduleGraph& graph);
 
 struct SymbolicTiming {
-    std::vector<MaxPoly> start, end;  // per global slot id
+    std::vector<MaxPoly> start, end;  // per global slot id (end: see root; start: only with keep_start)
+    // end time of slot v = end[root[v]] + offset[v]. Without SymbolicOptions::share, root[v] = v and offset 0; with
+    // it, a slot proved to be another's end time plus a linear form shares that slot's polynomial (end[v] is then
+    // left empty): the same function, one copy.
+    std::vector<std::uint32_t> root;
+    std::vector<LinForm> offset;
     std::vector<LinForm> busy;        // per rank
     MaxPoly makespan;
+    // The end time of v as one polynomial (a copy when shared).
+    MaxPoly end_of(std::uint32_t v, const CostRegion& region) const;
+    // Whether end(b) == end(a) + shift form by form (O(1) when both share one polynomial).
+    bool end_shifted(std::uint32_t a, std::uint32_t b, const LinForm& shift) const;
 };
 // Needs an acyclic graph (throws SimulationError otherwise).
 SymbolicTiming symbolic_simulate(const Schedule& schedule, const ScheduleGraph& graph, const CostRegion& region);
@@ -44,6 +53,8 @@ struct SymbolicOptions {
     // operand (see symbolic_simulate_reusing). Only a shortcut: the result is identical with or without it.
     std::vector<std::uint32_t> period;
     LinForm step;
+    // Shifted slots share the polynomial they are a shift of (SymbolicTiming::root) instead of holding a copy.
+    bool share = false;
 };
 SymbolicTiming symbolic_simulate(const Schedule& schedule, const ScheduleGraph& graph, const CostRegion& region,
                                  const SymbolicOptions& options);

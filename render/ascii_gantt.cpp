@@ -98,7 +98,8 @@ std::string ascii_gantt(const Schedule& schedule, const Simulation& sim, const G
     const Rational per_column_ticks = per_column * ticks_per_unit;
     auto column = [&](Ticks t) {
         const Rational c = Rational(t) / per_column_ticks;
-        return static_cast<size_t>(c.numerator() / c.denominator());
+        // 0 <= t <= makespan and a column is at least makespan / max_width: a small whole number.
+        return static_cast<size_t>((c.numerator() / c.denominator()).to_int64());
     };
     const size_t width = column(sim.makespan) + 1;
 

@@ -9,7 +9,6 @@
 namespace pp {
 namespace {
 
-double to_double(const Rational& r) { return static_cast<double>(r.numerator()) / static_cast<double>(r.denominator()); }
 
 // Exact value, with a decimal next to fractions that have no short decimal form.
 std::string exact(const Rational& value) {

@@ -266,7 +266,6 @@ Rational released_by(const Slot& slot, const ActivationModel& model) {
     return total;
 }
 
-double to_double(const Rational& r) { return static_cast<double>(r.numerator()) / static_cast<double>(r.denominator()); }
 
 // Live activations as a step curve: up to the profile's value when a slot starts (its allocations),
 // down by the slot's releases when it ends. All lanes share one vertical scale, the largest peak.

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make libz3-dev z3 libboost-graph-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev chromium chromium-driver)
+packages=(g++ cmake make libz3-dev z3 libboost-graph-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev chromium chromium-driver python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -16,5 +16,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+[ -n "${SKIP_BUILD:-}" ] && exit 0  # scripts/test.sh --sanitize builds elsewhere
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" "$@"

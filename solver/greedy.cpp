@@ -8,7 +8,6 @@
 namespace pp {
 namespace {
 
-constexpr Ticks kNever = std::numeric_limits<Ticks>::max() / 4;
 int kind_slot(OpKind kind) { return kind == OpKind::F ? 0 : kind == OpKind::I ? 1 : 2; }
 
 // Largest number of stages of one pipeline on one rank: what one micro-batch can hold there at once.
@@ -24,7 +23,7 @@ int units_per_microbatch(const Instance& inst) {
 class ListScheduler {
 public:
     ListScheduler(const Instance& inst, const GreedyRule& rule, const std::vector<Ticks>& tail)
-        : inst_(inst), rule_(rule), tail_(tail) {
+        : inst_(inst), rule_(rule), tail_(tail), never_(inst.horizon + 1) {
         const size_t n = inst.size();
         pending_.resize(n);
         ready_.assign(n, 0);
@@ -53,7 +52,7 @@ public:
     GreedySchedule run() {
         for (size_t done = 0; done < inst_.size();) {
             int rank = -1;
-            Ticks when = kNever;
+            Ticks when = never_;
             for (int r = 0; r < inst_.ranks; ++r) {
                 const Ticks t = earliest_start(r);
                 if (t < when) when = t, rank = r;
@@ -87,7 +86,7 @@ private:
         if (rule_.inflight_cap <= 0) return 0;
         const long needed = static_cast<long>(started_) - rule_.inflight_cap + 1;
         if (needed <= 0) return 0;
-        if (static_cast<long>(completions_.size()) < needed) return kNever;
+        if (static_cast<long>(completions_.size()) < needed) return never_;
         return completions_[needed - 1];
     }
 
@@ -96,14 +95,14 @@ private:
     }
 
     Ticks available(int rank, int task) const {
-        if (!memory_allows(rank, task)) return kNever;
+        if (!memory_allows(rank, task)) return never_;
         Ticks t = std::max(ready_[task], free_at_[rank]);
         if (opens_microbatch(task)) t = std::max(t, admission_time());
         return t;
     }
 
     Ticks earliest_start(int rank) const {
-        Ticks best = kNever;
+        Ticks best = never_;
         for (int t : released_[rank]) best = std::min(best, available(rank, t));
         return best;
     }
@@ -155,6 +154,7 @@ private:
     const Instance& inst_;
     const GreedyRule& rule_;
     const std::vector<Ticks>& tail_;
+    const Ticks never_;  // later than any time a list schedule reaches
     std::vector<int> pending_;
     std::vector<Ticks> ready_;
     std::vector<std::vector<int>> released_;

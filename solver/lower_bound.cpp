@@ -7,7 +7,8 @@
 namespace pp {
 namespace {
 
-constexpr Ticks kNone = std::numeric_limits<Ticks>::min() / 4;
+// "No path": below every real value (heads, tails and deliveries are never negative).
+const Ticks kNone{-(std::int64_t{1} << 60)};
 
 }  // namespace
 
@@ -69,7 +70,7 @@ std::vector<std::string> head_chain(const Instance& inst, const TaskBounds& b, i
         }
         const auto& edge = inst.edges[e];
         chain.push_back(op_text(inst, t) + " starts >= " + units_text(inst, b.head[t]) + " (after " +
-                        op_text(inst, edge.from) + (edge.lag ? " + comm" : "") +
+                        op_text(inst, edge.from) + (edge.lag != 0 ? " + comm" : "") +
                         (edge.why == Why::Fifo ? ", FIFO" : edge.why == Why::Memory ? ", memory cap" : "") + ")");
         t = edge.from;
     }
@@ -95,7 +96,7 @@ std::vector<std::string> tail_chain(const Instance& inst, const TaskBounds& b, i
         }
         const auto& edge = inst.edges[e];
         chain.push_back("after " + op_text(inst, t) + " at least " + units_text(inst, b.tail[t]) + " (" +
-                        op_text(inst, edge.to) + (edge.lag ? " + comm" : "") + " follows)");
+                        op_text(inst, edge.to) + (edge.lag != 0 ? " + comm" : "") + " follows)");
         t = edge.to;
     }
     return chain;
@@ -313,7 +314,7 @@ std::vector<FormulaBound> formula_bounds(const Instance& inst) {
                  " there; after its last forward F(0,M-1) ends, I(0,M-1) is (P-1)(F+I+2comm) away and the only work "
                  "left to fill that wait is I and W of the at most L-1 other micro-batches it still holds, so it idles "
                  "at least " + u(end) + " more (the two windows are disjoint because M > L): makespan >= " +
-                 u(work + front + end) + numbers + ", L=" + std::to_string(L)});
+                 u(work + front + end) + numbers + ", L=" + to_string(L)});
     }
     return out;
 }

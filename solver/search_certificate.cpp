@@ -10,7 +10,7 @@ std::string start_symbol(const Instance& inst, int task) { return "|start " + de
 
 const char* edge_reason(const PrecedenceEdge& edge) {
     switch (edge.why) {
-    case Why::Dependency: return edge.lag ? "dependency across ranks (+ comm)" : "dependency";
+    case Why::Dependency: return edge.lag != 0 ? "dependency across ranks (+ comm)" : "dependency";
     case Why::Fifo: return "micro-batch order within a class (symmetry breaking)";
     case Why::Memory: return "memory cap (with the micro-batch order)";
     }
@@ -44,10 +44,10 @@ std::optional<std::string> critical_path_smt2(const Instance& inst, const TaskBo
         const PrecedenceEdge& edge = inst.edges[e];
         const Ticks gap = inst.tasks[edge.from].duration + edge.lag;
         out += "; " + std::string(edge_reason(edge)) + "\n(assert (>= (- " + start_symbol(inst, edge.to) + " " +
-               start_symbol(inst, edge.from) + ") " + std::to_string(gap) + "))\n";
+               start_symbol(inst, edge.from) + ") " + to_string(gap) + "))\n";
     }
     out += "; the last op of the chain ends by the bound\n(assert (<= " + start_symbol(inst, tasks.back()) + " " +
-           std::to_string(bound - inst.tasks[tasks.back()].duration) + "))\n(check-sat)\n";
+           to_string(bound - inst.tasks[tasks.back()].duration) + "))\n(check-sat)\n";
     return out;
 }
 

@@ -177,17 +177,17 @@ Instance build_instance(const SearchProblem& problem) {
 
     // Quantise by the gcd of everything that adds up to a start time.
     Ticks g = 0;
-    for (const Task& t : inst.tasks) g = std::gcd(g, t.duration);
+    for (const Task& t : inst.tasks) g = gcd(g, t.duration);
     const Ticks comm_ticks = inst.scale.to_ticks(costs.comm);
-    g = std::gcd(g, comm_ticks);
+    g = gcd(g, comm_ticks);
     Ticks pair_ticks = 0;
     if (problem.overlap) {
         pair_ticks = inst.scale.to_ticks(*problem.overlap);
         if (pair_ticks <= 0) throw std::invalid_argument("--overlap FB must be positive");
-        g = std::gcd(g, pair_ticks);
+        g = gcd(g, pair_ticks);
     }
     inst.quantum = std::max<Ticks>(g, 1);
-    for (Task& t : inst.tasks) t.duration /= inst.quantum;
+    for (Task& t : inst.tasks) t.duration /= inst.quantum, inst.horizon += t.duration;
     inst.comm = comm_ticks / inst.quantum;
     if (problem.overlap) inst.pair = pair_ticks / inst.quantum;
 
@@ -209,6 +209,7 @@ Instance build_instance(const SearchProblem& problem) {
         add_fifo_edges(inst);
         if (problem.memory_limit) add_memory_edges(inst, *problem.memory_limit);
     }
+    for (const PrecedenceEdge& edge : inst.edges) inst.horizon += edge.lag;
 
     // A rank whose activations all belong to one stage is exactly described by its memory edges.
     inst.rank_needs_cardinality.assign(pl.ranks, false);

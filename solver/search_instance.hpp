@@ -86,6 +86,7 @@ struct Instance {
     std::vector<int> topo_position;                 // a topological order of tasks over all edges
     std::vector<int> topo_order;
     std::vector<Ticks> earliest_rank_start;         // h_r: longest dependency path to any op of rank r
+    Ticks horizon = 0;  // every duration and lag added up: no schedule without deliberate idling ends later
 
     size_t size() const { return tasks.size(); }
     int task_of(const Op& op) const;  // -1 when absent

@@ -35,11 +35,11 @@ public:
         ancestors_ = same_rank_relatives(inst_, true);
         for (size_t i = 0; i < inst_.size(); ++i) {
             start_.push_back(ctx_.int_const(("s." + task_name(inst_.tasks[i])).c_str()));
-            add(start_[i] >= ctx_.int_val(w_.est[i]));
-            add(start_[i] <= ctx_.int_val(w_.lst[i]));
+            add(start_[i] >= int_numeral(ctx_, w_.est[i]));
+            add(start_[i] <= int_numeral(ctx_, w_.lst[i]));
         }
         for (const auto& e : inst_.edges)
-            add(start_[e.to] - start_[e.from] >= ctx_.int_val(inst_.tasks[e.from].duration + e.lag));
+            add(start_[e.to] - start_[e.from] >= int_numeral(ctx_, inst_.tasks[e.from].duration + e.lag));
         for (int r = 0; r < inst_.ranks; ++r) add_rank_order(r);
         for (int r = 0; r < inst_.ranks; ++r)
             if (inst_.rank_needs_cardinality[r]) add_memory(r);
@@ -51,7 +51,7 @@ public:
 
     std::vector<Ticks> extract(const z3::model& model) {
         std::vector<Ticks> s(inst_.size());
-        for (size_t i = 0; i < inst_.size(); ++i) s[i] = model.eval(start_[i], true).get_numeral_int64();
+        for (size_t i = 0; i < inst_.size(); ++i) s[i] = integer_of(model.eval(start_[i], true));
         return s;
     }
 
@@ -84,8 +84,8 @@ private:
                 if (is_ancestor(i, j) || is_ancestor(j, i)) continue;
                 const Ticks di = inst_.tasks[i].duration, dj = inst_.tasks[j].duration;
                 const bool i_first = w_.est[i] + di <= w_.lst[j], j_first = w_.est[j] + dj <= w_.lst[i];
-                const z3::expr i_then_j = start_[j] - start_[i] >= ctx_.int_val(di);
-                const z3::expr j_then_i = start_[i] - start_[j] >= ctx_.int_val(dj);
+                const z3::expr i_then_j = start_[j] - start_[i] >= int_numeral(ctx_, di);
+                const z3::expr j_then_i = start_[i] - start_[j] >= int_numeral(ctx_, dj);
                 if (!i_first && !j_first) {
                     add(ctx_.bool_val(false));
                 } else if (!j_first) {

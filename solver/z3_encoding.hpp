@@ -5,6 +5,8 @@
 #include "solver/lower_bound.hpp"
 #include "solver/search_instance.hpp"
 
+#include <z3++.h>
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -45,6 +47,10 @@ Z3Outcome solve_time_indexed(const Instance& inst, const TaskBounds& bounds, con
 // Scales with the number of tasks, not with the size of the durations. No pairs.
 size_t disjunctive_variables(const Instance& inst, const Windows& windows);
 Z3Outcome solve_disjunctive(const Instance& inst, const TaskBounds& bounds, const Z3Query& query);
+
+// Exact integer numerals both ways (times may exceed 64 bits).
+z3::expr int_numeral(z3::context& ctx, const Ticks& value);
+Ticks integer_of(const z3::expr& numeral);  // throws std::runtime_error when it is not an integer numeral
 
 // Thrown while a formula is built past the deadline.
 struct BuildTimeout {};

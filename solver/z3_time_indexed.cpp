@@ -15,7 +15,9 @@
 #include <z3++.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <stdexcept>
 
 namespace pp {
 namespace {
@@ -129,7 +131,7 @@ private:
     Lit y(int i, Ticks t) const {
         if (t < w_.est[i]) return Lit::constant(false);
         if (t >= w_.lst[i]) return Lit::constant(true);
-        return Lit{Lit::Var, static_cast<unsigned>(base_[i] + (t - w_.est[i])), false};
+        return Lit{Lit::Var, static_cast<unsigned>(base_[i] + static_cast<size_t>((t - w_.est[i]).to_int64())), false};
     }
 
     void make_start_variables() {
@@ -137,7 +139,7 @@ private:
         for (size_t i = 0; i < inst_.size(); ++i) {
             base_[i] = vars_.size();
             const std::string name = task_name(inst_.tasks[i]) + "<=";
-            for (Ticks t = w_.est[i]; t < w_.lst[i]; ++t) new_var(name + std::to_string(t));
+            for (Ticks t = w_.est[i]; t < w_.lst[i]; ++t) new_var(name + to_string(t));
         }
     }
 
@@ -222,7 +224,7 @@ private:
                     running[t].push_back(started);  // start <= t and start > t - d: runs at t
                     continue;
                 }
-                Lit run = new_var(name + std::to_string(t));
+                Lit run = new_var(name + to_string(t));
                 if (may_pair(i)) clause({!started, long_ago, paired_[i], run});
                 else clause({!started, long_ago, run});
                 running[t].push_back(run);
@@ -234,7 +236,7 @@ private:
             for (Ticks t = std::min(w_.est[p.f], w_.est[p.b]); t < w_.lst[p.f] + *inst_.pair; ++t) {
                 const Lit started = y(p.f, t), long_ago = y(p.f, t - *inst_.pair);
                 if (started.state == Lit::False || long_ago.state == Lit::True) continue;
-                Lit run = new_var(name + std::to_string(t));
+                Lit run = new_var(name + to_string(t));
                 clause({!p.lit, !started, long_ago, run});
                 running[t].push_back(run);
             }
@@ -264,7 +266,7 @@ private:
                 } else if (started.state == Lit::True) {
                     live[t].push_back(!freed);
                 } else {
-                    Lit l = new_var(name + std::to_string(t));
+                    Lit l = new_var(name + to_string(t));
                     clause({!started, freed, l});
                     live[t].push_back(l);
                 }
@@ -288,6 +290,17 @@ private:
 
 }  // namespace
 
+z3::expr int_numeral(z3::context& ctx, const Ticks& value) {
+    if (const auto small = value.try_int64()) return ctx.int_val(static_cast<int64_t>(*small));
+    return ctx.int_val(value.to_string().c_str());
+}
+
+Ticks integer_of(const z3::expr& numeral) {
+    const auto value = numeral.is_numeral() ? Integer::parse(Z3_get_numeral_string(numeral.ctx(), numeral)) : std::nullopt;
+    if (!value) throw std::runtime_error("Z3 returned a non-integer value " + numeral.to_string());
+    return *value;
+}
+
 const char* z3_answer_name(Z3Answer answer) {
     switch (answer) {
         case Z3Answer::Sat: return "sat";
@@ -299,10 +312,11 @@ const char* z3_answer_name(Z3Answer answer) {
 }
 
 size_t time_indexed_variables(const Instance& inst, const Windows& w) {
-    size_t total = 0;
+    Ticks total = 0;  // exact: with large durations the count can pass any machine integer
     for (size_t i = 0; i < inst.size(); ++i)
-        if (w.lst[i] > w.est[i]) total += static_cast<size_t>(w.lst[i] - w.est[i]) * 2 + inst.tasks[i].duration;
-    return total;
+        if (w.lst[i] > w.est[i]) total += (w.lst[i] - w.est[i]) * 2 + inst.tasks[i].duration;
+    const auto small = total.try_int64();
+    return small ? static_cast<size_t>(*small) : std::numeric_limits<size_t>::max();
 }
 
 Z3Outcome solve_time_indexed(const Instance& inst, const TaskBounds& bounds, const Z3Query& query) {

@@ -1,6 +1,7 @@
 # The layering rule, checked on the sources: a file may include headers of its own folder and of the folders
 # below it, never of a folder above or beside it in another branch.
-#   model  <-  formats, schedules  <-  verifier  <-  solver, proofs  <-  planner, render  <-  cli, bench, tests
+#   model  <-  formats, schedules  <-  verifier  <-  solver, proofs  <-  planner, render  <-  cli, bench, tests, fuzz
+# (cli, bench, tests and fuzz -- the libFuzzer harnesses -- are top-level consumers: they may include anything.)
 # Run as `cmake -DSOURCE_DIR=... -P check_layers.cmake` (the `layering` ctest); exits non-zero on a violation.
 cmake_minimum_required(VERSION 3.20)
 set(allowed_model     model)

@@ -596,8 +596,7 @@ TEST_CASE("prove: the printed bubble keeps only needed forms and is the same fun
         // Every kept form is needed: dropping it changes the function somewhere (at its own sample point).
         for (size_t i = 0; i < pruned.forms.size() && pruned.forms.size() > 1; ++i) {
             MaxPoly without = pruned;
-            without.forms.erase(without.forms.begin() + static_cast<long>(i));
-            without.values.erase(without.values.begin() + static_cast<long>(i));
+            without.erase(i);
             bool differs = false;
             for (int k = 0; k < 400 && !differs; ++k) {
                 const Point p = random_point(rng);

@@ -50,7 +50,7 @@ Rational readme_dualpipe_bubble(int PP, Rational F, Rational I, Rational W, Rati
 
 // A non-negative rate in units of 1e-4, rounded half up, as efficiency.py's "%6.4f" prints it.
 std::int64_t four_digits(const Rational& rate) {
-    return (20000 * rate.numerator() + rate.denominator()) / (2 * rate.denominator());
+    return ((20000 * rate.numerator() + rate.denominator()) / (2 * rate.denominator())).to_int64();
 }
 
 }  // namespace

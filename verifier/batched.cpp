@@ -441,14 +441,6 @@ private:
     }
 };
 
-std::vector<Ticks> slot_durations(const Schedule& schedule, const ScheduleGraph& graph, const Costs& costs,
-                                  const TimeScale& scale) {
-    std::vector<Ticks> duration(graph.slot_count());
-    for (std::uint32_t s = 0; s < graph.slot_count(); ++s)
-        duration[s] = slot_duration(graph.slot(schedule, s), schedule.placement, costs, scale);
-    return duration;
-}
-
 }  // namespace
 
 CommProgram generic_comm_program(const Schedule& schedule) {
@@ -497,7 +489,7 @@ Simulation simulate_batched(const Schedule& schedule, const ScheduleGraph& graph
                               problems.front().message);
     Simulation sim;
     sim.scale = time_scale_for(costs);
-    const std::vector<Ticks> duration = slot_durations(schedule, graph, costs, sim.scale);
+    const std::vector<Ticks> duration = SlotDurations(schedule.placement, costs, sim.scale).of_graph(schedule, graph);
     const Run run = Rendezvous(schedule, graph.rank_begin, program, duration, sim.scale.to_ticks(costs.comm)).run();
     if (!run.completed)
         throw SimulationError(run.deadlock.message + (run.deadlock.witness.empty() ? "" : "; " + run.deadlock.witness.front()));

@@ -1,6 +1,7 @@
 #include "verifier/memory.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace pp {
 namespace {
@@ -16,14 +17,30 @@ struct MemoryUnits {
         free_at_i = scale.to_ticks(model.input_grad_free);
         free_at_w = alloc - free_at_i;
     }
-    Ticks allocated(const Slot& slot) const {
-        Ticks total = 0;
+    // The live count is a sum of at most two terms per op, each at most alloc in size: machine integers
+    // cannot overflow when 2 x ops x alloc stays inline.
+    bool fits_machine(size_t ops) const {
+        return free_at_i >= 0 && free_at_w >= 0 && alloc * Ticks(ops) * 2 <= Integer::kInlineMax;
+    }
+};
+
+// The sweep in T = std::int64_t (when MemoryUnits::fits_machine) or T = Ticks.
+template <class T>
+struct Sweep {
+    T alloc, free_at_i, free_at_w;
+    explicit Sweep(const MemoryUnits& u) : alloc(convert(u.alloc)), free_at_i(convert(u.free_at_i)), free_at_w(convert(u.free_at_w)) {}
+    static T convert(const Ticks& x) {
+        if constexpr (std::is_same_v<T, Ticks>) return x;
+        else return x.to_int64();
+    }
+    T allocated(const Slot& slot) const {
+        T total(0);
         for (const Op& op : slot)
             if (op.kind == OpKind::F) total += alloc;
         return total;
     }
-    Ticks released(const Slot& slot) const {
-        Ticks total = 0;
+    T released(const Slot& slot) const {
+        T total(0);
         for (const Op& op : slot) {
             if (op.kind == OpKind::I) total += free_at_i;
             if (op.kind == OpKind::W) total += free_at_w;
@@ -31,36 +48,48 @@ struct MemoryUnits {
         }
         return total;
     }
+    std::vector<Rational> profile(const std::vector<Slot>& slots, const TimeScale& scale) const {
+        std::vector<Rational> out;
+        out.reserve(slots.size());
+        T live(0);
+        for (const Slot& slot : slots) {
+            live += allocated(slot);
+            out.push_back(scale.to_units(Ticks(live)));
+            live -= released(slot);
+        }
+        return out;
+    }
+    std::vector<Rational> peaks(const Schedule& schedule, const TimeScale& scale) const {
+        std::vector<Rational> out;
+        for (const auto& slots : schedule.ranks) {
+            T live(0), peak(0);
+            for (const Slot& slot : slots) {
+                live += allocated(slot);
+                peak = std::max(peak, live);
+                live -= released(slot);
+            }
+            out.push_back(scale.to_units(Ticks(peak)));
+        }
+        return out;
+    }
 };
+
+size_t ops_in(const std::vector<Slot>& slots) { return 2 * slots.size(); }  // a bound: a slot has 1 or 2 ops
 
 }  // namespace
 
 std::vector<Rational> activation_profile(const std::vector<Slot>& slots, const ActivationModel& activations) {
     const MemoryUnits units(activations);
-    std::vector<Rational> profile;
-    profile.reserve(slots.size());
-    Ticks live = 0;
-    for (const Slot& slot : slots) {
-        live += units.allocated(slot);
-        profile.push_back(units.scale.to_units(live));
-        live -= units.released(slot);
-    }
-    return profile;
+    if (units.fits_machine(ops_in(slots))) return Sweep<std::int64_t>(units).profile(slots, units.scale);
+    return Sweep<Ticks>(units).profile(slots, units.scale);
 }
 
 std::vector<Rational> peak_activations(const Schedule& schedule, const ActivationModel& activations) {
     const MemoryUnits units(activations);
-    std::vector<Rational> peaks;
-    for (const auto& slots : schedule.ranks) {
-        Ticks live = 0, peak = 0;
-        for (const Slot& slot : slots) {
-            live += units.allocated(slot);
-            peak = std::max(peak, live);
-            live -= units.released(slot);
-        }
-        peaks.push_back(units.scale.to_units(peak));
-    }
-    return peaks;
+    size_t ops = 0;
+    for (const auto& slots : schedule.ranks) ops = std::max(ops, ops_in(slots));
+    if (units.fits_machine(ops)) return Sweep<std::int64_t>(units).peaks(schedule, units.scale);
+    return Sweep<Ticks>(units).peaks(schedule, units.scale);
 }
 
 }  // namespace pp

@@ -7,6 +7,7 @@
 #include "model/schedule.hpp"
 #include "verifier/memory.hpp"
 
+#include <optional>
 #include <vector>
 
 namespace pp {
@@ -41,5 +42,27 @@ Simulation simulate(const Schedule& schedule, const Costs& costs, const Activati
 // Slot duration in ticks under the given costs.
 Ticks slot_duration(const Slot& slot, const Placement& placement, const Costs& costs, const TimeScale& scale);
 TimeScale time_scale_for(const Costs& costs);
+
+// The same durations from a table made once per (kind, block), for timing every slot of a schedule.
+class SlotDurations {
+public:
+    SlotDurations(const Placement& placement, const Costs& costs, const TimeScale& scale);
+    Ticks operator()(const Slot& slot) const;
+    // The durations of every slot in ScheduleGraph numbering.
+    std::vector<Ticks> of_graph(const Schedule& schedule, const ScheduleGraph& graph) const;
+    // The same as machine integers; false (and out unspecified) when a duration is not inline.
+    bool machine_durations(const Schedule& schedule, std::vector<std::int64_t>& out) const;
+
+private:
+    const Placement& placement_;
+    std::vector<Ticks> single_;                // [block * 4 + kind]
+    std::vector<std::optional<Ticks>> pair_;   // [block]: FB of the forward's block, when given
+};
+
+// Times of a schedule stay in 64-bit machine arithmetic, unchecked, when no sum can pass 2^62: every
+// start and end is a path length of the dependency graph, so at most the sum of all durations plus the
+// latency once per edge. Otherwise they are computed as Integers (exact at any size). Both paths run the
+// same code (a template), so their results agree by construction.
+bool fits_machine_ticks(const Ticks& total_duration, const Ticks& comm, size_t edges);
 
 }  // namespace pp

@@ -1,0 +1,109 @@
+// pipeproof_bench read [FAMILY P M...]: verify and simulate of a schedule file against `awk` counting its
+// tokens, in one run, for the native text and the PyTorch CSV of the same schedule (issue 10's yardstick).
+// Each command runs as a child process, the way a user runs it; the figure is its CPU time (user + system,
+// from wait4, best of 3) and its peak RSS. Several M give the growth exponent between consecutive sizes.
+// Default: zbv P=64 at M = 2048, 4096, 8192 (the last is 3,145,728 ops).
+#include "formats/load.hpp"
+#include "schedules/registry.hpp"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Usage {
+    double cpu_s = 1e300;  // user + system
+    long rss_kib = 0;
+};
+
+// Runs argv with stdout and stderr sent to /dev/null; best CPU time of `repeats` runs.
+Usage run_child(const std::vector<std::string>& argv, int repeats = 3) {
+    Usage best;
+    for (int k = 0; k < repeats; ++k) {
+        std::fflush(stdout);  // else the child inherits (and prints) what is still buffered
+        const pid_t pid = fork();
+        if (pid == 0) {
+            std::FILE* null = std::freopen("/dev/null", "w", stdout);
+            (void)null;
+            null = std::freopen("/dev/null", "w", stderr);
+            std::vector<char*> args;
+            for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+            args.push_back(nullptr);
+            execvp(args[0], args.data());
+            _exit(127);
+        }
+        int status = 0;
+        rusage usage{};
+        wait4(pid, &status, 0, &usage);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) == 127) {
+            fmt::print(stderr, "could not run {}\n", argv[0]);
+            std::exit(2);
+        }
+        const double cpu = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 + usage.ru_stime.tv_sec +
+                           usage.ru_stime.tv_usec * 1e-6;
+        best.cpu_s = std::min(best.cpu_s, cpu);
+        best.rss_kib = std::max(best.rss_kib, usage.ru_maxrss);
+    }
+    return best;
+}
+
+}  // namespace
+
+int run_read_bench(int argc, char** argv, const std::string& self) {
+    const std::string family = argc > 0 ? argv[0] : "zbv";
+    const int P = argc > 1 ? std::stoi(argv[1]) : 64;
+    std::vector<int> Ms;
+    for (int k = 2; k < argc; ++k) Ms.push_back(std::stoi(argv[k]));
+    if (Ms.empty()) Ms = {2048, 4096, 8192};
+    const pp::ScheduleFamily* f = pp::find_family(family);
+    if (!f) {
+        fmt::print(stderr, "unknown family {}\n", family);
+        return 2;
+    }
+    const std::string pipeproof = (std::filesystem::path(self).parent_path() / "pipeproof").string();
+    const auto dir = std::filesystem::temp_directory_path() / fmt::format("pipeproof_bench_read_{}", getpid());
+    std::filesystem::create_directories(dir);
+    fmt::print("{} P={}: CPU seconds (user + sys, best of 3) and peak RSS of each command as a child process\n", family, P);
+    fmt::print("{:<8}{:>6}{:>10}{:>9}{:>10}{:>8}{:>10}{:>8}{:>10}{:>10}\n", "format", "M", "ops", "awk s", "verify s",
+               "x awk", "simulate s", "x awk", "B/op ver", "B/op sim");
+    struct Row {
+        double ops, verify, simulate;
+    };
+    for (const char* ext : {"txt", "csv"}) {
+        std::vector<Row> rows;
+        for (int M : Ms) {
+            const pp::Schedule s = f->generate({P, M, {}});
+            const std::string path = (dir / fmt::format("s{}.{}", M, ext)).string();
+            pp::save_schedule(s, path, std::nullopt);
+            const std::string program = "{n += NF} END {print n}";  // native: fields split at blanks
+            const Usage awk = std::string(ext) == "csv" ? run_child({"awk", "-F,", program, path})
+                                                        : run_child({"awk", program, path});
+            const Usage verify = run_child({pipeproof, "verify", path});
+            const Usage simulate = run_child({pipeproof, "simulate", path});
+            const double ops = static_cast<double>(s.op_count());
+            fmt::print("{:<8}{:>6}{:>10}{:>9.3f}{:>10.3f}{:>8.1f}{:>10.3f}{:>8.1f}{:>10.0f}{:>10.0f}\n",
+                       std::string(ext) == "csv" ? "torchcsv" : "native", M, s.op_count(), awk.cpu_s, verify.cpu_s,
+                       verify.cpu_s / awk.cpu_s, simulate.cpu_s, simulate.cpu_s / awk.cpu_s,
+                       verify.rss_kib * 1024.0 / ops, simulate.rss_kib * 1024.0 / ops);
+            rows.push_back({ops, verify.cpu_s, simulate.cpu_s});
+            std::filesystem::remove(path);
+        }
+        for (size_t k = 1; k < rows.size(); ++k) {
+            const double growth = std::log(rows[k].ops / rows[k - 1].ops);
+            fmt::print("  growth exponent {:.0f} -> {:.0f} ops: verify {:.2f}, simulate {:.2f}\n", rows[k - 1].ops,
+                       rows[k].ops, std::log(rows[k].verify / rows[k - 1].verify) / growth,
+                       std::log(rows[k].simulate / rows[k - 1].simulate) / growth);
+        }
+    }
+    std::filesystem::remove_all(dir);
+    return 0;
+}

@@ -1,0 +1,17 @@
+#pragma once
+// --time-limit and --memory-budget of `prove` and `refute`. The budget itself is checked cooperatively by the
+// prover (proofs/budget.hpp), which then answers UNKNOWN with what it had. Some single steps do not look at the
+// clock (one large simulation, Z3 building a model): the watchdog thread is the backstop that keeps the limit
+// a limit — shortly after the deadline it prints an UNKNOWN answer itself and ends the process with exit 3.
+#include <optional>
+#include <string>
+
+namespace pp::cli {
+
+// Sets the prover's budget (limits checked as given: positive) and, with a time limit, arms the watchdog.
+// The watchdog's answer is `status` ("unknown" for prove, "undecided" for refute) as a JSON object when `json`,
+// else `text_verdict` ("verdict: UNKNOWN", "UNDECIDED") followed by the reason — each command's own form.
+void start_budget(std::optional<double> seconds, std::optional<double> memory_mb, bool json, std::string status,
+                  std::string text_verdict);
+
+}  // namespace pp::cli

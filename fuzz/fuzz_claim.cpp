@@ -1,0 +1,34 @@
+// libFuzzer harness: the claim language of `refute --claim` (parse_claim), the linear assumptions of
+// `--assume` (parse_constraints) and cost grids of `refute --costs GRID` (parse_cost_grid). Each parses
+// or throws ClaimError; a grid never has more points than the documented limit.
+#include "fuzz/fuzz_common.hpp"
+#include "proofs/claim.hpp"
+
+#include <stdexcept>
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    pp::fuzz::init_budget();
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    using namespace pp;
+    if (size == 0) return 0;
+    const std::uint8_t which = data[0] % 3;
+    const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
+    try {
+        switch (which) {
+            case 0: (void)parse_claim(text); break;
+            case 1: (void)parse_constraints(text); break;
+            case 2: {
+                const auto points = parse_cost_grid(text);
+                if (points.empty() || points.size() > kMaxGridPoints) fuzz::bug("grid size out of bounds", text);
+                break;
+            }
+        }
+    } catch (const ClaimError&) {
+    } catch (const std::overflow_error&) {
+        // Exact arithmetic beyond 64 bits (model/rational.hpp): reported by the CLI with exit 2.
+    }
+    return 0;
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Regenerates the seed corpus in fuzz/corpus/<harness>/ from `pipeproof generate` outputs (small P and M, every
+# family, all three formats), the conformance files and the malformed inputs of the tests. The corpus is
+# committed (a few hundred KB); run this after a format changes. Needs build/pipeproof.
+#   fuzz/make_corpus.sh [path/to/pipeproof]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pp="${1:-build/pipeproof}"
+out=fuzz/corpus
+rm -rf "$out"
+mkdir -p "$out"/{fuzz_native,fuzz_csv,fuzz_json,fuzz_costs,fuzz_claim}
+
+# seed HARNESS NAME BYTE TEXT: the harness's selector byte (hex), then TEXT with printf's \n escapes.
+seed() { { printf "\\x$3"; printf '%b' "$4"; } > "$out/$1/$2"; }
+
+# Generated schedules. CSV seeds start with the harness's option byte (0: current letters, no -P/-M/--stages).
+gen() {  # family P M [V]
+  local name="$1-P$2-M$3${4:+-V$4}" v=()
+  [ -n "${4:-}" ] && v=(-V "$4")
+  "$pp" generate "$1" -P "$2" -M "$3" "${v[@]}" -o "$out/fuzz_native/$name.txt" 2>/dev/null || return 0
+  "$pp" generate "$1" -P "$2" -M "$3" "${v[@]}" --format json -o "$out/fuzz_json/$name.json"
+  if "$pp" generate "$1" -P "$2" -M "$3" "${v[@]}" --format torch-csv --csv-line-end lf -o /tmp/pp_seed.csv 2>/dev/null; then
+    { printf '\0'; cat /tmp/pp_seed.csv; } > "$out/fuzz_csv/$name.csv"
+  fi
+}
+for f in gpipe 1f1b zb-h1 zb-h2 zbv dualpipev; do gen "$f" 2 4; gen "$f" 3 6; done
+for f in interleaved-1f1b looped-bfs zb1p; do gen "$f" 2 4 2; done
+gen dualpipe 2 4; gen dualpipe 4 8; gen chimera 2 4
+# Multi-pipeline and costed native files.
+"$pp" convert "$out/fuzz_native/dualpipe-P2-M4.txt" -o "$out/fuzz_native/bidirectional.txt"
+cat > "$out/fuzz_native/readme-example.txt" <<'TXT'
+# DualPipe-style example: 2 ranks, two directions, one micro-batch each
+ranks 2
+microbatches 2              # total, split in two halves by 'placement bidirectional'
+placement bidirectional
+costs F=1 I=1 W=1 FB=2.5 comm=0
+memory-limit 3
+rank 0: 1F0@1 (0F0;1B0@1) 0B0
+rank 1: 0F0@1 (1F0;0B0@1) 1B0
+TXT
+cat > "$out/fuzz_native/pipelines.txt" <<'TXT'
+ranks 2
+pipeline 0 microbatches 2 ranks 0 1 blocks 0 1
+pipeline 1 microbatches 2 ranks 1 0 blocks 1 0
+stage-costs 1 F=2 I=2 W=1
+rank 0: 0F0 0F1 . 1F0@1 0I0 0W0
+rank 1: 1F0 1B0 0F0@1 1F1 1B1 1B0@1
+TXT
+# Conformance files (PyTorch's own artifacts), both letter eras.
+for f in tests/conformance/torchtitan/*.csv tests/conformance/pytorch/dualpipev_4rank_10mb.csv; do
+  { printf '\0'; cat "$f"; } > "$out/fuzz_csv/$(basename "$f")"
+done
+for f in tests/conformance/pytorch/zb1p_*.csv; do { printf '\1'; cat "$f"; } > "$out/fuzz_csv/$(basename "$f")"; done
+# Malformed inputs from the tests (tests/test_input_hardening.cpp, test_native_format.cpp, test_torch_csv.cpp).
+printf 'ranks 1\nmicrobatches 1\ncosts # x\nrank 0: 0F0 0B0\n' > "$out/fuzz_native/bare-costs.txt"
+printf 'ranks 1000000\nmicrobatches 1000000\nrank 0: 0F0\n' > "$out/fuzz_native/huge-header.txt"
+printf 'ranks 2\nmicrobatches 2\nrank 0: 0F0 0B0 0F1 0B1\nrank 1: 1F0 1F1 1B0 1B1\n' > "$out/fuzz_native/deadlock.txt"
+printf 'ranks 2\nmicrobatches 2\nmemory-limit 1\nrank 0: 0F0 0F1 0B0 0B1\nrank 1: 1F0 1B0 1F1 1B1\n' > "$out/fuzz_native/over-memory.txt"
+seed fuzz_csv tiny-huge.csv 00 '0F0,9999W9999'
+seed fuzz_csv big-cell.csv 00 '999999F999999\n'
+seed fuzz_csv comms-swap.csv 00 '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F1,1RECV_F0,1F0,1B0,1SEND_B0,1F1,1B1,1SEND_B1\n'
+seed fuzz_csv bad-cells.csv 00 '(0F7;7B3)OVERLAP_F_B,1BW0,0F1xyz\n'
+printf '{"ranks": 1e400}' > "$out/fuzz_json/inf.json"
+printf '{"format":"pipeproof-schedule","version":1,"ranks":1,"pipelines":[{"microbatches":1,"stage_ranks":[0]}],"costs":{"F":18446744073709551615},"schedule":[{"rank":0,"ops":[{"kind":"F","stage":0,"microbatch":0},{"overlap":[{"kind":"F","stage":0,"microbatch":0},{"kind":"B","stage":0,"microbatch":0}]}]}]}' > "$out/fuzz_json/wrap.json"
+# Costs (first byte: 0 parse_costs, 1 parse_rational, 2 --costs + newline + --stage-costs, 3 --activation-sizes).
+seed fuzz_costs costs.txt 00 'F=1,I=1.5,W=0.5,B=2,FB=2,comm=0'
+seed fuzz_costs zb-costs.txt 00 'F=18522 I=18086 W=9337 comm=601'
+seed fuzz_costs fraction.txt 01 '7/4'
+seed fuzz_costs decimal.txt 01 '0.000000001'
+seed fuzz_costs stage-costs.txt 02 'F=1,I=1,W=1,comm=1/1000037\n3:F=2,I=2,W=1'
+seed fuzz_costs activations.txt 03 'F=2,I=1'
+# Claims (first byte: 0 parse_claim, 1 parse_constraints, 2 parse_cost_grid).
+seed fuzz_claim dualpipe.txt 00 'bubble == (P/2-1)*(FB+B-3*W)'
+seed fuzz_claim calls.txt 00 'bubble(M+2) > bubble(M) || !(idle(0, M) <= 2*F) && peak(1) != P+1'
+seed fuzz_claim assume.txt 01 'FB >= B && I == F && W <= 2*F - comm'
+seed fuzz_claim grid.txt 02 'F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5,comm=0'
+echo "seed corpus: $(find "$out" -type f | wc -l) files, $(du -sh "$out" | cut -f1)"

@@ -1,0 +1,154 @@
+// The pieces behind the input guarantees, tested directly: the size budget and its estimates, the line
+// cursor, the readers' limits with exact positions, and the bounds of the claim and grid parsers.
+#include "formats/json_schedule.hpp"
+#include "formats/native.hpp"
+#include "formats/text_lines.hpp"
+#include "formats/torch_csv.hpp"
+#include "model/placement.hpp"
+#include "model/size_budget.hpp"
+#include "proofs/claim.hpp"
+#include "schedules/registry.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <limits>
+
+using namespace pp;
+
+namespace {
+
+// Restores the process-wide limit when a test changes it.
+struct BudgetGuard {
+    std::uint64_t saved = max_ops();
+    ~BudgetGuard() { set_max_ops(saved); }
+};
+
+template <typename F>
+std::string input_error(F read) {
+    try {
+        read();
+    } catch (const InputError& e) {
+        return e.where() + ": " + e.what();
+    }
+    return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("size budget: counts and estimates", "[hardening][budget]") {
+    CHECK(format_count(0) == "0");
+    CHECK(format_count(9'999'999) == "9999999");
+    CHECK(format_count(10'000'000) == "10^7");
+    CHECK(format_count(1'000'000'000'000) == "10^12");
+    CHECK(format_count(2'000'001'000) == "2 x 10^9");
+    CHECK(format_count(12'345'678'901) == "1.2 x 10^10");  // rounded down: never more than the truth
+    CHECK(format_count(std::numeric_limits<std::uint64_t>::max()) == "more than 1.8 x 10^19");
+    CHECK(format_bytes(999) == "about 999 bytes");
+    CHECK(format_bytes(4'000'020'000'000) == "about 4.0 TB");
+    CHECK(format_bytes(123'000'000'000) == "about 123 GB");
+    CHECK(saturating_mul(1ULL << 40, 1ULL << 40) == std::numeric_limits<std::uint64_t>::max());
+    CHECK(saturating_add(std::numeric_limits<std::uint64_t>::max(), 1) == std::numeric_limits<std::uint64_t>::max());
+    // 2 ops per (stage, micro-batch) and 1 per rank: 1F1B P=4 M=8 needs 2*4*8 + 4 = 68.
+    const Placement p = Placement::single(4, loop_stage_map(4, 4), 8);
+    CHECK(placement_ops(p) == 68);
+    CHECK(placement_ops(Placement::bidirectional(4, 4)) == 2 * (4 * 4 + 4 * 4) + 4);
+    BudgetGuard guard;
+    set_max_ops(68);
+    CHECK_NOTHROW(require_placement_size(p));
+    set_max_ops(67);
+    CHECK_THROWS_WITH(require_placement_size(p), "4 stages x 8 micro-batches need at least 68 ops, about 14 KB of "
+                                                 "memory: over the limit of 67 ops (--max-ops raises it)");
+    set_max_ops(0);
+    CHECK(max_ops() == kDefaultMaxOps);
+}
+
+TEST_CASE("size budget: generators refuse before allocating", "[hardening][budget]") {
+    BudgetGuard guard;
+    set_max_ops(1000);
+    const ScheduleFamily* zbv = find_family("zbv");
+    REQUIRE(zbv);
+    // zbv holds 2 stages per rank: 4 x 2 x 100 pairs = 1604 ops > 1000.
+    CHECK_THROWS_AS(zbv->generate({4, 100, std::nullopt}), SizeLimitError);
+    CHECK_THROWS_WITH(zbv->generate({4, 100, std::nullopt}), Catch::StartsWith("zbv with 4 ranks x 2 stages per rank x "
+                                                                               "100 micro-batches need at least 1604 ops"));
+    CHECK(zbv->generate({4, 8, std::nullopt}).op_count() == 4 * 2 * 8 * 3);
+}
+
+TEST_CASE("line cursor: one line at a time, numbered, without line ends", "[hardening][native]") {
+    auto lines_of = [](std::string_view text) {
+        std::vector<std::pair<int, std::string>> out;
+        LineCursor cursor(text, "t");
+        for (TextLine line; cursor.next(line);) out.emplace_back(line.number, std::string(line.text));
+        return out;
+    };
+    using L = std::vector<std::pair<int, std::string>>;
+    CHECK(lines_of("") == L{{1, ""}});
+    CHECK(lines_of("a") == L{{1, "a"}});
+    CHECK(lines_of("a\n") == L{{1, "a"}});
+    CHECK(lines_of("a\r\n\nb") == L{{1, "a"}, {2, ""}, {3, "b"}});
+    CHECK(lines_of("\xEF\xBB\xBFx\n\n") == L{{1, "x"}, {2, ""}});
+    CHECK(input_error([] { LineCursor("ok\nb\xff", "t"); }) == "t:2:2: invalid UTF-8: this is not a text file");
+}
+
+TEST_CASE("native reader: size and position of declared counts", "[hardening][native]") {
+    BudgetGuard guard;
+    set_max_ops(100);
+    // 4 ranks x 13 micro-batches = 2*52 + 4 = 108 ops > 100: reported at the micro-batch count (line 3, column 14).
+    CHECK(input_error([] { read_native("ranks 4\n\nmicrobatches 13\nrank 0: 0F0\n", "n.txt"); }) ==
+          "n.txt:3:14: 4 stages x 13 micro-batches need at least 108 ops, about 22 KB of memory: over the limit of "
+          "100 ops (--max-ops raises it)");
+    CHECK(input_error([] { read_native("ranks 2\ncosts\n", "n.txt"); }).rfind("n.txt:2:6: 'costs' needs KEY=VALUE", 0) == 0);
+    // A pipeline line sets the size: the count on that line is blamed.
+    CHECK(input_error([] { read_native("ranks 2\npipeline 0 microbatches 60 ranks 0 1\nrank 0:\n", "n.txt"); })
+              .rfind("n.txt:2:25: 2 stages x 60 micro-batches need at least 242 ops", 0) == 0);
+}
+
+TEST_CASE("CSV reader: inferred counts within the actions, rows within the budget", "[hardening][csv]") {
+    CHECK(input_error([] { read_torch_csv("0F0,9999W9999", "t.csv"); })
+              .rfind("t.csv:1:5: stage 9999 implies 10000 stages x 10000 micro-batches = 10^8", 0) == 0);
+    // Counts given by the caller are taken as given (the verifier then reports the missing ops).
+    TorchCsvOptions given;
+    given.stages = 1;
+    given.microbatches = 3;
+    CHECK(read_torch_csv("0F0,0B0\n", "t.csv", given).placement.pipelines[0].microbatches == 3);
+    // Blank rows in the middle are ranks without actions; at the end they are nothing.
+    const Schedule s = read_torch_csv("0F0,0B0\n\n1F0\n\n\n", "t.csv");
+    CHECK(s.placement.ranks == 3);
+    CHECK(s.ranks[1].empty());
+    CHECK(s.ranks[2].size() == 1);
+    BudgetGuard guard;
+    set_max_ops(5);
+    CHECK(input_error([] { read_torch_csv("0F0\n\n\n\n\n\n\n0B0\n", "t.csv"); })
+              .rfind("t.csv:6:1: row 6: 6 ranks need at least 6 ops", 0) == 0);
+}
+
+TEST_CASE("JSON reader: numbers out of range and sizes name their pointer", "[hardening][json]") {
+    CHECK(input_error([] { read_json(R"({"a": [1, 2, {"b~/c": 1e999}]})", "j.json"); }) ==
+          "j.json: at /a/2/b~0~1c: invalid JSON: number overflow parsing '1e999' (out of range)");
+    CHECK(input_error([] { read_json("[[], [[]], 1e309]", "j.json"); }) ==
+          "j.json: at /2: invalid JSON: number overflow parsing '1e309' (out of range)");
+}
+
+TEST_CASE("claim parsers: nesting, length and grid size are bounded", "[hardening][claims]") {
+    auto claim_error = [](auto parse) -> std::string {
+        try {
+            parse();
+        } catch (const ClaimError& e) {
+            return e.message;
+        }
+        return "no error";
+    };
+    // 100 levels are fine; deeper is an error, not a stack overflow.
+    CHECK_NOTHROW(parse_claim(std::string(30, '(') + "P" + std::string(30, ')')));
+    CHECK_THAT(claim_error([] { parse_claim(std::string(5000, '(') + "P"); }),
+               Catch::Contains("characters; at most 4096"));
+    CHECK_THAT(claim_error([] { parse_claim(std::string(4000, '(') + "P"); }), Catch::StartsWith("nested more than 100"));
+    CHECK_THAT(claim_error([] { parse_claim(std::string(4000, '-') + "P"); }), Catch::StartsWith("nested more than 100"));
+    CHECK_THAT(claim_error([] { parse_claim(std::string(4000, '!') + "P"); }), Catch::StartsWith("nested more than 100"));
+    // Grids: counted before they are made.
+    CHECK(parse_cost_grid("F=1..2@1/2").size() == 3);
+    CHECK(parse_cost_grid("F=1..3,I=1|2").size() == 6);
+    CHECK_THAT(claim_error([] { parse_cost_grid("F=0..1000000000@1/1000"); }), Catch::Contains("more than 100000 points"));
+    CHECK_THAT(claim_error([] { parse_cost_grid("F=0..99,I=0..99,W=0..99"); }), Catch::Contains("more than 100000 points"));
+    CHECK_THAT(claim_error([] { parse_cost_grid("F=3..2"); }), Catch::StartsWith("empty grid range"));
+}
