@@ -49,7 +49,7 @@ nlohmann::json plan_json(const plan::PlanResult& result) {
     j["recommendation"] = result.any_fits() ? option_json(result.options.front()) : nlohmann::json(nullptr);
     // Issue 11: how much EP all-to-all each family exposes at the recommended PP (the text's "EP all-to-all" section).
     const plan::PlanRequest& request = result.request;
-    if (!result.options.empty() && result.options.front().pp > 1 && request.model.expert_share > 0 && request.training.ep > 1 &&
+    if (result.any_fits() && result.options.front().pp > 1 && request.model.expert_share > 0 && request.training.ep > 1 &&
         request.model.moe_layer_count() > 0) {
         const auto& best = result.options.front();
         nlohmann::json rows = nlohmann::json::array();

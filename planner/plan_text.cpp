@@ -180,7 +180,7 @@ std::string explanation(const PlanResult& result) {
 
 std::string plan_text(const PlanResult& result) {
     std::string text = inputs(result.request) + "\n" + table(result) + "\n" + explanation(result);
-    if (!result.options.empty() && result.options.front().pp > 1)
+    if (result.any_fits() && result.options.front().pp > 1)  // the recommended PP; none when nothing fits
         text += ep_exposure_text(result.request, result.options.front().pp, result.options.front().microbatches);
     text +=
         "\nExact vs estimated:\n"
