@@ -88,7 +88,7 @@ StageChunks chunks_at_share(const Schedule& schedule, const ChunkTable& table, b
     const Rational layers = Rational(table.chunk.layers) * share;
     if (layers.denominator() == 1 && layers.numerator() >= 1) {
         ChunkCosts stage = table.chunk;
-        stage.layers = static_cast<int>(layers.numerator());
+        stage.layers = static_cast<int>(layers.numerator().to_int64());  // at most table.chunk.layers (share <= 1)
         stage.layer.resize(static_cast<size_t>(stage.layers));
         const ChunkTable stage_table = derive_for_cli(stage, table.pattern);
         out.given = scaled_costs(stage_table.costs(), Rational(1) / share);  // compare scales it back by the share

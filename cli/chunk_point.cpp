@@ -23,7 +23,8 @@ std::string ray_constraints(const Costs& c) {
             continue;
         }
         // name / x == ref / r  <=>  name * (r.num * x.den) == ref * (x.num * r.den)
-        parts.push_back(fmt::format("{}*{} == {}*{}", name, r.numerator() * x.denominator(), ref, x.numerator() * r.denominator()));
+        parts.push_back(fmt::format("{}*{} == {}*{}", name, (r.numerator() * x.denominator()).to_string(), ref,
+                                    (x.numerator() * r.denominator()).to_string()));
     }
     return fmt::format("{}", fmt::join(parts, " && "));
 }

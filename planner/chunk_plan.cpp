@@ -14,7 +14,6 @@ namespace {
 
 constexpr double kBf16 = 2, kFp8 = 1;
 
-double to_double(const Rational& r) { return static_cast<double>(r.numerator()) / static_cast<double>(r.denominator()); }
 
 // Microseconds exact to 0.1 us; a positive cost stays positive.
 Rational micros(double seconds) {

@@ -13,7 +13,6 @@
 namespace pp {
 namespace {
 
-double to_double(const Rational& r) { return static_cast<double>(r.numerator()) / static_cast<double>(r.denominator()); }
 
 // Paints [from, to) of a row with a box "[label  ]" (cut to the room there is; "|" when it is one column).
 void paint(std::string& row, size_t from, size_t to, const std::string& label) {
@@ -40,11 +39,11 @@ struct RoundColumns {
         per_column = fits ? round_scale(*fits, false) : Rational(0);
         if (per_column < budget) per_column = round_scale(budget, true);
         const Rational c = span / per_column;
-        width = static_cast<size_t>((c.numerator() + c.denominator() - 1) / c.denominator());  // ceil
+        width = static_cast<size_t>(((c.numerator() + c.denominator() - Integer(1)) / c.denominator()).to_int64());  // ceil
     }
     size_t column(const Rational& at) const {
         const Rational c = at / per_column;
-        return static_cast<size_t>(c.numerator() / c.denominator());
+        return static_cast<size_t>((c.numerator() / c.denominator()).to_int64());
     }
     std::string axis() const {
         std::string axis(width + 12, ' ');

@@ -102,24 +102,24 @@ std::string chunk_order_smt2(const SlotDag& dag, const TimeScale& scale, Ticks b
     std::string text = fmt::format(
         "; pipeproof chunk: can every component of the {} slot ({} layer{}) finish by {} ticks ({} time units)?\n"
         "; ticks per time unit: {}. unsat = no order of the two streams is that fast.\n(set-logic QF_LIA)\n",
-        slot_kind_name(dag.kind), dag.layers, dag.layers == 1 ? "" : "s", bound, format_rational(scale.to_units(bound)),
-        scale.ticks_per_unit);
+        slot_kind_name(dag.kind), dag.layers, dag.layers == 1 ? "" : "s", bound.to_string(), format_rational(scale.to_units(bound)),
+        scale.ticks_per_unit.to_string());
     const int n = dag.node_count();
     std::vector<Ticks> d;
     for (const auto& node : dag.nodes) d.push_back(scale.to_ticks(node.cost));
     for (int v = 0; v < n; ++v) {
         text += fmt::format("(declare-fun {} () Int)\n", var(dag, v));
-        text += fmt::format("(assert (>= {} 0))\n(assert (<= (+ {} {}) {}))\n", var(dag, v), var(dag, v), d[static_cast<size_t>(v)], bound);
+        text += fmt::format("(assert (>= {} 0))\n(assert (<= (+ {} {}) {}))\n", var(dag, v), var(dag, v), d[static_cast<size_t>(v)].to_string(), bound.to_string());
     }
     for (int u = 0; u < n; ++u)
         for (int v : dag.succ[static_cast<size_t>(u)])
-            text += fmt::format("(assert (>= {} (+ {} {})))  ; data edge\n", var(dag, v), var(dag, u), d[static_cast<size_t>(u)]);
+            text += fmt::format("(assert (>= {} (+ {} {})))  ; data edge\n", var(dag, v), var(dag, u), d[static_cast<size_t>(u)].to_string());
     for (int u = 0; u < n; ++u)
         for (int v = u + 1; v < n; ++v) {
             if (dag.nodes[static_cast<size_t>(u)].stream() != dag.nodes[static_cast<size_t>(v)].stream()) continue;
             if (reach[static_cast<size_t>(u)][static_cast<size_t>(v)] || reach[static_cast<size_t>(v)][static_cast<size_t>(u)]) continue;
-            text += fmt::format("(assert (or (<= (+ {} {}) {}) (<= (+ {} {}) {})))  ; one stream\n", var(dag, u), d[static_cast<size_t>(u)],
-                                var(dag, v), var(dag, v), d[static_cast<size_t>(v)], var(dag, u));
+            text += fmt::format("(assert (or (<= (+ {} {}) {}) (<= (+ {} {}) {})))  ; one stream\n", var(dag, u), d[static_cast<size_t>(u)].to_string(),
+                                var(dag, v), var(dag, v), d[static_cast<size_t>(v)].to_string(), var(dag, u));
         }
     return text + "(check-sat)\n";
 }
