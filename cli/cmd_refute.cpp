@@ -86,7 +86,13 @@ struct RefuteCommand {
                 for (auto& c : parse_constraints(text)) options.region.add(std::move(c));
             r = refute(family, claim, options);
         } catch (const ClaimError& e) {
-            throw UsageError("claim: " + e.message);
+            // The chunk quantities (issue 11) have their own evaluator, reached only by --chunk-costs symbolic;
+            // exact --chunk-costs give one cost point for the schedule-level names above.
+            std::string hint;
+            for (const char* name : {"exposed_comm", "network_comm", "pair_exposed", "pair_time"})
+                if (e.message.find("unknown name '" + std::string(name)) != std::string::npos)
+                    hint = std::string("; ") + name + " is a chunk quantity: refute it with --chunk-costs symbolic";
+            throw UsageError("claim: " + e.message + hint);
         } catch (const std::invalid_argument& e) {
             throw UsageError(e.what());
         }

@@ -97,4 +97,11 @@ TEST_CASE("chunk formula: formula and refute on the command line", "[chunk][form
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.out, Catch::Contains("\"refuted\""));
     CHECK(pp::test::run_cli("formula dualpipe -P 4 --chunk-costs symbolic --pattern best").exit_code == 2);
+    // Exact chunk costs are one cost point for the schedule-level claim language: a chunk quantity there is a
+    // usage error that names the path which evaluates it.
+    const auto exact = pp::test::run_cli(
+        "refute --claim 'exposed_comm == 0' dualpipe -P 4 --chunk-costs "
+        "layers=1,attn_f=2,dispatch_f=1,mlp_f=2,combine_f=1,combine_b=1,mlp_i=2,mlp_w=1,dispatch_b=1,attn_i=2,attn_w=1");
+    CHECK(exact.exit_code == 2);
+    CHECK_THAT(exact.err, Catch::Contains("exposed_comm is a chunk quantity") && Catch::Contains("--chunk-costs symbolic"));
 }
