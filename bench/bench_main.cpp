@@ -2,6 +2,7 @@
 //   pipeproof_bench [FAMILY P M [V]]     (default: zbv 64 1024, i.e. 393,216 ops on 2 stages per rank)
 //   pipeproof_bench search [NAME...]     the search figures of issue 2 (bench_search.cpp)
 //   pipeproof_bench prove [--max-p N]    the prover figures of issue 3 (bench_prove.cpp)
+//   pipeproof_bench chunks [FAMILY P M [V]]   chunk costs against opaque costs, issue 11 (bench_chunks.cpp)
 //   pipeproof_bench read [FAMILY P M...] verify/simulate of a file against an awk token count (bench_read.cpp)
 // Times each phase (best of 3): generate, write and re-read the native text, build the CSR dependency
 // graph, verify (every check, on the built graph), simulate (longest path), and reports peak RSS.
@@ -41,11 +42,13 @@ long peak_rss_mib() {
 
 int run_search_bench(int argc, char** argv);  // bench_search.cpp
 int run_prove_bench(int argc, char** argv);   // bench_prove.cpp
+int run_chunk_bench(int argc, char** argv);   // bench_chunks.cpp
 int run_read_bench(int argc, char** argv, const std::string& self);  // bench_read.cpp
 
 int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "search") return run_search_bench(argc - 2, argv + 2);
     if (argc > 1 && std::string(argv[1]) == "prove") return run_prove_bench(argc - 2, argv + 2);
+    if (argc > 1 && std::string(argv[1]) == "chunks") return run_chunk_bench(argc - 2, argv + 2);
     if (argc > 1 && std::string(argv[1]) == "read") return run_read_bench(argc - 2, argv + 2, argv[0]);
     const std::string family = argc > 1 ? argv[1] : "zbv";
     const int P = argc > 2 ? std::stoi(argv[2]) : 64;

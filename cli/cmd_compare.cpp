@@ -55,6 +55,8 @@ struct CompareCommand {
     std::optional<std::string> time_unit;
     bool per_stage_costs = false;
     bool json = false;
+    std::vector<std::optional<ChunkExposure>> exposures;  // per row, with chunk costs (issue 11)
+    std::vector<std::string> patterns;
 
     // A family name with -P -M (and -V for the families that take it, 2 by default), or a schedule file.
     Schedule load(const std::string& name) const {
@@ -116,6 +118,17 @@ struct CompareCommand {
         for (const Schedule& schedule : schedules) {
             require_valid(schedule, o);
             row_costs.push_back(costs.resolve(schedule));
+            if (costs.chunk_table) {  // issue 11: a stage's chunk holds its share of the layers
+                StageChunks stage = chunks_at_share(schedule, *costs.chunk_table, o.model_share_costs);
+                row_costs.back() = stage.given;
+                exposures.push_back(std::move(stage.exposure));
+                patterns.push_back(stage.pattern + (stage.exact ? fmt::format(", {} layer{} per stage", stage.stage_layers,
+                                                                              stage.stage_layers == 1 ? "" : "s")
+                                                                : ", costs scaled to the stage's share (layers x share is not whole)"));
+            } else {
+                exposures.push_back(std::nullopt);
+                patterns.push_back("");
+            }
             rows.push_back(compare_schedule(schedule, row_costs.back(), o));
         }
         if (json)
@@ -139,15 +152,18 @@ struct CompareCommand {
         size_t width = 8;
         for (const auto& row : rows) width = std::max(width, row.name.size());
         const bool money = o.tokens_per_microbatch.has_value();
-        std::cout << fmt::format("{:<{}}  {:>10}  {:>10}  {:>12}  {:>8}  {:>9}  {:>11}  {:>12}  {:>8}{}\n", "schedule", width,
+        const bool chunked = std::any_of(exposures.begin(), exposures.end(), [](const auto& e) { return e.has_value(); });
+        std::cout << fmt::format("{:<{}}  {:>10}  {:>10}  {:>12}  {:>8}  {:>9}  {:>11}  {:>12}  {:>8}{}{}\n", "schedule", width,
                                  "makespan", "worst idle", "bubble frac", "ZB rate", "peak act", "blocks/rank",
-                                 "copies/block", "util", money ? "  GPU-h per 1M tokens" : "");
+                                 "copies/block", "util", chunked ? "  exposed comm/rank" : "",
+                                 money ? "  GPU-h per 1M tokens" : "");
         for (const auto& row : rows) {
             std::cout << fmt::format("{:<{}}  {:>10}  {:>10}  {:>12}  {:>8.4f}  {:>9}  {:>11}  {:>12}  {:>8}", row.name, width,
                                      format_rational(row.makespan), format_rational(row.worst_idle),
                                      percent(row.bubble_fraction), to_double(row.zb_bubble_rate),
                                      range_text(row.peak_activations), range_text(row.blocks_per_rank),
                                      range_text(row.copies_per_block), percent(row.utilisation));
+            if (chunked) std::cout << fmt::format("  {:>17}", exposures[&row - rows.data()] ? range_text(exposures[&row - rows.data()]->exposed) : "-");
             if (row.gpu_hours_per_million_tokens) std::cout << "  " << exact(*row.gpu_hours_per_million_tokens);
             std::cout << "\n";
         }
@@ -166,6 +182,11 @@ struct CompareCommand {
             std::cout << fmt::format("  ZB bubble rate (T-W)/T:     {} with T = {} (largest per-rank span), W = {}\n",
                                      exact(row.zb_bubble_rate), format_rational(row.zb_span), format_rational(row.zb_work));
             std::cout << fmt::format("  peak activations per rank:  {}\n", joined(row.peak_activations));
+            if (const auto& e = exposures[i])
+                std::cout << fmt::format("  EP all-to-all per rank:     exposed {} of {} (hidden {} overall; pattern {})\n",
+                                         joined(e->exposed), joined(e->network),
+                                         e->total_network() > Rational(0) ? percent(Rational(1) - e->total_exposed() / e->total_network()) : "-",
+                                         patterns[i]);
             std::vector<std::string> blocks;
             for (int b : row.blocks_per_rank) blocks.push_back(std::to_string(b));
             std::cout << fmt::format("  parameter blocks per rank:  {} of {} blocks ({} of the model on the fullest rank); "
@@ -245,6 +266,19 @@ struct CompareCommand {
                                            {"bubble_fraction", format_rational(row.bubble_fraction)},
                                            {"utilisation", format_rational(row.utilisation)},
                                            {"zb_bubble_rate", format_rational(row.zb_bubble_rate)}}}};
+            if (const auto& e = exposures[i]) {
+                r["pattern"] = patterns[i];
+                r["exposed_comm"] = list(e->exposed);
+                r["network_comm"] = list(e->network);
+                nlohmann::json shares = nlohmann::json::array();
+                for (size_t k = 0; k < e->exposed.size(); ++k) {
+                    const auto share = e->hidden_share(k);
+                    shares.push_back(share ? exact_json(*share) : nlohmann::json(nullptr));
+                }
+                r["hidden_share"] = shares;
+                r["exposed_comm_total"] = exact_json(e->total_exposed());
+                r["network_comm_total"] = exact_json(e->total_network());
+            }
             if (row.gpu_hours_per_million_tokens) {
                 r["tokens_per_microbatch"] = *o.tokens_per_microbatch;
                 r["seconds_per_unit"] = exact_json(*o.seconds_per_unit);

@@ -2,11 +2,14 @@
 // every admissible M from M0 on, with the region of cost space of each piece (proofs/formula.hpp).
 // Exit: 0 formula derived (periodicity proved), 3 no formula / not proved, 2 bad input.
 #include "cli/commands.hpp"
+#include "cli/chunk_point.hpp"
 #include "cli/common.hpp"
 #include "cli/formula_json.hpp"
 #include "proofs/claim.hpp"
 #include "proofs/formula.hpp"
 #include "proofs/readable.hpp"
+
+#include <fmt/format.h>
 
 #include <iostream>
 #include <memory>
@@ -21,6 +24,11 @@ struct FormulaCommand {
     std::vector<std::string> assume;
     bool symbolic_comm = false;
     bool zb_basis = false;
+    ChunkInput chunks;
+    int chunk_layers = 1;
+    bool shared_expert = false;
+    std::string op = "pair";
+    std::string emit;
     std::string basis = "paper";
     bool json = false;
 
@@ -28,7 +36,15 @@ struct FormulaCommand {
         std::string why;
         const auto spec = family_spec(family, ranks, &why, stages_per_rank);
         if (!spec) throw UsageError(why);
+        if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
+            return run_chunk_formula(family, ranks, chunks.pattern, chunk_layers, shared_expert, op, emit);
         CostRegion region = CostRegion::standard(symbolic_comm);
+        if (chunks.given()) {
+            // Issue 11: the costs derived from chunk costs, as the ray through that point (cli/chunk_point.hpp).
+            const Costs c = chunks.resolve(Schedule{}, false)->costs();
+            require_one_pair_cost(family, ranks, ranks, c, "formula");
+            region = derived_point_region(c);
+        }
         try {
             for (const auto& text : assume)
                 for (auto& c : parse_constraints(text)) region.add(std::move(c));
@@ -41,6 +57,7 @@ struct FormulaCommand {
         Basis b = Basis::Paper;
         if (!parse_basis(basis, b)) throw UsageError("--basis: expected paper or pytorch, got '" + basis + "'");
         if (zb_basis) b = Basis::PyTorch;
+        if (!region.b_is_i_plus_w) b = Basis::PyTorch;  // I = B - W only where it holds (e.g. not at a chunk point)
         const FormulaResult result = derive_formula(*spec, region);
         std::optional<PublishedMatch> published;
         if (result.missing.empty() && result.proof.bubble_symbolic)
@@ -86,6 +103,11 @@ Runner add_formula(CLI::App& app) {
     add_basis_option(*sub, cmd->basis);
     sub->add_flag("--pytorch-basis", cmd->zb_basis, "the same as --basis pytorch (old spelling)");
     sub->add_flag("--json", cmd->json, "machine-readable formulas: each piece's value and its region as a list of inequalities");
+    cmd->chunks.add_options(*sub);
+    sub->add_option("--chunk-layers", cmd->chunk_layers, "--chunk-costs symbolic: layers per chunk (default 1)");
+    sub->add_flag("--shared-expert", cmd->shared_expert, "--chunk-costs symbolic: include the shared expert's costs");
+    sub->add_option("--op", cmd->op, "--chunk-costs symbolic: the slot, F, I, W, B, pair (default) or pair-fi");
+    sub->add_option("--emit", cmd->emit, "--chunk-costs symbolic: write the Z3 obligations as SMT-LIB2 here");
     return [cmd] { return cmd->run(); };
 }
 

@@ -3,6 +3,7 @@
 // Every setting is a flag and a `key = value` line of the config file; flags win over the file.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "planner/chunk_plan.hpp"
 #include "formats/input_error.hpp"
 #include "formats/load.hpp"
 #include "planner/plan_text.hpp"
@@ -46,6 +47,25 @@ nlohmann::json plan_json(const plan::PlanResult& result) {
                         {"options", nlohmann::json::array()}, {"skipped", result.skipped}};
     for (const auto& o : result.options) j["options"].push_back(option_json(o));
     j["recommendation"] = result.any_fits() ? option_json(result.options.front()) : nlohmann::json(nullptr);
+    // Issue 11: how much EP all-to-all each family exposes at the recommended PP (the text's "EP all-to-all" section).
+    const plan::PlanRequest& request = result.request;
+    if (result.any_fits() && result.options.front().pp > 1 && request.model.expert_share > 0 && request.training.ep > 1 &&
+        request.model.moe_layer_count() > 0) {
+        const auto& best = result.options.front();
+        nlohmann::json rows = nlohmann::json::array();
+        for (const auto& e : plan::ep_exposure(request, best.pp, best.microbatches, {"1f1b", "zb1p", "dualpipe", "dualpipev", "combined-1f1b"})) {
+            if (!e.error.empty()) {
+                rows.push_back({{"family", e.family}, {"error", e.error}});
+                continue;
+            }
+            rows.push_back({{"family", e.family}, {"microbatches", e.microbatches}, {"blocks", e.blocks}, {"chunk_costs_us", e.chunk_text},
+                            {"makespan_us", exact_json(e.makespan)}, {"bubble_fraction", exact_json(e.bubble_fraction)},
+                            {"exposed_comm_worst_rank_us", exact_json(e.exposed_max)}, {"network_comm_worst_rank_us", exact_json(e.network_max)},
+                            {"exposed_comm_total_us", exact_json(e.exposed_total)}, {"network_comm_total_us", exact_json(e.network_total)}});
+        }
+        j["ep_all_to_all"] = {{"pp", best.pp}, {"ep", request.training.ep}, {"pattern", "deepseek"}, {"families", rows},
+                              {"assumptions", plan::chunk_assumptions(request)}};
+    }
     if (result.nothing_fits) {
         const auto& why = *result.nothing_fits;
         j["nothing_fits"] = {{"least_memory", result.options[why.least].label()},

@@ -82,6 +82,7 @@ struct ProveCommand {
     std::string model = "dataflow";
     bool json = false;
     bool timeline = false;
+    ChunkInput chunks;
     std::optional<double> time_limit;     // seconds; UNKNOWN (exit 3) with what was established when it runs out
     std::optional<double> memory_budget;  // MB of resident memory, likewise
     std::string basis = "paper";
@@ -103,7 +104,10 @@ struct ProveCommand {
         input.stage_costs = stage_costs;
         input.activation = activation;
         options.activations = input.activations();
-        if (costs && *costs != "symbolic") {
+        if (chunks.given()) {  // issue 11: exact op costs derived from chunk costs
+            if (costs) throw UsageError("--chunk-costs derives the exact costs: give it or --costs, not both");
+            options.costs = chunks.resolve(Schedule{}, !stage_costs.empty())->costs();
+        } else if (costs && *costs != "symbolic") {
             input.costs = costs;
             options.costs = input.resolve(Schedule{});
         } else if (!stage_costs.empty()) {
@@ -185,6 +189,7 @@ Runner add_prove(CLI::App& app) {
         ->check(CLI::IsMember({"bubble-constant", "dependencies", "deadlock-free", "memory-bound"}));
     sub->add_option("--costs", cmd->costs, "exact costs F=..,I=..,W=..,B=..,FB=..,comm=.. or 'symbolic' (default)");
     sub->add_option("--stage-costs", cmd->stage_costs, "per-block override BLOCK:F=..,.. (exact costs only)");
+    cmd->chunks.add_options(*sub);
     sub->add_option("--assume", cmd->assume,
                     "extra linear assumption on symbolic costs, e.g. 'FB >= B' or 'I == F' (repeatable; '&&' joins)");
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");

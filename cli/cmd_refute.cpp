@@ -3,6 +3,7 @@
 // Exit: 1 counterexample found (the claim is false), 0 the claim holds over the searched space, 3 undecided,
 // 2 bad input.
 #include "cli/commands.hpp"
+#include "cli/chunk_point.hpp"
 #include "cli/common.hpp"
 #include "cli/watchdog.hpp"
 #include "cli/formula_json.hpp"
@@ -44,6 +45,9 @@ struct RefuteCommand {
     int steps = 3;
     int width = 200;
     bool json = false;
+    ChunkInput chunks;
+    int chunk_layers = 1;
+    bool shared_expert = false;
     std::optional<double> time_limit;     // seconds; UNKNOWN (exit 3) with what was established when it runs out
     std::optional<double> memory_budget;  // MB of resident memory, likewise
     std::string basis = "paper";
@@ -53,22 +57,42 @@ struct RefuteCommand {
         Basis b = Basis::Paper;
         if (!parse_basis(basis, b)) throw UsageError("--basis: expected paper or pytorch, got '" + basis + "'");
         RefuteOptions options;
+        std::optional<Costs> chunk_point;  // the op costs derived from exact --chunk-costs
         std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P");
         if (microbatches) options.m_range = parse_range(*microbatches, "-M");
         options.stages_per_rank = stages_per_rank;
+        if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
+            return run_chunk_refute(claim, family, options.p_lo, options.p_hi, options.m_range, chunks.pattern, chunk_layers,
+                                    shared_expert, width, json);
+        if (chunks.given()) {  // issue 11: the single cost point derived from chunk costs
+            if (costs != "symbolic") throw UsageError("--chunk-costs derives the costs: give it or a --costs grid, not both");
+            chunk_point = chunks.resolve(Schedule{}, false)->costs();
+            require_one_pair_cost(family, options.p_lo, options.p_hi, *chunk_point, "refute");
+            const Costs& c = *chunk_point;
+            costs = fmt::format("F={},I={},W={},B={},FB={},comm={}", format_rational(c.base.F), format_rational(c.base.I),
+                                format_rational(c.base.W), format_rational(c.base.full_backward()),
+                                format_rational(c.base.FB.value_or(c.base.F + c.base.full_backward())), format_rational(c.comm));
+        }
         options.symbolic = costs == "symbolic";
         options.grid = options.symbolic ? "" : costs;
         options.model = model == "batched" ? TimingModel::Batched : TimingModel::Dataflow;
         options.default_steps = steps;
         // A grid names its comm values itself; the region then only keeps its points physical (FB <= F + B, ...).
         options.region = CostRegion::standard(symbolic_comm || !options.symbolic);
+        if (chunk_point) options.region = derived_point_region(*chunk_point);  // B may be < I + W (cli/chunk_point.hpp)
         RefuteResult r;
         try {
             for (const auto& text : assume)
                 for (auto& c : parse_constraints(text)) options.region.add(std::move(c));
             r = refute(family, claim, options);
         } catch (const ClaimError& e) {
-            throw UsageError("claim: " + e.message);
+            // The chunk quantities (issue 11) have their own evaluator, reached only by --chunk-costs symbolic;
+            // exact --chunk-costs give one cost point for the schedule-level names above.
+            std::string hint;
+            for (const char* name : {"exposed_comm", "network_comm", "pair_exposed", "pair_time"})
+                if (e.message.find("unknown name '" + std::string(name)) != std::string::npos)
+                    hint = std::string("; ") + name + " is a chunk quantity: refute it with --chunk-costs symbolic";
+            throw UsageError("claim: " + e.message + hint);
         } catch (const std::invalid_argument& e) {
             throw UsageError(e.what());
         }
@@ -156,6 +180,9 @@ Runner add_refute(CLI::App& app) {
                     "'symbolic' (default: every cost point of the region, by Z3) or a grid such as "
                     "'F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5' (B defaults to I+W, FB to F+B)");
     sub->add_option("--assume", cmd->assume, "extra linear assumption on symbolic costs (repeatable)");
+    cmd->chunks.add_options(*sub);
+    sub->add_option("--chunk-layers", cmd->chunk_layers, "--chunk-costs symbolic: layers per chunk (default 1)");
+    sub->add_flag("--shared-expert", cmd->shared_expert, "--chunk-costs symbolic: include the shared expert's costs");
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     sub->add_option("--model", cmd->model, "timing model: dataflow (default) or batched (grids only)")
         ->check(CLI::IsMember({"dataflow", "batched"}));

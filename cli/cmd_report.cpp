@@ -54,7 +54,9 @@ struct ReportCommand {
 
     ReportSchedule entry(const std::string& name, size_t index, const CompareOptions& options, std::string& costs_text) const {
         const Schedule schedule = load(name);
-        const Costs given = costs.resolve(schedule);
+        Costs given = costs.resolve(schedule);
+        std::optional<StageChunks> stage;  // issue 11: a stage's chunk holds its share of the layers
+        if (costs.chunk_table) given = (stage = chunks_at_share(schedule, *costs.chunk_table, options.model_share_costs))->given;
         costs_text = format_costs(given);
         ReportSchedule s;
         s.family = name;
@@ -71,6 +73,16 @@ struct ReportCommand {
         svg.costs = &c;
         svg.id_prefix = fmt::format("s{}", index);
         svg.subtitle = "costs per stage " + format_costs(c) + "; timing model: " + timed.timing.label();
+        if (stage) {  // the exposed all-to-all per rank
+            std::vector<std::string> per_rank;
+            for (const auto& x : stage->exposure.exposed) per_rank.push_back(format_rational(x));
+            svg.subtitle += fmt::format("; pattern {}; exposed all-to-all per rank {} (all ranks' all-to-all: {})", stage->pattern,
+                                        fmt::join(per_rank, " "), format_rational(stage->exposure.total_network()));
+            const Rational network = stage->exposure.total_network();
+            s.exposed_comm = fmt::format("{} ({})", fmt::join(per_rank, " "),
+                                         network > Rational(0) ? percent_text(Rational(1) - stage->exposure.total_exposed() / network)
+                                                               : std::string("no all-to-all"));
+        }
         s.svg = svg_timeline(schedule, timed.sim, svg);
         return s;
     }

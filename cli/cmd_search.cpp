@@ -130,10 +130,22 @@ struct SearchCommand {
     unsigned seed = 0;
     bool json = false, no_generators = false, no_symmetry = false;
 
+    ChunkInput chunks;  // issue 11: op costs derived from chunk costs; --overlap chunk = the derived F&I pair cost
+
     int run() {
         std::vector<WarmStart> starts;
-        SearchProblem problem =
-            search_problem_from(placement, ranks, microbatches, costs, memory, overlap, objective, &starts);
+        const bool chunk_overlap = overlap && *overlap == "chunk";
+        if (chunk_overlap && !chunks.chunk_costs) throw UsageError("--overlap chunk needs --chunk-costs");
+        SearchProblem problem = search_problem_from(placement, ranks, microbatches, costs, memory,
+                                                    chunk_overlap ? std::nullopt : overlap, objective, &starts);
+        std::optional<ChunkTable> chunk_table;
+        if (chunks.given()) {
+            chunk_table = chunks.resolve(Schedule{}, costs.has_value());
+            const Costs derived = chunk_table->costs();
+            problem.costs.base = derived.base;
+            problem.costs.comm = derived.comm;
+            if (chunk_overlap) problem.overlap = *derived.base.FI;
+        }
         problem.symmetry_breaking = !no_symmetry;
         SearchOptions options;
         options.time_limit = time_limit;
@@ -147,7 +159,13 @@ struct SearchCommand {
             for (auto& w : generator_warm_starts(problem.placement)) starts.push_back(std::move(w));
         options.warm_starts = std::move(starts);
 
-        const SearchResult r = search(problem, options);
+        SearchResult r = search(problem, options);
+        if (r.schedule && chunk_table) {
+            // The schedule carries the chunk costs it was found under (not their derived op costs), so `simulate`
+            // of the written file re-derives the same costs and prints the exposed all-to-all.
+            r.schedule->chunks = ChunkSpec{chunk_table->chunk, chunk_table->pattern, {}};
+            r.schedule->costs.reset();
+        }
         if (r.schedule && output) {
             try {
                 save_schedule(*r.schedule, *output, parse_optional_format(format));
@@ -161,16 +179,24 @@ struct SearchCommand {
             if (r.schedule && !output) j["schedule"] = render_schedule(*r.schedule, FileFormat::Native);
             if (output && r.schedule) j["schedule_file"] = *output;
             if (proof_dir) j["proof_dir"] = *proof_dir;
+            if (r.schedule && chunk_table) {
+                const ChunkExposure e = exposure_per_rank(*r.schedule, *chunk_table);
+                nlohmann::json exposed = nlohmann::json::array(), network = nlohmann::json::array();
+                for (size_t k = 0; k < e.exposed.size(); ++k) exposed.push_back(exact_json(e.exposed[k])), network.push_back(exact_json(e.network[k]));
+                j["exposed_comm"] = exposed;
+                j["network_comm"] = network;
+                j["chunks"] = chunk_table_json(*chunk_table);
+            }
             std::cout << j.dump(2) << "\n";
         } else {
-            print_text(r);
+            print_text(r, chunk_table ? &*chunk_table : nullptr);
         }
         if (r.status == SearchStatus::Infeasible) return kViolations;
         if (!r.schedule) return kUndecided;
         return kOk;
     }
 
-    void print_text(const SearchResult& r) const {
+    void print_text(const SearchResult& r, const ChunkTable* chunk_table) const {
         const char* what = r.objective == Objective::Span ? "span" : "makespan";
         std::cout << "status: " << search_status_name(r.status) << "\n";
         if (r.status == SearchStatus::Infeasible) {
@@ -189,6 +215,7 @@ struct SearchCommand {
         }
         std::cout << fmt::format("time: {:.2f} s\n", r.seconds);
         for (const auto& line : r.log) std::cout << "  " << line << "\n";
+        if (r.schedule && chunk_table) std::cout << exposure_text(*r.schedule, *chunk_table);
         if (r.schedule && !output) std::cout << "\n" << render_schedule(*r.schedule, FileFormat::Native);
     }
 };
@@ -291,7 +318,10 @@ Runner add_search(CLI::App& app) {
                     "(bidirectional), or a schedule FILE (its placement, costs and memory limit)");
     sub->add_option("--costs", cmd->costs, "durations F=..,I=..,W=..,comm=.. (exact: 1.75 or 7/4); default F=I=W=1, comm=0");
     sub->add_option("--memory-limit", cmd->memory, "activations per rank (one unit = one stage's stash of one micro-batch), or none");
-    sub->add_option("--overlap", cmd->overlap, "FB=..: an F and an I on one rank may run as one overlapped unit of this cost");
+    sub->add_option("--overlap", cmd->overlap,
+                    "FB=..: an F and an I on one rank may run as one overlapped unit of this cost (chunk: the F&I cost derived "
+                    "from --chunk-costs)");
+    cmd->chunks.add_options(*sub);
     sub->add_option("--objective", cmd->objective, "makespan (default) or span (Zero Bubble's per-stage span)")
         ->check(CLI::IsMember({"makespan", "span"}));
     sub->add_option("--time-limit", cmd->time_limit, "seconds for the whole search (default 60)")->check(CLI::PositiveNumber);

@@ -4,6 +4,7 @@
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "render/ascii_gantt.hpp"
+#include "render/chunk_timeline.hpp"
 #include "render/svg_timeline.hpp"
 #include "render/trace_json.hpp"
 
@@ -47,6 +48,7 @@ struct ShowCommand {
     std::optional<double> us_per_unit;            // old spelling (--trace-unit-us)
     std::string comm_model = "dataflow";
     bool json = false;
+    bool chunk_lanes = false;
 
     int run() {
         const Schedule schedule = input.load();
@@ -55,6 +57,7 @@ struct ShowCommand {
         if (json) {
             if (svg_path || trace_path) throw UsageError("--json prints the timeline as JSON; write --svg/--trace files in a separate run");
             nlohmann::json j = timeline_json(schedule, timed, c);
+            if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);  // per rank exposed_comm (issue 11)
             j["valid"] = timed.valid();  // drawn, but the verdict of `verify` stands (keys as in simulate --json)
             if (!timed.valid()) {
                 j["violation_count"] = violation_count(timed.verdict);
@@ -63,12 +66,16 @@ struct ShowCommand {
             std::cout << j.dump(2) << "\n";
             return timed.valid() ? kOk : kViolations;
         }
+        if (chunk_lanes && !costs.chunk_table)
+            throw UsageError("--chunks draws the components of chunk costs: give --chunk-costs (or a file with a 'chunks' section)");
         GanttOptions chart = gantt;
         chart.title = fmt::format("{}: {} ranks, M = {}", schedule.source, schedule.rank_count(),
                                   schedule.placement.total_microbatches());
         if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
         std::cout << ascii_gantt(schedule, timed.sim, chart);
+        if (chunk_lanes) std::cout << ascii_chunk_lanes(schedule, timed.sim, *costs.chunk_table, gantt);
         std::cout << simulation_text(schedule, timed.graph, timed.sim, c, timed.timing);
+        if (costs.chunk_table) std::cout << exposure_text(schedule, *costs.chunk_table);
         if (svg_path) {
             SvgOptions options;
             options.width = svg_width;
@@ -111,6 +118,7 @@ Runner add_show(CLI::App& app) {
     sub->add_option("--width", cmd->gantt.max_width, "characters for the time axis")->check(CLI::Range(20, 2000));
     add_comm_model_option(*sub, cmd->comm_model);
     sub->add_flag("--json", cmd->json, "print the timing and every slot's start and end as JSON instead of the chart");
+    sub->add_flag("--chunks", cmd->chunk_lanes, "also draw each rank's compute and network streams (needs chunk costs)");
     sub->add_option("--svg", cmd->svg_path, "also write the timeline as an SVG picture to this file");
     sub->add_option("--svg-width", cmd->svg_width, "SVG width in px (default: adaptive)")->check(CLI::Range(300, 20000));
     sub->add_option("--trace", cmd->trace_path, "also write a Chrome/Perfetto trace-event JSON to this file");

@@ -45,10 +45,12 @@ struct SimulateCommand {
                                           {"end", exact_json(timed.sim.scale.to_units(timed.sim.end[s]))}});
                     if (!batch_before[s].empty()) j["slots"].back()["batch_before"] = batch_before[s];
                 }
+            if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);
             std::cout << j.dump(2) << "\n";
         } else {
             if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
             std::cout << simulation_text(schedule, timed.graph, timed.sim, c, timed.timing);
+            if (costs.chunk_table) std::cout << exposure_text(schedule, *costs.chunk_table);
             if (ops)
                 for (std::uint32_t s = 0; s < timed.graph.slot_count(); ++s)
                     std::cout << "rank " << timed.graph.slot_rank[s] << " " << format_slot(timed.graph.slot(schedule, s))

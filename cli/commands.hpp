@@ -25,5 +25,6 @@ Runner add_plan(CLI::App& app);
 Runner add_prove(CLI::App& app);
 Runner add_refute(CLI::App& app);
 Runner add_formula(CLI::App& app);
+Runner add_chunk(CLI::App& app);
 
 }  // namespace pp::cli

@@ -58,9 +58,12 @@ void CostInput::add_options(CLI::App& app) {
     app.add_option("--costs", costs, "durations, e.g. F=1,I=1,W=1,B=2,FB=3,comm=0 (exact: 1.75 or 7/4)");
     app.add_option("--stage-costs", stage_costs, "per-block override BLOCK:F=..,I=..,W=.. (repeatable)");
     app.add_option("--activation-sizes", activation, "activation sizes F=..,I=..: allocated by F, released by I (rest at W)");
+    chunks.add_options(app);
 }
 
 Costs CostInput::resolve(const Schedule& schedule) const {
+    chunk_table = chunks.resolve(schedule, costs.has_value() || !stage_costs.empty());
+    if (chunk_table) return chunk_table->costs();
     Costs result = schedule.costs.value_or(Costs{});
     try {
         if (costs) {

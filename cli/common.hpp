@@ -1,6 +1,7 @@
 #pragma once
 // What every subcommand shares: where the schedule comes from (a file, or a generator name with -P -M -V),
 // the costs, and exact numbers in JSON.
+#include "cli/chunk_cli.hpp"
 #include "formats/load.hpp"
 #include "model/schedule.hpp"
 
@@ -40,6 +41,8 @@ struct CostInput {
     std::optional<std::string> costs;        // "F=1,I=1,W=1,comm=0"
     std::vector<std::string> stage_costs;    // "BLOCK:F=2,I=2"
     std::optional<std::string> activation;   // "F=..,I=.." sizes: allocated by F, released by I
+    ChunkInput chunks;                       // --chunk-costs, --pattern (issue 11)
+    mutable std::optional<ChunkTable> chunk_table;  // set by resolve() when the costs were derived from chunk costs
 
     void add_options(CLI::App& app);
     Costs resolve(const Schedule& schedule) const;  // command line over file over F=I=W=1, comm=0

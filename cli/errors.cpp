@@ -8,6 +8,7 @@
 #include "proofs/budget.hpp"
 #include "proofs/claim.hpp"
 #include "schedules/registry.hpp"
+#include "verifier/chunk_derive.hpp"
 #include "verifier/simulate.hpp"
 
 #include <nlohmann/json.hpp>
@@ -49,6 +50,10 @@ int report_exception(std::exception_ptr error) {
         // A schedule that is not valid (or whose communication cannot run) has no timing: the verdict of `verify`.
         say("pipeproof", e.what());
         return kViolations;
+    } catch (const ChunkBestUndecided& e) {
+        // --chunk-costs with the best-order pattern ran out of search budget (issue 11): no order, no timing.
+        std::cerr << "pipeproof: undecided: " << e.what() << "\n";
+        return kUndecided;
     } catch (const budget::Exhausted& e) {
         // prove and refute answer UNKNOWN themselves; this is the net for any other path that checks the budget.
         say("pipeproof", "undecided: " + e.what);

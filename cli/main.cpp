@@ -32,7 +32,7 @@ int run(int argc, char** argv) {
         runners[app.get_subcommands({})[before]] = std::move(run);
     };
     for (auto adder : {add_verify, add_simulate, add_show, add_convert, add_list, add_generate, add_compare, add_search, add_sweep,
-                        add_prove, add_refute, add_formula, add_report, add_plan, add_demo})
+                        add_prove, add_refute, add_formula, add_report, add_plan, add_demo, add_chunk})
         add(adder);
     try {
         app.parse(argc, argv);

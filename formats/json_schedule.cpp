@@ -1,5 +1,6 @@
 #include "formats/json_schedule.hpp"
 
+#include "formats/chunks_json.hpp"
 #include "formats/input_error.hpp"
 #include "formats/text_lines.hpp"
 #include "model/size_budget.hpp"
@@ -26,6 +27,7 @@ nlohmann::ordered_json costs_to_json(const OpCosts& c) {
     nlohmann::ordered_json j = {{"F", format_rational(c.F)}, {"I", format_rational(c.I)}, {"W", format_rational(c.W)}};
     if (c.B) j["B"] = format_rational(*c.B);
     if (c.FB) j["FB"] = format_rational(*c.FB);
+    if (c.FI) j["FI"] = format_rational(*c.FI);
     return j;
 }
 
@@ -55,6 +57,10 @@ public:
             !problem.empty())
             fail(fmt::format("/pipelines/{}/microbatches", largest_pipeline(s.placement)), problem);
         if (root.contains("costs")) s.costs = costs(root["costs"]);
+        if (root.contains("chunks")) {
+            if (root.contains("costs")) fail("/chunks", "a file gives either \"costs\" or \"chunks\" (chunk costs derive the op costs)");
+            s.chunks = chunks_from_json(root["chunks"], file_);
+        }
         if (root.contains("memory_limit")) s.memory_limit = rational(root["memory_limit"], "/memory_limit");
         read_slots(root, s);
         return s;
@@ -197,8 +203,9 @@ private:
             else if (key == "W") c.base.W = rational(value, at);
             else if (key == "B") c.base.B = rational(value, at);
             else if (key == "FB") c.base.FB = rational(value, at);
+            else if (key == "FI") c.base.FI = rational(value, at);
             else if (key == "comm") c.comm = rational(value, at);
-            else fail(at, "unknown cost key (expected F, I, W, B, FB or comm)");
+            else fail(at, "unknown cost key (expected F, I, W, B, FB, FI or comm)");
         }
         return c;
     }
@@ -264,6 +271,7 @@ nlohmann::ordered_json schedule_to_json(const Schedule& schedule) {
         j["costs"] = costs_to_json(schedule.costs->base);
         j["costs"]["comm"] = format_rational(schedule.costs->comm);
     }
+    if (schedule.chunks) j["chunks"] = chunks_to_json(*schedule.chunks);
     if (schedule.memory_limit) j["memory_limit"] = format_rational(*schedule.memory_limit);
     json ranks = json::array();
     for (size_t r = 0; r < schedule.ranks.size(); ++r) {

@@ -88,6 +88,8 @@ private:
         }
         if (head == "placement") return read_placement(words);
         if (head == "pipeline") return read_pipeline(words);
+        if (head == "chunks") return read_chunks(line, words);
+        if (head == "chunk-pattern") return read_chunk_pattern(line, words);
         if (head == "costs") {
             if (words.size() < 2)
                 fail(words[0].column + static_cast<int>(head.size()),
@@ -106,7 +108,7 @@ private:
             return;
         }
         fail(words[0].column, fmt::format("unknown directive '{}' (expected ranks, microbatches, stages, placement, "
-                                          "pipeline, costs, stage-costs, memory-limit or rank)",
+                                          "pipeline, costs, stage-costs, chunks, chunk-pattern, memory-limit or rank)",
                                           head));
     }
 
@@ -165,7 +167,59 @@ private:
         size_at_ = {line_, words[3].column};
     }
 
+    // Issue 11: `chunks KEY=VALUE ...` (model/chunk_costs.hpp) and `chunk-pattern NAME|compute: ... / network: ...`.
+    // The op costs are then derived, so a file gives either `costs`/`stage-costs` or `chunks`.
+    std::optional<ChunkSpec> chunks_;
+    std::optional<PatternSpec> chunk_pattern_;
+    int chunk_pattern_line_ = 0;
+
+    void read_chunks(const TextLine& line, const std::vector<Word>& words) {
+        if (costs_) fail(words[0].column, "a file gives either 'costs'/'stage-costs' or 'chunks' (chunk costs derive the op costs)");
+        if (words.size() < 2) expect_words(words, 2);
+        const size_t from = static_cast<size_t>(words[1].column - 1);
+        const std::string_view items = line.text.substr(from);
+        try {
+            chunks_ = ChunkSpec{parse_chunk_costs(items.substr(0, items.find('#'))), std::nullopt, {line_, words[0].column}};
+        } catch (const ChunkCostError& e) {
+            fail(static_cast<int>(from + e.offset) + 1, e.message);
+        }
+    }
+
+    void read_chunk_pattern(const TextLine& line, const std::vector<Word>& words) {
+        if (words.size() < 2) expect_words(words, 2);
+        const size_t from = static_cast<size_t>(words[1].column - 1);
+        const std::string_view text = line.text.substr(from);
+        try {
+            chunk_pattern_ = parse_pattern(text.substr(0, text.find('#')));
+        } catch (const PatternSyntaxError& e) {
+            fail(static_cast<int>(from + e.offset) + 1, e.message);
+        }
+        for (auto& list : chunk_pattern_->lists)
+            for (auto& entry : list) entry.line = line_, entry.column += static_cast<int>(from);
+        chunk_pattern_->origin = file_;
+        chunk_pattern_line_ = line_;
+    }
+
+    void finish_chunks() {
+        if (chunk_pattern_ && !chunks_) {
+            line_ = chunk_pattern_line_;
+            fail(1, "'chunk-pattern' orders chunk components, but the file has no 'chunks' line");
+        }
+        if (!chunks_) return;
+        if (chunk_pattern_ && chunk_pattern_->kind == PatternKind::Custom) {
+            try {
+                check_custom_pattern(*chunk_pattern_, chunks_->costs);
+            } catch (const PatternError& e) {
+                line_ = e.at ? e.at->line : chunk_pattern_line_;
+                fail(e.at ? e.at->column : 1, e.message);
+            }
+        }
+        chunks_->pattern = chunk_pattern_;
+        schedule_.chunks = chunks_;
+    }
+
     void read_costs(const TextLine& line, const std::vector<Word>& words, std::optional<int> block) {
+        if (chunks_) fail(words[0].column, "a file gives either 'costs'/'stage-costs' or 'chunks' (chunk costs derive the op costs)");
         if (!costs_) costs_ = Costs{};
         const size_t from = static_cast<size_t>(words[1].column - 1);
         const std::string_view items = line.text.substr(from);
@@ -374,6 +428,7 @@ private:
             for (int r = 0; r < *ranks_; ++r) schedule_.gaps[r].resize(schedule_.ranks[r].size() + 1, 0);
         schedule_.costs = costs_;
         schedule_.source = file_;
+        finish_chunks();
     }
 };
 
@@ -432,6 +487,10 @@ std::string write_native(const Schedule& schedule) {
             auto items = format_costs(one);
             text += fmt::format("stage-costs {} {}\n", block, items.substr(0, items.rfind(",comm=")));
         }
+    }
+    if (schedule.chunks) {
+        text += "chunks " + format_chunk_costs(schedule.chunks->costs) + "\n";
+        if (schedule.chunks->pattern) text += "chunk-pattern " + format_pattern(*schedule.chunks->pattern) + "\n";
     }
     if (schedule.memory_limit) text += "memory-limit " + format_rational(*schedule.memory_limit) + "\n";
     for (size_t r = 0; r < schedule.ranks.size(); ++r) {

@@ -20,6 +20,7 @@ Rational Costs::duration(OpKind kind, int block) const {
 
 Rational Costs::pair_duration(const Op& forward, int forward_block, const Op& backward, int backward_block) const {
     const auto& c = of_block(forward_block);
+    if (backward.kind == OpKind::I && c.FI) return *c.FI;
     if (c.FB) return *c.FB;
     return duration(forward.kind, forward_block) + duration(backward.kind, backward_block);
 }
@@ -29,6 +30,7 @@ std::vector<Rational> Costs::all_values() const {
     auto add = [&](const OpCosts& c) {
         values.insert(values.end(), {c.F, c.I, c.W, c.full_backward()});
         if (c.FB) values.push_back(*c.FB);
+        if (c.FI) values.push_back(*c.FI);
     };
     add(base);
     for (const auto& [block, c] : per_block) add(c);
@@ -59,9 +61,10 @@ void apply_cost_items(std::string_view text, OpCosts& op_costs, Rational* comm) 
         else if (key == "W") op_costs.W = *value;
         else if (key == "B") op_costs.B = *value;
         else if (key == "FB" || key == "F&B") op_costs.FB = *value;
+        else if (key == "FI" || key == "F&I") op_costs.FI = *value;
         else if ((key == "comm" || key == "c") && comm) *comm = *value;
         else
-            throw CostSyntaxError{"unknown cost key '" + std::string(key) + "' (expected F, I, W, B, FB" +
+            throw CostSyntaxError{"unknown cost key '" + std::string(key) + "' (expected F, I, W, B, FB, FI" +
                                       (comm ? ", comm" : "") + ")",
                                   start};
     }
@@ -78,6 +81,7 @@ std::string format_op_costs(const OpCosts& c) {
     std::string text = "F=" + format_rational(c.F) + ",I=" + format_rational(c.I) + ",W=" + format_rational(c.W);
     if (c.B) text += ",B=" + format_rational(*c.B);
     if (c.FB) text += ",FB=" + format_rational(*c.FB);
+    if (c.FI) text += ",FI=" + format_rational(*c.FI);
     return text;
 }
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // Durations per op kind (optionally per model block) and a P2P latency added on every dependency that
-// crosses ranks. B defaults to I + W; an overlapped pair defaults to the sum of its two ops.
+// crosses ranks. B defaults to I + W; an overlapped pair defaults to the sum of its two ops (FB, when given,
+// for every pair; FI, when given, for the pairs whose backward is an I -- chunk costs derive both).
 // Activation memory: a (stage, micro-batch) stash is allocated when its F starts and released when its
 // W ends (or its B, when the backward is not split). Sizes default to one unit per stash.
 #include "model/op.hpp"
@@ -18,6 +19,7 @@ struct OpCosts {
     Rational F{1}, I{1}, W{1};
     std::optional<Rational> B;   // full backward; default I + W
     std::optional<Rational> FB;  // overlapped F&B pair; default F + (its backward)
+    std::optional<Rational> FI;  // overlapped F&I pair (backward split); default FB when given, else F + I
     Rational full_backward() const { return B ? *B : I + W; }
 };
 

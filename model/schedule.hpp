@@ -8,6 +8,7 @@
 // with SEND/RECV/UNSHARD/RESHARD/REDUCE_GRAD interleaved.
 #include "model/costs.hpp"
 #include "model/op.hpp"
+#include "model/overlap_pattern.hpp"
 #include "model/placement.hpp"
 
 #include <optional>
@@ -52,12 +53,21 @@ struct CommStep {
 };
 using CommProgram = std::vector<std::vector<CommStep>>;  // per rank
 
+// Chunk costs carried by a file (issue 11): per-layer component costs and, optionally, the overlap pattern.
+// The op costs are derived from them (verifier/chunk_derive.hpp) unless the command line gives costs.
+struct ChunkSpec {
+    ChunkCosts costs;
+    std::optional<PatternSpec> pattern;
+    SourceLoc loc{};  // the `chunks` line of a native file
+};
+
 struct Schedule {
     Placement placement;
     std::vector<std::vector<Slot>> ranks;  // per rank, in execution order
     std::string source;                    // file name, for messages
 
     std::optional<Costs> costs;
+    std::optional<ChunkSpec> chunks;       // never together with `costs` in a file
     std::optional<Rational> memory_limit;
     // gaps[r][k] = empty cells just before slot k of rank r; gaps[r].back() = trailing empty cells.
     // Empty when the schedule has no explicit bubbles.

@@ -1,5 +1,7 @@
 #include "planner/plan_text.hpp"
 
+#include "planner/chunk_plan.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -178,6 +180,8 @@ std::string explanation(const PlanResult& result) {
 
 std::string plan_text(const PlanResult& result) {
     std::string text = inputs(result.request) + "\n" + table(result) + "\n" + explanation(result);
+    if (result.any_fits() && result.options.front().pp > 1)  // the recommended PP; none when nothing fits
+        text += ep_exposure_text(result.request, result.options.front().pp, result.options.front().microbatches);
     text +=
         "\nExact vs estimated:\n"
         "  exact, for the chunk costs above: bubble fraction, step time and peak activation stashes -- pipeproof's simulator on the\n"

@@ -200,6 +200,8 @@ void CostRegion::finish() {
     if (rank_of(all) < kCostVars)
         throw std::invalid_argument("the cost region is not a pointed cone: bound every cost variable from below");
     const int eq_rank = rank_of(equalities);
+    // Equalities of full rank leave only the zero point: no ray (was a negative vector size below).
+    if (eq_rank >= kCostVars) throw std::invalid_argument("the cost region is empty (the equalities leave only zero costs)");
     const int need = kCostVars - 1 - eq_rank;
     const int n = static_cast<int>(inequalities.size());
     std::vector<int> pick(need);

@@ -1,6 +1,7 @@
 #include "render/ascii_gantt.hpp"
 
 #include "render/chunks.hpp"
+#include "render/round_scale.hpp"
 
 #include <fmt/format.h>
 
@@ -26,21 +27,6 @@ std::string slot_label(const Slot& slot, const ChunkNumbers& chunks) {
 // spans floor((s + d) / u) - floor(s / u) >= floor(d / u) columns, so d / u >= this is enough.
 Rational columns_needed(const Slot& slot, const std::string& label) {
     return Rational(static_cast<std::int64_t>(label.size()) + (slot.is_pair() ? 2 : 1));
-}
-
-// The largest of 1, 2, 2.5, 5 times a power of ten that is <= limit (limit > 0); the smallest >= limit when up.
-Rational round_scale(const Rational& limit, bool up) {
-    Rational best{0};
-    for (int exponent = -12; exponent <= 18; ++exponent) {
-        Rational power{1};
-        for (int k = 0; k < std::abs(exponent); ++k) power = exponent < 0 ? power / Rational(10) : power * Rational(10);
-        for (const Rational m : {Rational(1), Rational(2), Rational(5, 2), Rational(5)}) {
-            const Rational v = power * m;
-            if (!up && v <= limit) best = v;
-            if (up && v >= limit) return v;
-        }
-    }
-    return best == Rational(0) ? limit : best;
 }
 
 // "{F3+b1}" or "|F3", cut to the letters when the box is too narrow for the whole label.
@@ -72,6 +58,21 @@ std::string legend_of_case(const Schedule& schedule) {
 }
 
 }  // namespace
+
+// The largest of 1, 2, 2.5, 5 times a power of ten that is <= limit (limit > 0); the smallest >= limit when up.
+Rational round_scale(const Rational& limit, bool up) {
+    Rational best{0};
+    for (int exponent = -12; exponent <= 18; ++exponent) {
+        Rational power{1};
+        for (int k = 0; k < std::abs(exponent); ++k) power = exponent < 0 ? power / Rational(10) : power * Rational(10);
+        for (const Rational& m : {Rational(1), Rational(2), Rational(5, 2), Rational(5)}) {
+            const Rational v = power * m;
+            if (!up && v <= limit) best = v;
+            if (up && v >= limit) return v;
+        }
+    }
+    return best == Rational(0) ? limit : best;
+}
 
 std::string ascii_gantt(const Schedule& schedule, const Simulation& sim, const GanttOptions& options) {
     std::string out;

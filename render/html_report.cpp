@@ -50,6 +50,9 @@ std::string compare_table(const std::vector<ReportSchedule>& schedules) {
                       "<th>bubble<br>(largest idle)</th><th>bubble fraction</th><th>utilisation</th><th>ZB bubble rate</th>"
                       "<th>peak activations<br>(worst rank)</th><th>weights per rank</th><th>copies per block</th>";
     if (gpu_hours) out += "<th>GPU-hours per<br>10<sup>6</sup> tokens</th>";
+    bool exposure = false;
+    for (const auto& s : schedules) exposure |= s.exposed_comm.has_value();
+    if (exposure) out += "<th>exposed all-to-all<br>per rank (hidden)</th>";
     out += "</tr>\n";
     for (const auto& s : schedules) {
         const CompareRow& r = s.row;
@@ -62,6 +65,7 @@ std::string compare_table(const std::vector<ReportSchedule>& schedules) {
                            format_rational(max_of(r.model_fraction_per_rank, Rational(0))), max_of(r.copies_per_block, 0));
         if (gpu_hours)
             out += fmt::format("<td>{}</td>", r.gpu_hours_per_million_tokens ? fmt::format("{:.4g}", to_double(*r.gpu_hours_per_million_tokens)) : "—");
+        if (exposure) out += fmt::format("<td>{}</td>", s.exposed_comm ? xml_escape(*s.exposed_comm) : "—");
         out += "</tr>\n";
     }
     return out + "</table>\n";

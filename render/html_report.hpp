@@ -20,6 +20,9 @@ struct ReportSchedule {
     CompareRow row;
     std::optional<PublishedFormula> formula;
     std::string svg;     // the timeline picture, an <svg> element
+    // MoE chunk costs (issue 11): the exposed EP all-to-all per rank and the share hidden, as text; a table column
+    // when any schedule has it.
+    std::optional<std::string> exposed_comm;
 };
 
 struct ReportPage {

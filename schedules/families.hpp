@@ -15,5 +15,6 @@ Schedule generate_zb_h2(const GenerateParams& params);
 Schedule generate_dualpipe(const GenerateParams& params);
 Schedule generate_dualpipev(const GenerateParams& params);
 Schedule generate_chimera(const GenerateParams& params);
+Schedule generate_combined_1f1b(const GenerateParams& params);
 
 }  // namespace pp

@@ -68,6 +68,11 @@ const std::vector<ScheduleFamily>& schedule_families() {
          "DeepSeek DualPipeV (= PyTorch ScheduleDualPipeV)", named("dualpipev", generate_dualpipev, 2)},
         {"chimera", "two bidirectional pipelines (Li & Hoefler, SC'21)", "P, M", "P even, M a positive multiple of P",
          "Chimera (Li & Hoefler, SC'21), authors' training loop", named("chimera", generate_chimera)},
+        {"combined-1f1b", "Megatron-Core combined 1F1B (EP A2A overlap): interleaved 1F1B, one more warm-up forward, steady "
+                          "F&B pairs of different micro-batches",
+         "P, M, V", "P = 1 (V = 1), or V >= 2 and M a positive multiple of P",
+         "Megatron-Core --overlap-moe-expert-parallel-comm (combined_1f1b.py, schedules.py)",
+         named("combined-1f1b", generate_combined_1f1b)},
     };
     return families;
 }

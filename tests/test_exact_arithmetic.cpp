@@ -409,7 +409,7 @@ TEST_CASE("exact: 1F1B makespan in closed form with costs far past 64-bit ticks"
     for (const auto& [P, M] : {std::pair{4, 8}, std::pair{8, 64}, std::pair{8, 9}}) {
         const Rational F(1099511627776, 1000003), I(1099511627776, 1000033), W(1099511627776, 1000037);
         Costs costs;
-        costs.base = OpCosts{F, I, W, std::nullopt, std::nullopt};
+        costs.base = OpCosts{F, I, W, std::nullopt, std::nullopt, std::nullopt};
         const Simulation sim = simulate(find_family("1f1b")->generate({P, M, {}}), costs);
         CHECK_FALSE(sim.makespan.fits_int64());
         CHECK(sim.scale.to_units(sim.makespan) == Rational(M + P - 1) * (F + I + W));

@@ -58,7 +58,7 @@ TEST_CASE("simulate: split backward and per-block costs", "[simulate]") {
     // I r0 [7,8], W r0 [8,9]. Makespan 10; rank 0 busy 3, idle 7.
     Schedule s = read_native("ranks 2\nmicrobatches 1\nrank 0: 0F0 0I0 0W0\nrank 1: 1F0 1I0 1W0\n", "case.txt");
     Costs costs = parse_costs("F=1,I=1,W=1");
-    costs.per_block[1] = OpCosts{3, 3, 3, std::nullopt, std::nullopt};
+    costs.per_block[1] = OpCosts{3, 3, 3, std::nullopt, std::nullopt, std::nullopt};
     const auto sim = simulate(s, costs);
     CHECK(units(sim, sim.makespan) == 10);
     CHECK(units(sim, sim.ranks[0].idle) == 7);

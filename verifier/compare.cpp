@@ -13,6 +13,7 @@ OpCosts scaled(const OpCosts& c, const Rational& share) {
     out.W = c.W * share;
     if (c.B) out.B = *c.B * share;
     if (c.FB) out.FB = *c.FB * share;
+    if (c.FI) out.FI = *c.FI * share;
     return out;
 }
 

@@ -161,7 +161,6 @@ Simulation simulate(const Schedule& schedule, const ScheduleGraph& graph, const 
                     const ActivationModel& activations) {
     Simulation sim;
     sim.scale = time_scale_for(costs);
-    const std::uint32_t n = graph.slot_count();
     const Ticks comm = sim.scale.to_ticks(costs.comm);
     const SlotDurations table(schedule.placement, costs, sim.scale);
 
