@@ -4,6 +4,7 @@
 #include "cli/search_io.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/stop_signal.hpp"
 #include "formats/load.hpp"
 #include "model/size_budget.hpp"
 #include "solver/search.hpp"
@@ -76,9 +77,14 @@ std::string proof_header(const SearchResult& r, const std::string& what) {
               : r.proof_engine == "critical-path"
               ? "the difference constraints of the longest path behind the bound (every one of them is a constraint\n"
                 "; of the full problem, so unsat here means unsat for every schedule).\n"
+              : r.proof_engine == "rank-relaxation"
+              ? "the one-rank relaxation (solver/rank_relaxation.hpp): only the ops of one rank; 's.X.s.m' is the start\n"
+                "; of op X of stage s, micro-batch m, 'o.a<b' orders two of them, 'live.*' counts activations. Each op's\n"
+                "; window and each delay 's.b - s.a >= d' (a longest path through ops of other ranks, at least durations)\n"
+                "; holds in every schedule whose objective is <= the bound, so unsat here means unsat for every schedule.\n"
               : "'s.X.s.m' is the start of op X of stage s, micro-batch m; 'o.a<b' orders two ops of one rank;\n"
                 "; 'live.*' counts activations for the memory cap.\n");
-    if (r.proof_engine != "critical-path")
+    if (r.proof_engine != "critical-path" && r.proof_engine != "rank-relaxation")
         h += r.proof_plain_windows
              ? "; Windows: longest paths over the precedence constraints written in this file, so they remove no solution.\n"
              : "; Windows: longest paths plus same-rank loads (solver/lower_bound.hpp: every same-rank ancestor of an op runs\n"
@@ -109,7 +115,7 @@ void write_proof(const SearchResult& r, const std::string& dir, const SearchProb
         std::ofstream(path(name)) << proof_header(r, "P=" + std::to_string(problem.placement.ranks) + " M=" +
                                                           std::to_string(problem.placement.total_microbatches()) +
                                                           " costs " + format_costs(problem.costs) +
-                                                          (problem.memory_limit ? " memory-limit " + std::to_string(*problem.memory_limit) : ""))
+                                                          (problem.memory_limit ? " memory-limit " + format_rational(*problem.memory_limit) : ""))
                                   << r.proof_smt2;
         readme += name + ": the SMT-LIB2 query \"value <= " + format_rational(r.units(r.proof_bound)) +
                   "\"; re-check with a stock z3 (Debian package z3):\n  z3 " + name + "    # prints: unsat\n";
@@ -123,32 +129,44 @@ struct SearchCommand {
     std::optional<int> ranks, microbatches;
     std::string placement = "1f1b";
     std::optional<std::string> costs, memory, overlap;
+    std::vector<std::string> stage_costs;
     std::string objective = "makespan";
     double time_limit = 60;
     std::optional<std::string> output, proof_dir, format;
     std::string engine = "auto";
     unsigned seed = 0;
-    bool json = false, no_generators = false, no_symmetry = false;
+    bool json = false, no_generators = false, no_symmetry = false, quiet = false;
+    double progress_interval = 2;
 
-    ChunkInput chunks;  // issue 11: op costs derived from chunk costs; --overlap chunk = the derived F&I pair cost
+    ChunkInput chunks;  // issue 11: op costs derived from chunk costs; --overlap chunk / chunk-FI = the derived F&B / F&I pair cost
 
     int run() {
+        const auto started = Clock::now();  // the time limit covers reading and generating warm starts too
         std::vector<WarmStart> starts;
-        const bool chunk_overlap = overlap && *overlap == "chunk";
-        if (chunk_overlap && !chunks.chunk_costs) throw UsageError("--overlap chunk needs --chunk-costs");
+        // --overlap chunk: F&B pairs at the F&B cost derived from --chunk-costs; chunk-FI: F&I pairs at the derived F&I cost.
+        const bool chunk_fb = overlap && *overlap == "chunk", chunk_fi = overlap && *overlap == "chunk-FI";
+        if ((chunk_fb || chunk_fi) && !chunks.chunk_costs) throw UsageError("--overlap " + *overlap + " needs --chunk-costs");
         SearchProblem problem = search_problem_from(placement, ranks, microbatches, costs, memory,
-                                                    chunk_overlap ? std::nullopt : overlap, objective, &starts);
+                                                    chunk_fb || chunk_fi ? std::nullopt : overlap, objective, &starts,
+                                                    stage_costs);
         std::optional<ChunkTable> chunk_table;
         if (chunks.given()) {
             chunk_table = chunks.resolve(Schedule{}, costs.has_value());
             const Costs derived = chunk_table->costs();
             problem.costs.base = derived.base;
             problem.costs.comm = derived.comm;
-            if (chunk_overlap) problem.overlap = *derived.base.FI;
+            if (chunk_fb) {
+                problem.overlap = derived.base.FB;
+                problem.pair_kind = PairKind::ForwardBackward;
+            } else if (chunk_fi) {
+                problem.overlap = derived.base.FI;
+                problem.pair_kind = PairKind::ForwardInput;
+            }
         }
         problem.symmetry_breaking = !no_symmetry;
         SearchOptions options;
         options.time_limit = time_limit;
+        options.started = started;
         options.seed = seed;
         options.want_proof = proof_dir.has_value();
         options.engine = engine == "time-indexed" ? SearchEngine::TimeIndexed
@@ -158,6 +176,12 @@ struct SearchCommand {
         if (!no_generators)
             for (auto& w : generator_warm_starts(problem.placement)) starts.push_back(std::move(w));
         options.warm_starts = std::move(starts);
+        if (!quiet) {
+            options.progress = [](const SearchProgress& p) { std::cerr << format_progress(p) << std::endl; };
+            options.progress_interval = progress_interval;
+        }
+        const StopOnSignal stop;
+        options.stop = stop.flag();
 
         SearchResult r = search(problem, options);
         if (r.schedule && chunk_table) {
@@ -199,6 +223,7 @@ struct SearchCommand {
     void print_text(const SearchResult& r, const ChunkTable* chunk_table) const {
         const char* what = r.objective == Objective::Span ? "span" : "makespan";
         std::cout << "status: " << search_status_name(r.status) << "\n";
+        if (r.stopped) std::cout << "stopped: on request (SIGINT/SIGTERM) before the time limit\n";
         if (r.status == SearchStatus::Infeasible) {
             std::cout << "reason: " << r.lower_bound_argument << "\n";
         } else if (r.schedule) {
@@ -222,13 +247,44 @@ struct SearchCommand {
 
 }  // namespace
 
+namespace {
+
+// The kind of the pairs a schedule holds (nullopt: none); a file mixing F&B and F&I pairs is refused.
+std::optional<PairKind> pairs_in(const Schedule& s, const std::string& file) {
+    std::optional<PairKind> kind;
+    for (const auto& slots : s.ranks)
+        for (const Slot& slot : slots) {
+            if (!slot.is_pair()) continue;
+            const PairKind k = slot.ops[1].kind == OpKind::I ? PairKind::ForwardInput : PairKind::ForwardBackward;
+            if (kind && *kind != k)
+                throw UsageError("--placement " + file + ": the file pairs F with B in some slots and with I in others; "
+                                 "search forms one kind of pair (--overlap FB= or FI=)");
+            kind = k;
+        }
+    return kind;
+}
+
+// The one pair cost of the costs (FB of the base and of every block), nullopt when none is given.
+std::optional<Rational> uniform_pair_cost(const Costs& costs) {
+    std::optional<Rational> fb = costs.base.FB;
+    for (const auto& [block, c] : costs.per_block) {
+        if (c.FB == fb) continue;
+        throw UsageError("search needs one F&B cost for every block (FB differs on block " + std::to_string(block) +
+                         "); give it with --overlap FB=..");
+    }
+    return fb;
+}
+
+}  // namespace
+
 SearchProblem search_problem_from(const std::string& placement, std::optional<int> ranks, std::optional<int> microbatches,
                                   const std::optional<std::string>& costs, const std::optional<std::string>& memory,
                                   const std::optional<std::string>& overlap, const std::string& objective,
-                                  std::vector<WarmStart>* file_start) {
+                                  std::vector<WarmStart>* file_start, const std::vector<std::string>& stage_costs) {
     SearchProblem problem;
     problem.objective = objective == "span" ? Objective::Span : Objective::Makespan;
-    bool from_file = false;
+    Schedule base;  // the costs (and pairs) the command line starts from: the file's, or none
+    std::optional<PairKind> file_pairs;
     if (is_placement_name(placement)) {
         if (!ranks || !microbatches) throw UsageError("search --placement " + placement + " needs -P and -M");
         try {
@@ -242,35 +298,39 @@ SearchProblem search_problem_from(const std::string& placement, std::optional<in
             throw UsageError("--placement: '" + placement + "' is neither 1f1b, v, interleaved:V, dualpipe nor a schedule file");
         Schedule s = load_schedule(placement, std::nullopt);
         problem.placement = s.placement;
-        if (s.costs) problem.costs = *s.costs;
-        if (s.memory_limit) problem.memory_limit = whole_activations(*s.memory_limit);
-        from_file = true;
+        problem.memory_limit = s.memory_limit;  // exact, as the file gives it
+        file_pairs = pairs_in(s, placement);
+        base.costs = s.costs;
         if (file_start) file_start->push_back({"file:" + placement, std::move(s)});
     }
-    try {
-        if (costs) {
-            const Costs parsed = parse_costs(*costs);
-            problem.costs.base = parsed.base;
-            problem.costs.comm = parsed.comm;
-        } else if (!from_file) {
-            problem.costs = Costs{};
-        }
-    } catch (const CostSyntaxError& e) {
-        throw UsageError("--costs: " + e.message);
-    }
+    // The same cost syntax as every other command: --costs over the file's costs, then --stage-costs.
+    CostInput input;
+    input.costs = costs;
+    input.stage_costs = stage_costs;
+    problem.costs = input.resolve(base);
     if (memory && *memory != "none") {
         const auto value = parse_rational(*memory);
-        if (!value) throw UsageError("--memory-limit expects a number of activations, got '" + *memory + "'");
-        problem.memory_limit = whole_activations(*value);  // peaks are whole
+        if (!value) throw UsageError("--memory-limit expects a number of activations (exact: 7.5 or 15/2) or none, got '" + *memory + "'");
+        problem.memory_limit = *value;
     } else if (memory) {
         problem.memory_limit.reset();
     }
+    // Pairs: --overlap FB=x (F with a full backward, DeepSeek's F&B) or FI=x (F with an input-gradient I);
+    // else an FB cost in the costs (from --costs or the file) allows F&B pairs, or the kind of pair the
+    // file holds.
     if (overlap) {
-        std::string text = *overlap;
-        if (text.rfind("FB=", 0) == 0) text = text.substr(3);
-        const auto value = parse_rational(text);
-        if (!value || *value <= Rational(0)) throw UsageError("--overlap expects FB=<duration>, got '" + *overlap + "'");
+        const std::string& text = *overlap;
+        const bool fb = text.rfind("FB=", 0) == 0, fi = text.rfind("FI=", 0) == 0;
+        const auto value = fb || fi ? parse_rational(text.substr(3)) : std::nullopt;
+        if (!value || *value <= Rational(0))
+            throw UsageError("--overlap expects FB=<duration> (an F with a full backward B, DeepSeek's F&B) or "
+                             "FI=<duration> (an F with an input-gradient I; W runs on its own), got '" + text + "'");
         problem.overlap = *value;
+        problem.pair_kind = fb ? PairKind::ForwardBackward : PairKind::ForwardInput;
+    } else if (const auto fb = uniform_pair_cost(problem.costs)) {
+        if (*fb <= Rational(0)) throw UsageError("the F&B cost FB must be positive");
+        problem.overlap = *fb;
+        problem.pair_kind = file_pairs.value_or(PairKind::ForwardBackward);
     }
     return problem;
 }
@@ -280,6 +340,7 @@ nlohmann::json search_result_json(const SearchResult& r) {
     j["status"] = search_status_name(r.status);
     j["objective"] = r.objective == Objective::Span ? "span" : "makespan";
     j["seconds"] = std::round(r.seconds * 1000) / 1000;
+    j["stopped"] = r.stopped;
     if (r.schedule) {
         j["makespan"] = exact_json(r.units(r.makespan));
         if (r.objective == Objective::Span) j["span"] = exact_json(r.units(r.value));
@@ -316,11 +377,15 @@ Runner add_search(CLI::App& app) {
     sub->add_option("--placement", cmd->placement,
                     "1f1b (one stage per rank), v (2 stages per rank, V map), interleaved:V (loop map), dualpipe "
                     "(bidirectional), or a schedule FILE (its placement, costs and memory limit)");
-    sub->add_option("--costs", cmd->costs, "durations F=..,I=..,W=..,comm=.. (exact: 1.75 or 7/4); default F=I=W=1, comm=0");
-    sub->add_option("--memory-limit", cmd->memory, "activations per rank (one unit = one stage's stash of one micro-batch), or none");
+    sub->add_option("--costs", cmd->costs,
+                    "durations F=..,I=..,W=..,comm=.. (exact: 1.75 or 7/4); default F=I=W=1, comm=0; FB=.. allows F&B pairs");
+    sub->add_option("--stage-costs", cmd->stage_costs, "per-block override BLOCK:F=..,I=..,W=.. (repeatable)");
+    sub->add_option("--memory-limit", cmd->memory,
+                    "activations per rank (one unit = one stage's stash of one micro-batch; exact, e.g. 7.5), or none");
     sub->add_option("--overlap", cmd->overlap,
-                    "FB=..: an F and an I on one rank may run as one overlapped unit of this cost (chunk: the F&I cost derived "
-                    "from --chunk-costs)");
+                    "FB=..: an F and a full backward B (I and W fused) on one rank may run as one unit of this cost "
+                    "(DeepSeek's F&B); FI=..: an F and an input-gradient I (W runs on its own); chunk / chunk-FI: the F&B / F&I "
+                    "cost derived from --chunk-costs");
     cmd->chunks.add_options(*sub);
     sub->add_option("--objective", cmd->objective, "makespan (default) or span (Zero Bubble's per-stage span)")
         ->check(CLI::IsMember({"makespan", "span"}));
@@ -334,6 +399,10 @@ Runner add_search(CLI::App& app) {
     sub->add_flag("--no-generators", cmd->no_generators, "do not start from the schedule library");
     sub->add_flag("--no-symmetry-breaking", cmd->no_symmetry, "search without per-class micro-batch order (slow; for cross-checks)");
     sub->add_flag("--json", cmd->json, "machine-readable output");
+    sub->add_flag("-q,--quiet", cmd->quiet, "no progress lines on standard error");
+    sub->add_option("--progress-interval", cmd->progress_interval,
+                    "seconds between progress lines when nothing improves (default 2)")
+        ->check(CLI::PositiveNumber);
     return [cmd] { return cmd->run(); };
 }
 

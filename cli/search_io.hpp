@@ -15,6 +15,6 @@ nlohmann::json search_result_json(const SearchResult& r);
 SearchProblem search_problem_from(const std::string& placement, std::optional<int> ranks, std::optional<int> microbatches,
                                   const std::optional<std::string>& costs, const std::optional<std::string>& memory,
                                   const std::optional<std::string>& overlap, const std::string& objective,
-                                  std::vector<WarmStart>* file_start);
+                                  std::vector<WarmStart>* file_start, const std::vector<std::string>& stage_costs = {});
 
 }  // namespace pp::cli

@@ -35,7 +35,7 @@ public:
         live_.assign(inst.ranks, 0);
         cap_.assign(inst.ranks, std::numeric_limits<int>::max());
         for (int r = 0; r < inst.ranks; ++r) {
-            if (inst.problem.memory_limit) cap_[r] = *inst.problem.memory_limit;
+            if (inst.cap) cap_[r] = *inst.cap;
             if (rule.staircase >= 0) cap_[r] = std::min(cap_[r], std::max(units_per_microbatch(inst), inst.ranks - r + rule.staircase));
         }
         const Placement& pl = inst.problem.placement;
@@ -62,13 +62,19 @@ public:
             int other = -1;
             if (rule_.pair && inst_.is_pairable(task)) {
                 other = pick(rank, when, task);
-                if (other >= 0 && *inst_.pair >= inst_.tasks[task].duration + inst_.tasks[other].duration) other = -1;
+                if (other >= 0 && *inst_.pair >= unpaired_cost(task) + unpaired_cost(other)) other = -1;
             }
             const Ticks end = when + (other >= 0 ? *inst_.pair : inst_.tasks[task].duration);
             start(task, when, end, other);
             if (other >= 0) start(other, when, end, task);
-            free_at_[rank] = end;
             done += other >= 0 ? 2 : 1;
+            if (other >= 0 && inst_.fused_pairs()) {
+                // F&B: the backward's W is absorbed: a zero-length task at the end of the unit.
+                const int input = inst_.tasks[task].op.kind == OpKind::I ? task : other;
+                start(inst_.weight_of(input), end, end, -1);
+                ++done;
+            }
+            free_at_[rank] = end;
         }
         result_.objective = objective_of(inst_, result_.end);
         result_.ok = true;
@@ -76,6 +82,13 @@ public:
     }
 
 private:
+    // What a pair member costs outside a pair; with F&B the I brings its W along.
+    Ticks unpaired_cost(int task) const {
+        Ticks d = inst_.tasks[task].duration;
+        if (inst_.fused_pairs() && inst_.tasks[task].op.kind == OpKind::I) d += inst_.tasks[inst_.weight_of(task)].duration;
+        return d;
+    }
+
     bool opens_microbatch(int task) const {
         const Op& op = inst_.tasks[task].op;
         return op.kind == OpKind::F && op.stage == 0;
@@ -196,8 +209,8 @@ std::vector<GreedyRule> greedy_portfolio(const Instance& inst) {
         multi_stage = multi_stage || held > 1;
     }
     std::vector<int> caps = {0};
-    if (inst.problem.memory_limit) {
-        const int safe = std::max(1, *inst.problem.memory_limit / units_per_microbatch(inst));
+    if (inst.cap) {
+        const int safe = std::max(1, *inst.cap / units_per_microbatch(inst));
         if (safe < inst.problem.placement.total_microbatches()) caps.push_back(safe);
     }
     for (int cap : caps)
@@ -244,14 +257,14 @@ std::vector<GreedyRule> greedy_portfolio(const Instance& inst) {
 }
 
 GreedySchedule best_greedy(const Instance& inst, const TaskBounds& bounds, std::chrono::steady_clock::time_point deadline,
-                           int* rules_run) {
+                           int* rules_run, const std::atomic<bool>* stop) {
     GreedySchedule best;
     int count = 0;
     // The safe rule (last cap, F first) runs first so that a schedule exists even on a tight deadline.
     std::vector<GreedyRule> rules = greedy_portfolio(inst);
     std::stable_partition(rules.begin(), rules.end(), [&](const GreedyRule& r) { return r.inflight_cap > 0; });
     for (const GreedyRule& rule : rules) {
-        if (count > 0 && best.ok && std::chrono::steady_clock::now() > deadline) break;
+        if (count > 0 && best.ok && (std::chrono::steady_clock::now() > deadline || (stop && stop->load()))) break;
         GreedySchedule s = run_greedy(inst, rule, bounds.tail);
         ++count;
         if (s.ok && (!best.ok || s.objective < best.objective)) best = std::move(s);

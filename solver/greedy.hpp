@@ -12,6 +12,7 @@
 #include "solver/lower_bound.hpp"
 #include "solver/search_instance.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -40,8 +41,10 @@ struct GreedySchedule {
 GreedySchedule run_greedy(const Instance& inst, const GreedyRule& rule, const std::vector<Ticks>& tail);
 std::vector<GreedyRule> greedy_portfolio(const Instance& inst);
 
-// Runs the whole portfolio (until the deadline) and returns the best schedule found.
+// Runs the whole portfolio (until the deadline, or until *stop once one schedule exists) and returns
+// the best schedule found.
 GreedySchedule best_greedy(const Instance& inst, const TaskBounds& bounds,
-                           std::chrono::steady_clock::time_point deadline, int* rules_run = nullptr);
+                           std::chrono::steady_clock::time_point deadline, int* rules_run = nullptr,
+                           const std::atomic<bool>* stop = nullptr);
 
 }  // namespace pp

@@ -60,13 +60,13 @@ public:
 
 private:
     bool memory_ok(const std::vector<std::vector<int>>& orders) const {
-        if (!inst_.problem.memory_limit) return true;
+        if (!inst_.cap) return true;
         for (int r = 0; r < inst_.ranks; ++r) {
             if (!inst_.rank_needs_cardinality[r]) continue;  // memory edges already hold it
             int live = 0;
             for (int t : orders[r]) {
                 const OpKind kind = inst_.tasks[t].op.kind;
-                if (kind == OpKind::F && ++live > *inst_.problem.memory_limit) return false;
+                if (kind == OpKind::F && ++live > *inst_.cap) return false;
                 if (kind == OpKind::W) --live;
             }
         }
@@ -136,11 +136,13 @@ GreedySchedule time_orders(const Instance& inst, const std::vector<std::vector<i
 }
 
 GreedySchedule improve_by_moves(const Instance& inst, std::vector<std::vector<int>> orders,
-                                std::chrono::steady_clock::time_point deadline, int max_shift) {
+                                std::chrono::steady_clock::time_point deadline, int max_shift,
+                                const std::atomic<bool>* stop) {
+    const auto over = [&] { return std::chrono::steady_clock::now() >= deadline || (stop && stop->load()); };
     OrderTimer timer(inst);
     Timing best = timer.time(orders);
     if (!best.ok) return {};
-    for (bool improved = true; improved && std::chrono::steady_clock::now() < deadline;) {
+    for (bool improved = true; improved && !over();) {
         improved = false;
         for (int r = 0; r < inst.ranks; ++r) {
             auto& order = orders[r];
@@ -148,7 +150,7 @@ GreedySchedule improve_by_moves(const Instance& inst, std::vector<std::vector<in
                 for (int shift = -max_shift; shift <= max_shift; ++shift) {
                     const long to = static_cast<long>(from) + shift;
                     if (shift == 0 || to < 0 || to >= static_cast<long>(order.size())) continue;
-                    if (std::chrono::steady_clock::now() >= deadline) return time_orders(inst, orders);
+                    if (over()) return time_orders(inst, orders);
                     move(order, from, static_cast<size_t>(to));
                     const Timing t = timer.time(orders);
                     if (t.ok && better(t, best)) {
@@ -165,18 +167,20 @@ GreedySchedule improve_by_moves(const Instance& inst, std::vector<std::vector<in
 }
 
 GreedySchedule iterated_local_search(const Instance& inst, std::vector<std::vector<int>> orders,
-                                     std::chrono::steady_clock::time_point deadline, unsigned seed) {
-    GreedySchedule best = improve_by_moves(inst, orders, deadline, 6);
+                                     std::chrono::steady_clock::time_point deadline, unsigned seed,
+                                     const std::atomic<bool>* stop) {
+    const auto over = [&] { return std::chrono::steady_clock::now() >= deadline || (stop && stop->load()); };
+    GreedySchedule best = improve_by_moves(inst, orders, deadline, 6, stop);
     if (!best.ok) return best;
     for (int shift : {16, 48}) {
-        if (std::chrono::steady_clock::now() >= deadline) return best;
-        const GreedySchedule g = improve_by_moves(inst, orders_by_start(inst, best), deadline, shift);
+        if (over()) return best;
+        const GreedySchedule g = improve_by_moves(inst, orders_by_start(inst, best), deadline, shift, stop);
         if (g.ok && g.objective <= best.objective) best = g;
     }
     std::mt19937 rng(seed);
     OrderTimer timer(inst);
     // Stop early once kicks keep failing: small instances converge in milliseconds.
-    for (int failures = 0; failures < 300 && std::chrono::steady_clock::now() < deadline; ++failures) {
+    for (int failures = 0; failures < 300 && !over(); ++failures) {
         auto kicked = orders_by_start(inst, best);
         for (int k = 0; k < 4; ++k) {
             auto& order = kicked[rng() % kicked.size()];
@@ -187,7 +191,7 @@ GreedySchedule iterated_local_search(const Instance& inst, std::vector<std::vect
             move(order, from, static_cast<size_t>(to));
             if (!timer.time(kicked).ok) move(order, static_cast<size_t>(to), from);
         }
-        const GreedySchedule g = improve_by_moves(inst, kicked, deadline, 6);
+        const GreedySchedule g = improve_by_moves(inst, kicked, deadline, 6, stop);
         if (g.ok && g.objective < best.objective) best = g, failures = -1;
     }
     return best;

@@ -7,6 +7,7 @@
 #include "solver/greedy.hpp"
 #include "solver/search_instance.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <vector>
@@ -20,14 +21,17 @@ std::optional<std::vector<std::vector<int>>> orders_of(const Instance& inst, con
 // ASAP timing of fixed per-rank orders; ok = false on deadlock or a memory violation.
 GreedySchedule time_orders(const Instance& inst, const std::vector<std::vector<int>>& orders);
 
+// Both stop at the deadline or once *stop is true, returning the best orders so far.
 GreedySchedule improve_by_moves(const Instance& inst, std::vector<std::vector<int>> orders,
-                                std::chrono::steady_clock::time_point deadline, int max_shift = 6);
+                                std::chrono::steady_clock::time_point deadline, int max_shift = 6,
+                                const std::atomic<bool>* stop = nullptr);
 
 // Iterated local search: improve_by_moves with shifts of 6, 16 and 48 places, then, until the
 // deadline or 300 kicks in a row without progress, kick the best orders (a few random moves of up to
 // 16 places that keep them valid) and improve again, keeping the result when it is better.
 // Deterministic for a given seed.
 GreedySchedule iterated_local_search(const Instance& inst, std::vector<std::vector<int>> orders,
-                                     std::chrono::steady_clock::time_point deadline, unsigned seed);
+                                     std::chrono::steady_clock::time_point deadline, unsigned seed,
+                                     const std::atomic<bool>* stop = nullptr);
 
 }  // namespace pp

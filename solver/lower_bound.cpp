@@ -158,12 +158,15 @@ std::vector<Ticks> deliveries_to_rank(const Instance& inst, int r, const std::ve
 
 Ticks min_duration(const Instance& inst, int task) {
     const Ticks d = inst.tasks[task].duration;
-    return inst.is_pairable(task) ? std::min(d, *inst.pair) : d;
+    return inst.is_pairable(task) || inst.is_absorbable(task) ? std::min(d, inst.pair_duration(task)) : d;
 }
 
+// A pair unit holds two tasks (F&I) or three (F&B: F, I and the absorbed W), so each member is charged
+// at most an equal share of the unit: the shares of one unit never add up to more than its cost.
 Ticks min_occupancy(const Instance& inst, int task) {
     const Ticks d = inst.tasks[task].duration;
-    return inst.is_pairable(task) ? std::min(d, *inst.pair / 2) : d;
+    if (!inst.is_pairable(task) && !inst.is_absorbable(task)) return d;
+    return std::min(d, *inst.pair / (inst.fused_pairs() ? 3 : 2));
 }
 
 TaskBounds compute_task_bounds(const Instance& inst, bool strengthen, size_t max_tasks) {
@@ -246,10 +249,12 @@ LowerBound analytic_lower_bound(const Instance& inst, const TaskBounds& b) {
 
     std::vector<std::vector<int>> desc;
     if (span && b.strengthened) desc = same_rank_relatives(inst, false);
+    std::vector<Ticks> per_rank(inst.ranks, 0);
     for (int r = 0; r < inst.ranks; ++r) {
         std::vector<Ticks> delivery = span ? deliveries_to_rank(inst, r, desc) : b.tail;
         const Threshold th = rank_threshold(inst, inst.rank_tasks[r], b.head, delivery);
         const Ticks origin = span ? inst.earliest_rank_start[r] : 0;
+        if (th.value != kNone) per_rank[r] = th.value - origin;
         if (th.value == kNone || th.value - origin <= best.value) continue;
         best = LowerBound{};
         best.value = th.value - origin;
@@ -277,6 +282,7 @@ LowerBound analytic_lower_bound(const Instance& inst, const TaskBounds& b) {
                         units_text(inst, th.b) + " = ") +
             units_text(inst, best.value);
     }
+    best.per_rank = std::move(per_rank);
     return best;
 }
 
@@ -302,8 +308,8 @@ std::vector<FormulaBound> formula_bounds(const Instance& inst) {
                    "the last rank's first op, F of stage P-1 for micro-batch 0, cannot start before the forward "
                    "has crossed P-1 ranks, (P-1)(F+comm); from then on the rank still has M(F+I+W) of work: " +
                        u(work + (P - 1) * (F + c)) + numbers});
-    if (inst.problem.memory_limit && *inst.problem.memory_limit < M) {
-        const Ticks L = *inst.problem.memory_limit;
+    if (inst.cap && *inst.cap < M) {
+        const Ticks L = *inst.cap;
         const Ticks front = std::max<Ticks>(0, P * F + (P - 1) * (I + 2 * c) - L * F);
         const Ticks end = std::max<Ticks>(0, (P - 1) * (F + I + 2 * c) - (L - 1) * (I + W));
         out.push_back(

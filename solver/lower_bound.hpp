@@ -52,6 +52,7 @@ struct LowerBound {
     int task = -1;                 // critical-path: the task on the path
     std::vector<std::string> head_chain, tail_chain;  // how a (or head) and b (or tail) come about
     std::string derivation;        // one paragraph, with the numbers
+    std::vector<Ticks> per_rank;   // the rank-threshold bound of every rank (quantised)
 };
 
 // The best of the critical-path and rank-threshold bounds for the instance's objective.

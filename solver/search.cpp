@@ -2,6 +2,7 @@
 
 #include "solver/greedy.hpp"
 #include "solver/greedy_improve.hpp"
+#include "solver/rank_relaxation.hpp"
 #include "solver/search_certificate.hpp"
 #include "verifier/simulate.hpp"
 #include "verifier/verify.hpp"
@@ -15,75 +16,90 @@ namespace {
 
 Ticks ceil_div(Ticks a, Ticks b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
-// A fused B is inside the search space when it costs at least I + W and is not part of a pair (then
-// I immediately followed by W does as well); an F&B pair never is when pairs cost FB.
+// Does a slot's pair match the pairs the search forms? (F&B: F with a fused B; F&I: F with an I.)
+bool pair_in_space(const Instance& inst, const Slot& slot) {
+    if (!inst.pairs_allowed()) return false;
+    return slot.ops[1].kind == (inst.fused_pairs() ? OpKind::B : OpKind::I);
+}
+
+// An unpaired fused B is inside the search space when it costs at least I + W (then I immediately
+// followed by W does as well); a pair must be of the kind the search forms.
 std::string outside_search_space(const Instance& inst, const Schedule& s) {
     for (const auto& slots : s.ranks)
-        for (const Slot& slot : slots)
-            for (const Op& op : slot) {
-                if (op.kind != OpKind::B) continue;
-                const int block = inst.problem.placement.block_of(op.pipeline, op.stage);
-                const auto& c = inst.problem.costs.of_block(block);
-                if (c.full_backward() < c.I + c.W) return "uses a fused B cheaper than I + W";
-                if (slot.is_pair() && inst.pairs_allowed()) return "pairs an F with a fused B";
-            }
+        for (const Slot& slot : slots) {
+            if (slot.is_pair() && !pair_in_space(inst, slot))
+                return inst.pairs_allowed() ? std::string("pairs an F with ") + kind_letter(slot.ops[1].kind) +
+                                                  " while the search pairs " + pair_kind_name(inst.problem.pair_kind)
+                                            : "has overlapped pairs and no --overlap cost";
+            if (slot.is_pair()) continue;
+            const Op& op = slot.ops[0];
+            if (op.kind != OpKind::B) continue;
+            const auto& c = inst.problem.costs.of_block(inst.problem.placement.block_of(op.pipeline, op.stage));
+            if (c.full_backward() < c.I + c.W) return "uses a fused B cheaper than I + W";
+        }
     return "";
 }
 
-// A fused B as I immediately followed by W, and an F&B pair as an F&I pair (when pairs are allowed,
-// else F then I) followed by W: the same schedule inside the search space.
-Schedule split_backwards(const Instance& inst, const Schedule& s) {
+// The nearest schedule inside the search space: an unpaired fused B becomes I immediately followed by
+// W; a pair of the wrong kind becomes what the search can form (F&B -> F&I then W, F&I -> F then I,
+// any pair without --overlap -> its ops one after the other).
+Schedule into_search_space(const Instance& inst, const Schedule& s) {
     Schedule out = s;
     out.gaps.clear();
     for (auto& slots : out.ranks) {
         std::vector<Slot> split;
         for (const Slot& slot : slots) {
+            if (slot.is_pair() && pair_in_space(inst, slot)) {
+                split.push_back(slot);
+                continue;
+            }
             const Op* backward = nullptr;
             for (const Op& op : slot)
-                if (op.kind == OpKind::B) backward = &op;
-            if (!backward) {
+                if (op.kind == OpKind::B || op.kind == OpKind::I) backward = &op;
+            if (!backward || (!slot.is_pair() && backward->kind == OpKind::I)) {
                 split.push_back(slot);
                 continue;
             }
             const Op i{OpKind::I, backward->pipeline, backward->stage, backward->microbatch};
             const Op w{OpKind::W, backward->pipeline, backward->stage, backward->microbatch};
-            if (slot.is_pair() && inst.pairs_allowed()) {
+            if (slot.is_pair() && inst.pairs_allowed() && !inst.fused_pairs()) {
                 split.push_back(Slot::pair(slot.ops[0], i));
             } else {
                 if (slot.is_pair()) split.push_back(Slot::single(slot.ops[0]));
                 split.push_back(Slot::single(i));
             }
-            split.push_back(Slot::single(w));
+            if (backward->kind == OpKind::B) split.push_back(Slot::single(w));
         }
         slots = std::move(split);
     }
     return out;
 }
 
-bool has_fused_backward(const Schedule& s) {
+bool needs_rewrite(const Instance& inst, const Schedule& s) {
     for (const auto& slots : s.ranks)
-        for (const Slot& slot : slots)
-            for (const Op& op : slot)
-                if (op.kind == OpKind::B) return true;
+        for (const Slot& slot : slots) {
+            if (slot.is_pair() ? !pair_in_space(inst, slot) : slot.ops[0].kind == OpKind::B) return true;
+        }
     return false;
 }
 
 class Driver {
 public:
     Driver(const SearchProblem& problem, const SearchOptions& options)
-        : problem_(problem), options_(options), t0_(Clock::now()),
-          deadline_(t0_ + std::chrono::microseconds(static_cast<long long>(options.time_limit * 1e6))) {}
+        : problem_(problem), options_(options), t0_(options.started.value_or(Clock::now())),
+          deadline_(t0_ + std::chrono::microseconds(static_cast<long long>(options.time_limit * 1e6))),
+          monitor_(options.progress, options.progress_interval, options.stop, t0_) {}
 
     SearchResult run() {
         result_.objective = problem_.objective;
         if (problem_.memory_limit) {
             const MemoryFloor floor = memory_floor(problem_.placement);
-            if (*problem_.memory_limit < floor.units) {
+            if (*problem_.memory_limit < Rational(floor.units)) {
                 result_.status = SearchStatus::Infeasible;
                 result_.infeasible = floor;
                 result_.lower_bound_kind = "memory-floor";
                 result_.lower_bound_argument = floor.explanation;
-                log("memory cap " + std::to_string(*problem_.memory_limit) + " is below the floor " +
+                log("memory cap " + format_rational(*problem_.memory_limit) + " is below the floor " +
                     std::to_string(floor.units) + ": infeasible");
                 return finish();
             }
@@ -92,6 +108,7 @@ public:
         result_.scale = inst_.scale;
         result_.quantum = inst_.quantum;
         result_.tasks = inst_.size();
+        phase("bounds");
         bounds_ = compute_task_bounds(inst_, options_.strengthen);
         if (!options_.strengthen) plain_bounds_ = bounds_;
         result_.analytic = analytic_lower_bound(inst_, bounds_);
@@ -105,6 +122,7 @@ public:
                 result_.lower_bound_kind = "formula";
                 result_.lower_bound_argument = f.name + ": " + f.derivation;
             }
+        report("new bound");
         log("instance: " + std::to_string(inst_.size()) + " tasks, time unit " +
             format_rational(inst_.to_units(1)) + ", analytic lower bound " + text(lower_ * inst_.quantum) + " (" +
             result_.analytic.kind + ")");
@@ -127,18 +145,42 @@ public:
         }
         if (proven_optimal()) {
             log("incumbent equals the lower bound: optimal without a solver call");
-        } else if (exact) {
-            run_z3();
-        } else if (options_.engine != SearchEngine::None) {
-            log("no exact engine fits this instance (encodings too large): greedy and lower bound only");
+        } else if (stopped()) {
+            // nothing more to do: the best schedule so far and its certified gap
+        } else if (exact || options_.engine != SearchEngine::None) {
+            if (options_.relaxations) run_rank_relaxations(exact ? 0.3 : 1.0);
+            if (proven_optimal() || stopped()) {
+            } else if (exact) {
+                run_z3();
+            } else {
+                log("no exact engine fits this instance (encodings too large): heuristics, bounds and relaxations only");
+            }
         }
-        finalize_proof();
+        if (!stopped()) finalize_proof();
         result_.status = proven_optimal() ? SearchStatus::Optimal : SearchStatus::Feasible;
         return finish();
     }
 
 private:
     std::string text(Ticks ticks) const { return format_rational(inst_.scale.to_units(ticks)); }
+
+    bool stopped() const { return monitor_.stop_requested(); }
+    const std::atomic<bool>* stop_flag() const { return monitor_.stop_flag(); }
+
+    // The state the progress reports show (search_monitor.hpp).
+    void report(const std::string& event) {
+        SearchProgress p;
+        p.phase = phase_;
+        p.scale = inst_.scale;
+        p.best = result_.schedule ? result_.value : -1;
+        p.bound = lower_ * inst_.quantum;
+        p.best_origin = result_.origin;
+        monitor_.update(p, event);
+    }
+    void phase(const std::string& name) {
+        phase_ = name;
+        report("");
+    }
     void log(const std::string& line) {
         char stamp[32];
         std::snprintf(stamp, sizeof stamp, "[%.2fs] ", seconds_since(t0_));
@@ -164,17 +206,23 @@ private:
         result_.value = e.value;
         result_.makespan = e.makespan;
         result_.simulator_span = e.simulator_span;
+        report("new best");
         return true;
     }
 
     void take_warm_starts() {
+        phase("library schedules");
         std::vector<WarmStart> starts;
         for (const WarmStart& w : options_.warm_starts) {
             if (!same_placement(w.schedule.placement, inst_.problem.placement)) continue;
             starts.push_back(w);
-            if (has_fused_backward(w.schedule)) starts.push_back({w.origin + "+split", split_backwards(inst_, w.schedule)});
+            if (needs_rewrite(inst_, w.schedule)) starts.push_back({w.origin + "+split", into_search_space(inst_, w.schedule)});
         }
         for (const WarmStart& w : starts) {
+            if (result_.schedule && (stopped() || Clock::now() >= deadline_)) {
+                log("time is up: the remaining library schedules are not evaluated");
+                break;
+            }
             Schedule s = w.schedule;
             const std::string outside = outside_search_space(inst_, s);
             if (!outside.empty()) {
@@ -204,8 +252,9 @@ private:
     }
 
     void run_greedy_portfolio(double share) {
+        phase("greedy");
         const auto greedy_deadline = share_of_remaining(share);
-        const GreedySchedule g = best_greedy(inst_, bounds_, greedy_deadline, &result_.greedy_rules);
+        const GreedySchedule g = best_greedy(inst_, bounds_, greedy_deadline, &result_.greedy_rules, stop_flag());
         if (!g.ok) return;
         result_.greedy_value = g.objective * inst_.quantum;
         log("greedy " + g.rule.name() + ": " + text(result_.greedy_value) + " (best of " +
@@ -216,8 +265,9 @@ private:
     // Local search from the incumbent's orders (greedy_improve.hpp), on a share of the remaining time.
     void improve_incumbent(double share) {
         const auto orders = orders_of(inst_, *result_.schedule);
-        if (!orders) return;
-        const GreedySchedule g = iterated_local_search(inst_, *orders, share_of_remaining(share), options_.seed);
+        if (!orders || stopped()) return;
+        phase("local search");
+        const GreedySchedule g = iterated_local_search(inst_, *orders, share_of_remaining(share), options_.seed, stop_flag());
         if (g.ok && offer(schedule_from_starts(inst_, g.start, g.partner), "local-search(" + result_.origin + ")"))
             log("local search: " + text(result_.value));
     }
@@ -239,30 +289,92 @@ private:
         q.keep_smt2 = options_.want_proof;
         q.seed = options_.seed;
         q.deadline = deadline;
+        q.interrupt = &monitor_.z3_interrupt();
+        phase("z3 " + std::string(engine == SearchEngine::TimeIndexed ? "time-indexed" : "disjunctive") + " <= " +
+              text(bound * inst_.quantum));
         q.max_variables = engine == SearchEngine::TimeIndexed ? options_.max_time_indexed_variables
                                                                : options_.max_disjunctive_variables;
         const TaskBounds& b = strengthen ? bounds_ : plain_bounds_;
         Z3Outcome out = engine == SearchEngine::TimeIndexed ? solve_time_indexed(inst_, b, q) : solve_disjunctive(inst_, b, q);
-        Z3Call call{bound * inst_.quantum, out.answer, out.engine, out.reason, out.variables, out.constraints,
-                    out.build_seconds, out.solve_seconds};
-        result_.calls.push_back(call);
-        log("z3 " + out.engine + " makespan" + std::string(problem_.objective == Objective::Span ? "/span" : "") +
-            " <= " + text(bound * inst_.quantum) + ": " + z3_answer_name(out.answer) +
-            (out.reason.empty() ? "" : " (" + out.reason + ")") + ", " + std::to_string(out.variables) + " vars, " +
-            std::to_string(out.build_seconds + out.solve_seconds).substr(0, 5) + " s");
+        record_call(bound, out, "");
         return out;
     }
 
+    void record_call(Ticks bound, const Z3Outcome& out, const std::string& what) {
+        Z3Call call{bound * inst_.quantum, out.answer, out.engine, out.reason, out.variables, out.constraints,
+                    out.build_seconds, out.solve_seconds};
+        result_.calls.push_back(call);
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%.2f s", out.build_seconds + out.solve_seconds);
+        log("z3 " + out.engine + what + " makespan" + std::string(problem_.objective == Objective::Span ? "/span" : "") +
+            " <= " + text(bound * inst_.quantum) + ": " + z3_answer_name(out.answer) +
+            (out.reason.empty() ? "" : " (" + out.reason + ")") + ", " + std::to_string(out.variables) + " vars, " +
+            seconds);
+    }
+
+    // Exact one-rank relaxations (rank_relaxation.hpp), ranks with the highest rank-load bound first:
+    // a query at the proven bound tells whether the rank can help at all (sat: go to the next rank);
+    // if it cannot meet it, bisect between the bound and the incumbent on that rank's problem.
+    void run_rank_relaxations(double share) {
+        if (inst_.pairs_allowed() || proven_optimal() || stopped()) return;
+        const auto until = share_of_remaining(share);
+        std::vector<int> order(inst_.ranks);
+        for (int r = 0; r < inst_.ranks; ++r) order[r] = r;
+        const auto& per_rank = result_.analytic.per_rank;
+        if (per_rank.size() == order.size())
+            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return per_rank[a] > per_rank[b]; });
+        for (int r : order) {
+            if (proven_optimal() || stopped() || Clock::now() >= until) return;
+            const RankSubproblem sub = rank_subproblem(inst_, r);
+            Ticks lo = lower_, hi = upper_units() - 1;
+            for (bool first = true; lo <= hi && !stopped() && Clock::now() < until; first = false) {
+                const Ticks bound = first ? lo : lo + (hi - lo) / 2;
+                phase("rank " + std::to_string(r) + " relaxation <= " + text(bound * inst_.quantum));
+                const Windows w = windows_for_bound(inst_, bounds_, bound, options_.strengthen);
+                Z3Query q;
+                q.bound = bound;
+                q.keep_smt2 = options_.want_proof;
+                q.seed = options_.seed;
+                q.deadline = until;
+                q.interrupt = &monitor_.z3_interrupt();
+                q.max_variables = options_.max_relaxation_variables;
+                const Z3Outcome out = solve_rank_subproblem(sub, w, q);
+                record_call(bound, out, " (rank " + std::to_string(r) + ")");
+                if (out.answer == Z3Answer::Unsat) {
+                    proven_above(bound, out, relaxation_argument(r, sub, bound));
+                    lo = bound + 1;
+                } else if (out.answer == Z3Answer::Sat) {
+                    if (first) break;  // this rank alone does not rule out the proven bound
+                    hi = bound - 1;
+                } else {
+                    break;
+                }
+            }
+        }
+    }
+
+    std::string relaxation_argument(int rank, const RankSubproblem& sub, Ticks bound) const {
+        return "rank " + std::to_string(rank) + " alone cannot meet " + text(bound * inst_.quantum) +
+               " (Z3, disjunctive encoding of its one-rank relaxation): its " + std::to_string(sub.inst.size()) +
+               " ops, each inside its window for that bound (longest paths and same-rank loads), " +
+               std::to_string(sub.inst.edges.size()) +
+               " precedence delays through the other ranks (longest paths, least durations), one op at a time" +
+               (inst_.cap ? ", at most " + std::to_string(*inst_.cap) + " live activations" : std::string()) +
+               ", have no schedule (solver/rank_relaxation.hpp)";
+    }
+
     // Records what an UNSAT at `bound` proves.
-    void proven_above(Ticks bound, const Z3Outcome& out) {
+    void proven_above(Ticks bound, const Z3Outcome& out, const std::string& argument = "") {
         if (bound + 1 <= lower_) return;
         lower_ = bound + 1;
+        report("new bound");
         const bool window = out.reason.rfind("empty window", 0) == 0;
-        result_.lower_bound_kind = window ? "empty-window" : "z3-unsat";
+        result_.lower_bound_kind = window ? "empty-window" : out.engine == "rank-relaxation" ? "rank-relaxation" : "z3-unsat";
         result_.lower_bound_argument =
             window ? "no schedule has objective <= " + text(bound * inst_.quantum) + ": " + out.reason
-                   : "Z3 (" + out.engine + " encoding) proved that no schedule has objective <= " +
-                         text(bound * inst_.quantum);
+            : !argument.empty() ? argument
+                                : "Z3 (" + out.engine + " encoding) proved that no schedule has objective <= " +
+                                      text(bound * inst_.quantum);
         if (!window && options_.want_proof) {
             result_.proof_smt2 = out.smt2;
             result_.proof_bound = bound * inst_.quantum;
@@ -290,7 +402,7 @@ private:
     void run_z3() {
         bool probed = false;
         Ticks undecided = -1;  // the last bound whose query ran out of time
-        while (!proven_optimal() && Clock::now() < deadline_) {
+        while (!proven_optimal() && Clock::now() < deadline_ && !stopped()) {
             const Ticks hi = upper_units();  // a schedule with value <= hi * quantum is known
             const bool small_gap = hi - lower_ <= std::max<Ticks>(2, hi / 500);
             Ticks bound;
@@ -383,12 +495,18 @@ private:
             }
         }
         result_.seconds = seconds_since(t0_);
+        result_.stopped = stopped();
+        if (result_.stopped) log("stopped on request: the best schedule so far and its certified gap");
+        phase("done");
+        report(search_status_name(result_.status));
         return std::move(result_);
     }
 
     const SearchProblem& problem_;
     const SearchOptions& options_;
     Clock::time_point t0_, deadline_;
+    SearchMonitor monitor_;
+    std::string phase_ = "start";
     Instance inst_;
     TaskBounds bounds_, plain_bounds_;  // with and without the same-rank load strengthening
     Ticks lower_ = 0;  // proven lower bound, quantised units
@@ -415,8 +533,7 @@ Evaluation evaluate_schedule(const Instance& inst, Schedule& schedule) {
         return e;
     }
     schedule.costs = inst.problem.costs;
-    if (inst.problem.memory_limit) schedule.memory_limit = Rational(*inst.problem.memory_limit);
-    else schedule.memory_limit.reset();
+    schedule.memory_limit = inst.problem.memory_limit;  // exact, as given
     const ScheduleGraph graph = build_schedule_graph(schedule);
     VerifyOptions vo;
     vo.memory_limit = schedule.memory_limit;

@@ -20,8 +20,11 @@
 #include "model/schedule.hpp"
 #include "solver/lower_bound.hpp"
 #include "solver/search_instance.hpp"
+#include "solver/search_monitor.hpp"
 #include "solver/z3_encoding.hpp"
 
+#include <atomic>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,13 +43,22 @@ struct WarmStart {
 
 struct SearchOptions {
     double time_limit = 60;            // seconds for the whole search, encoding builds included
+    std::optional<Clock::time_point> started;  // when the time limit started (default: the call)
     SearchEngine engine = SearchEngine::Auto;
     bool want_proof = false;           // keep the final UNSAT query as SMT-LIB2
     bool strengthen = true;            // same-rank load windows
     unsigned seed = 0;
     size_t max_time_indexed_variables = 300000;
     size_t max_disjunctive_variables = 60000;
+    bool relaxations = true;           // exact one-rank relaxations for the lower bound (rank_relaxation.hpp)
+    size_t max_relaxation_variables = 400000;
     std::vector<WarmStart> warm_starts;
+    // Watching and stopping (search_monitor.hpp): `progress` gets every new best schedule, bound and
+    // phase, and the current state every `progress_interval` seconds; once `*stop` is true the search
+    // ends with the best schedule so far (set it from a signal handler: the store is signal-safe).
+    std::function<void(const SearchProgress&)> progress;
+    double progress_interval = 2;
+    const std::atomic<bool>* stop = nullptr;
 };
 
 struct Z3Call {
@@ -85,6 +97,7 @@ struct SearchResult {
     std::string best_warm_start;       // origin of the best warm start, if any
     Ticks warm_start_value = -1;
     double seconds = 0;
+    bool stopped = false;              // ended early by a stop request
 
     Rational units(Ticks ticks) const { return scale.to_units(ticks); }
 };

@@ -45,12 +45,13 @@ void add_dependency_edges(Instance& inst) {
     }
 }
 
+// With F&B pairs the W class keeps no order of its own (see the header).
 void add_fifo_edges(Instance& inst) {
     const Placement& pl = inst.problem.placement;
     for (int p = 0; p < pl.pipeline_count(); ++p)
         for (int s = 0; s < pl.pipelines[p].stages(); ++s)
             for (OpKind kind : kSlotKind)
-                for (int m = 1; m < pl.pipelines[p].microbatches; ++m)
+                for (int m = 1; !(kind == OpKind::W && inst.fused_pairs()) && m < pl.pipelines[p].microbatches; ++m)
                     add_edge(inst, inst.task_of({kind, p, s, m - 1}), inst.task_of({kind, p, s, m}), 0, Why::Fifo);
 }
 
@@ -116,6 +117,20 @@ bool Instance::is_pairable(int task) const {
     return pair.has_value() && (tasks[task].op.kind == OpKind::F || tasks[task].op.kind == OpKind::I);
 }
 
+bool Instance::is_absorbable(int task) const { return fused_pairs() && tasks[task].op.kind == OpKind::W; }
+
+int Instance::weight_of(int input_task) const {
+    const Op& op = tasks[input_task].op;
+    return task_of({OpKind::W, op.pipeline, op.stage, op.microbatch});
+}
+
+int Instance::input_of(int weight_task) const {
+    const Op& op = tasks[weight_task].op;
+    return task_of({OpKind::I, op.pipeline, op.stage, op.microbatch});
+}
+
+const char* pair_kind_name(PairKind kind) { return kind == PairKind::ForwardBackward ? "F&B" : "F&I"; }
+
 MemoryFloor memory_floor(const Placement& placement) {
     MemoryFloor floor;
     for (int p = 0; p < placement.pipeline_count(); ++p)
@@ -135,6 +150,11 @@ Instance build_instance(const SearchProblem& problem) {
     problem.placement.validate();
     Instance inst;
     inst.problem = problem;
+    if (problem.memory_limit) {
+        const Rational& cap = *problem.memory_limit;
+        if (cap < Rational(0)) throw std::invalid_argument("the memory limit must not be negative");
+        inst.cap = static_cast<int>(std::min<std::int64_t>(cap.numerator() / cap.denominator(), 1 << 30));
+    }
     if (problem.overlap) {
         inst.problem.costs.base.FB = *problem.overlap;
         for (auto& [block, c] : inst.problem.costs.per_block) c.FB = *problem.overlap;
@@ -207,17 +227,17 @@ Instance build_instance(const SearchProblem& problem) {
     add_dependency_edges(inst);
     if (problem.symmetry_breaking) {
         add_fifo_edges(inst);
-        if (problem.memory_limit) add_memory_edges(inst, *problem.memory_limit);
+        if (inst.cap && !inst.fused_pairs()) add_memory_edges(inst, *inst.cap);
     }
     for (const PrecedenceEdge& edge : inst.edges) inst.horizon += edge.lag;
 
     // A rank whose activations all belong to one stage is exactly described by its memory edges.
     inst.rank_needs_cardinality.assign(pl.ranks, false);
-    if (problem.memory_limit)
+    if (inst.cap)
         for (int r = 0; r < pl.ranks; ++r) {
             int classes = 0;
             for (int p = 0; p < pl.pipeline_count(); ++p) classes += static_cast<int>(pl.stages_on_rank(p, r).size());
-            inst.rank_needs_cardinality[r] = classes > 1 || !problem.symmetry_breaking;
+            inst.rank_needs_cardinality[r] = classes > 1 || !problem.symmetry_breaking || inst.fused_pairs();
         }
 
     compute_topological_order(inst);
@@ -229,7 +249,7 @@ Schedule schedule_from_starts(const Instance& inst, const std::vector<Ticks>& st
     Schedule schedule;
     schedule.placement = inst.problem.placement;
     schedule.costs = inst.problem.costs;
-    if (inst.problem.memory_limit) schedule.memory_limit = Rational(*inst.problem.memory_limit);
+    schedule.memory_limit = inst.problem.memory_limit;
     schedule.ranks.resize(inst.ranks);
     for (int r = 0; r < inst.ranks; ++r) {
         std::vector<int> order = inst.rank_tasks[r];
@@ -239,10 +259,14 @@ Schedule schedule_from_starts(const Instance& inst, const std::vector<Ticks>& st
         });
         for (int t : order) {
             const int other = partner.empty() ? -1 : partner[t];
+            const Op& op = inst.tasks[t].op;
+            if (inst.is_absorbable(t) && !partner.empty() && partner[inst.input_of(t)] >= 0) continue;  // in its F&B
             if (other < 0) {
-                schedule.ranks[r].push_back(Slot::single(inst.tasks[t].op));
-            } else if (inst.tasks[t].op.kind == OpKind::F) {
-                schedule.ranks[r].push_back(Slot::pair(inst.tasks[t].op, inst.tasks[other].op));
+                schedule.ranks[r].push_back(Slot::single(op));
+            } else if (op.kind == OpKind::F) {
+                Op backward = inst.tasks[other].op;
+                if (inst.fused_pairs()) backward.kind = OpKind::B;
+                schedule.ranks[r].push_back(Slot::pair(op, backward));
             }  // the backward of a pair was emitted with its forward
         }
     }

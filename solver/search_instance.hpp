@@ -12,6 +12,15 @@
 //   FIFO          X(s,m-1) -> X(s,m) for each kind X and stage s (symmetry breaking, see below).
 //   memory        W(s,m-(L-u)) -> F(s,m), u = stages of the same pipeline on that rank before s.
 //
+// Overlapped pairs (--overlap). A pair is one unit of cost `overlap` on one rank, holding an F and a
+// backward (DeepSeek's F&B, PyTorch's OVERLAP_F_B; the unit is the FB cost of the written file):
+//   F&B (PairKind::ForwardBackward, `--overlap FB=`, what FB means everywhere else): the backward is the
+//       full B of one micro-batch, its I and W fused. Both end with the unit: the input gradient leaves
+//       and the activation is freed at its end. In the model the pair's I starts with its F and its W
+//       is a zero-length task at the unit's end. A backward outside a pair is split into I and W.
+//   F&I (PairKind::ForwardInput, `--overlap FI=`): the backward is the input-gradient I only; its W
+//       runs later on its own.
+//
 // Symmetry breaking (lossless for identical micro-batches). Take any feasible schedule; on every stage
 // and kind, give micro-batch m the m-th smallest start time of that class. Durations do not depend on
 // m, so every device still runs the same multiset of busy intervals (no overlap, same makespan, same
@@ -24,6 +33,15 @@
 // micro-batches, so a cap L is exactly "F(s,m) starts after W(s,m-L) ends" on a rank that holds one
 // stage; at F(s,m) every earlier stage of the same pipeline on that rank also holds m (its W comes after
 // I(s,m)), which gives the u offset. Ranks with more than one stage also get a cardinality constraint.
+//
+// Per-stage costs (--stage-costs) change nothing above: durations may differ between classes, but
+// within one (stage, kind) class every micro-batch still costs the same, and that is all the argument
+// uses. The same holds for pairs: ops on one rank never overlap, so within a class the order of starts
+// is the order of ends even when some members are paired (longer); a pair's cost depends only on the
+// classes it joins; relabelling inside classes keeps every pair a pair of the same two classes.
+// One exception: with F&B pairs the I and W of a fused backward must belong to the same micro-batch, so
+// the W of stage s is relabelled with the permutation of its I, not sorted on its own. There F and I
+// keep their FIFO order, W does not, and the memory cap is a cardinality constraint on every rank.
 #include "model/costs.hpp"
 #include "model/placement.hpp"
 #include "model/rational.hpp"
@@ -40,12 +58,19 @@ enum class Objective {
     Span,      // Zero Bubble: max over ranks of (end of its last op - earliest possible start of its first)
 };
 
+enum class PairKind { ForwardBackward, ForwardInput };
+const char* pair_kind_name(PairKind kind);  // "F&B", "F&I"
+
 struct SearchProblem {
     Placement placement;
     Costs costs;                        // durations per kind (and block), latency
-    std::optional<int> memory_limit;    // per rank, in stage activations; nullopt = unlimited
+    // Per rank, in stage activations (exact, as given); nullopt = unlimited. Every stash is one whole
+    // activation, so "peak <= cap" is exactly "peak <= floor(cap)": nothing is rounded away, and the
+    // schedule written carries the cap as given.
+    std::optional<Rational> memory_limit;
     Objective objective = Objective::Makespan;
-    std::optional<Rational> overlap;    // FB: an F and an I on one rank may run as one unit of this cost
+    std::optional<Rational> overlap;    // pairs allowed, of this cost (the FB of the written file)
+    PairKind pair_kind = PairKind::ForwardBackward;
     bool symmetry_breaking = true;      // FIFO per class + memory as precedence (lossless, see above)
 };
 
@@ -75,7 +100,8 @@ struct Instance {
     TimeScale scale;             // the simulator's ticks for these costs
     Ticks quantum = 1;           // one instance time unit = quantum ticks
     Ticks comm = 0;              // quantised latency
-    std::optional<Ticks> pair;   // quantised FB, when pairs are allowed
+    std::optional<Ticks> pair;   // quantised pair cost, when pairs are allowed
+    std::optional<int> cap;      // floor(memory limit): the most whole activations a rank may hold
     int ranks = 0;
     std::vector<Task> tasks;
     std::vector<std::vector<int>> rank_tasks;       // per rank, task ids
@@ -94,7 +120,13 @@ struct Instance {
     Ticks to_ticks(Ticks quantised) const { return quantised * quantum; }
     bool fifo() const { return problem.symmetry_breaking; }
     bool pairs_allowed() const { return pair.has_value(); }
+    bool fused_pairs() const { return pair && problem.pair_kind == PairKind::ForwardBackward; }  // F&B
     bool is_pairable(int task) const;  // F or I, when pairs are allowed
+    bool is_absorbable(int task) const;  // a W that an F&B pair may absorb (fused_pairs)
+    // Duration of a task inside a pair: the pair cost for F and I, 0 for an absorbed W (it marks the end).
+    Ticks pair_duration(int task) const { return is_absorbable(task) ? 0 : *pair; }
+    int weight_of(int input_task) const;  // the W of an I's (pipeline, stage, micro-batch)
+    int input_of(int weight_task) const;
 
     std::vector<int> task_index_;  // OpIndex-like dense map (pipeline, stage, mb, kind) -> task
     std::vector<size_t> pipeline_base_;

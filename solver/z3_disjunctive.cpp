@@ -58,7 +58,7 @@ public:
 private:
     void add(const z3::expr& e) {
         solver_.add(e);
-        if (++constraints_ % 4096 == 0 && Clock::now() > query_.deadline) throw BuildTimeout{};
+        if (++constraints_ % 4096 == 0 && (Clock::now() > query_.deadline || query_.stopped())) throw BuildTimeout{};
     }
 
     bool is_ancestor(int a, int b) const {  // a runs before b by precedence (same rank)
@@ -105,7 +105,7 @@ private:
     }
 
     void add_memory(int r) {
-        const int limit = *inst_.problem.memory_limit;
+        const int limit = *inst_.cap;
         for (int f : inst_.rank_tasks[r]) {
             if (inst_.tasks[f].op.kind != OpKind::F) continue;
             z3::expr_vector live(ctx_);
@@ -141,15 +141,20 @@ size_t disjunctive_variables(const Instance& inst, const Windows& w) {
 }
 
 Z3Outcome solve_disjunctive(const Instance& inst, const TaskBounds& bounds, const Z3Query& query) {
-    const auto t0 = Clock::now();
-    Z3Outcome out;
-    out.engine = "disjunctive";
     if (inst.pairs_allowed()) {
+        Z3Outcome out;
+        out.engine = "disjunctive";
         out.answer = Z3Answer::Skipped;
         out.reason = "overlapped pairs need the time-indexed encoding";
         return out;
     }
-    const Windows w = windows_for_bound(inst, bounds, query.bound, query.strengthen);
+    return solve_disjunctive_in(inst, windows_for_bound(inst, bounds, query.bound, query.strengthen), query);
+}
+
+Z3Outcome solve_disjunctive_in(const Instance& inst, const Windows& w, const Z3Query& query) {
+    const auto t0 = Clock::now();
+    Z3Outcome out;
+    out.engine = "disjunctive";
     if (w.empty_task >= 0) {
         out.answer = Z3Answer::Unsat;
         out.reason = "empty window: " + describe_op(inst.tasks[w.empty_task].op) + " cannot start before " +

@@ -4,6 +4,7 @@
 // building the formula (Z3's own timeout only covers check()).
 #include "solver/lower_bound.hpp"
 #include "solver/search_instance.hpp"
+#include "solver/search_monitor.hpp"
 
 #include <z3++.h>
 
@@ -26,6 +27,8 @@ struct Z3Query {
     size_t max_variables = 400000;  // skip (Skipped) above this, to keep memory in check
     unsigned seed = 0;
     Clock::time_point deadline{};
+    Z3Interrupt* interrupt = nullptr;  // a stop request interrupts the check (and the build)
+    bool stopped() const { return interrupt && interrupt->fired(); }
 };
 
 struct Z3Outcome {
@@ -47,6 +50,8 @@ Z3Outcome solve_time_indexed(const Instance& inst, const TaskBounds& bounds, con
 // Scales with the number of tasks, not with the size of the durations. No pairs.
 size_t disjunctive_variables(const Instance& inst, const Windows& windows);
 Z3Outcome solve_disjunctive(const Instance& inst, const TaskBounds& bounds, const Z3Query& query);
+// The same on given windows (query.bound is only reported): for relaxations (rank_relaxation.hpp).
+Z3Outcome solve_disjunctive_in(const Instance& inst, const Windows& windows, const Z3Query& query);
 
 // Exact integer numerals both ways (times may exceed 64 bits).
 z3::expr int_numeral(z3::context& ctx, const Ticks& value);

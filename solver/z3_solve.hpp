@@ -19,7 +19,7 @@ void build_and_check(Encoder& enc, const Z3Query& query, Clock::time_point t0, Z
         enc.build();
     } catch (const BuildTimeout&) {
         out.answer = Z3Answer::Unknown;
-        out.reason = "time limit reached while building the encoding";
+        out.reason = query.stopped() ? "stopped" : "time limit reached while building the encoding";
         out.build_seconds = seconds_since(t0);
         return;
     }
@@ -39,7 +39,10 @@ void build_and_check(Encoder& enc, const Z3Query& query, Clock::time_point t0, Z
     enc.solver().set(params);
     if (query.keep_smt2) out.smt2 = enc.solver().to_smt2();
     const auto t1 = Clock::now();
+    z3::context& ctx = enc.solver().ctx();
+    if (query.interrupt) query.interrupt->attach([&ctx] { ctx.interrupt(); });
     const z3::check_result r = enc.solver().check();
+    if (query.interrupt) query.interrupt->detach();
     out.solve_seconds = seconds_since(t1);
     if (r == z3::sat) {
         on_sat(enc.solver().get_model(), out);
@@ -48,7 +51,7 @@ void build_and_check(Encoder& enc, const Z3Query& query, Clock::time_point t0, Z
         out.answer = Z3Answer::Unsat;
     } else {
         out.answer = Z3Answer::Unknown;
-        out.reason = enc.solver().reason_unknown();
+        out.reason = query.stopped() ? "stopped" : enc.solver().reason_unknown();
     }
 }
 

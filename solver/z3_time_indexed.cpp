@@ -102,7 +102,7 @@ private:
     }
 
     void tick() {
-        if (++constraints_ % 4096 == 0 && Clock::now() > query_.deadline) throw BuildTimeout{};
+        if (++constraints_ % 4096 == 0 && (Clock::now() > query_.deadline || query_.stopped())) throw BuildTimeout{};
     }
     void clause(std::initializer_list<Lit> lits) {
         z3::expr_vector v(ctx_);
@@ -147,7 +147,9 @@ private:
         for (Ticks t = w_.est[i]; t + 1 < w_.lst[i]; ++t) clause({!y(i, t), y(i, t + 1)});
     }
 
-    // Candidate F&I pairs: same rank, windows that meet.
+    // Candidate pairs of an F and an I: same rank, windows that meet. With F&B pairs the I's W is
+    // absorbed: it shares the I's `paired` literal and, when paired, starts (with length 0) exactly at
+    // the unit's end: start(W) >= start(I) + FB from the I -> W edge, start(W) <= start(I) + FB here.
     void make_pairs() {
         paired_.assign(inst_.size(), Lit::constant(false));
         std::vector<std::vector<Lit>> of_task(inst_.size());
@@ -177,6 +179,13 @@ private:
             solver_.add(z3::mk_or(any));
             at_most(of_task[i], 1);
         }
+        if (!inst_.fused_pairs()) return;
+        for (size_t b = 0; b < inst_.size(); ++b) {
+            if (inst_.tasks[b].op.kind != OpKind::I || paired_[b].state != Lit::Var) continue;
+            const int i = static_cast<int>(b), w = inst_.weight_of(i);
+            paired_[w] = paired_[i];
+            for (Ticks t = w_.est[i] + *inst_.pair; t < w_.lst[w]; ++t) clause({!paired_[i], !y(i, t - *inst_.pair), y(w, t)});
+        }
     }
 
     bool may_pair(int i) const { return !paired_.empty() && paired_[i].state == Lit::Var; }
@@ -194,7 +203,7 @@ private:
             require(inst_.tasks[i].duration + e.lag, Lit::constant(false));
         } else {
             require(inst_.tasks[i].duration + e.lag, paired_[i]);
-            require(*inst_.pair + e.lag, !paired_[i]);
+            require(inst_.pair_duration(i) + e.lag, !paired_[i]);
         }
     }
 
@@ -208,7 +217,7 @@ private:
             if (!may_pair(t)) continue;
             const Ticks deadline = query_.bound + (span ? inst_.earliest_rank_start[inst_.tasks[i].rank] : 0);
             clause({paired_[t], y(t, deadline - inst_.tasks[i].duration)});
-            clause({!paired_[t], y(t, deadline - *inst_.pair)});
+            clause({!paired_[t], y(t, deadline - inst_.pair_duration(t))});
         }
     }
 
@@ -246,7 +255,7 @@ private:
 
     // live(a,t) <= F_a started by t and W_a not ended by t; at most L at every time an F may start.
     void add_memory(int r) {
-        const int limit = *inst_.problem.memory_limit;
+        const int limit = *inst_.cap;
         std::vector<Ticks> times;
         for (int i : inst_.rank_tasks[r])
             if (inst_.tasks[i].op.kind == OpKind::F)
@@ -261,7 +270,14 @@ private:
             for (Ticks t : times) {
                 const Lit started = y(a.forward, t), freed = y(a.weight, t - dw);
                 if (started.state == Lit::False || freed.state == Lit::True) continue;
-                if (freed.state == Lit::False) {
+                if (may_pair(a.weight)) {
+                    // An absorbed W (F&B) frees at its start, the end of its unit: freed by t when
+                    // start(W) <= t - d_W, or when it is paired and start(W) <= t.
+                    Lit l = new_var(name + std::to_string(t));
+                    clause({!started, freed, paired_[a.weight], l});
+                    clause({!started, freed, y(a.weight, t), l});
+                    live[t].push_back(l);
+                } else if (freed.state == Lit::False) {
                     live[t].push_back(started);
                 } else if (started.state == Lit::True) {
                     live[t].push_back(!freed);

@@ -8,10 +8,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <map>
 #include <functional>
 #include <limits>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,12 +28,16 @@
 // starts no earlier than the previous one (ties: by rank) visits every per-rank order exactly once
 // through its sorted sequence. Branch and bound prunes with "rank free + work left on the rank".
 // Memory is order-based per rank: live = F started - W ended <= cap at every F. Pairs: an F and an I of
-// one rank may start together as one unit of duration FB.
+// one rank may start together as one unit of duration FB; with `fused` (DeepSeek's F&B) the unit also
+// holds that I's W (the full backward), which ends -- and frees its activation -- with the unit.
+// Durations may differ per model block (per-stage costs).
 namespace pp::test {
 
 struct TinyCosts {
     std::int64_t F = 1, I = 1, W = 1, comm = 0;
     std::optional<std::int64_t> FB;  // pairs allowed when set
+    bool fused = false;              // pairs are F&B (I and W of one micro-batch), else F&I
+    std::map<int, std::array<std::int64_t, 3>> block;  // per-block F, I, W overrides
 };
 
 struct BruteForceResult {
@@ -45,7 +52,7 @@ public:
         for (int p = 0; p < pl.pipeline_count(); ++p)
             for (int s = 0; s < pl.pipelines[p].stages(); ++s)
                 for (int m = 0; m < pl.pipelines[p].microbatches; ++m)
-                    for (int k = 0; k < 3; ++k) ops_.push_back({k, p, s, m, pl.rank_of(p, s)});
+                    for (int k = 0; k < 3; ++k) ops_.push_back({k, p, s, m, pl.rank_of(p, s), pl.block_of(p, s)});
         auto find = [&](int k, int p, int s, int m) {
             for (size_t i = 0; i < ops_.size(); ++i)
                 if (ops_[i].kind == k && ops_[i].p == p && ops_[i].s == s && ops_[i].m == m) return static_cast<int>(i);
@@ -58,6 +65,7 @@ public:
             if (o.kind == 1) pred = o.s == last ? find(0, o.p, o.s, o.m) : find(1, o.p, o.s + 1, o.m);
             if (o.kind == 2) pred = find(1, o.p, o.s, o.m);
             o.pred = pred;
+            o.weight = o.kind == 1 ? find(2, o.p, o.s, o.m) : -1;
         }
         // h_r: earliest start of any op of rank r from dependencies alone.
         std::vector<std::int64_t> head(ops_.size(), 0);
@@ -75,7 +83,7 @@ public:
         live_.assign(pl_.ranks, 0);
         work_left_.assign(pl_.ranks, 0);
         last_end_.assign(pl_.ranks, 0);
-        for (const auto& o : ops_) work_left_[o.rank] += occupancy2(o);
+        for (const auto& o : ops_) work_left_[o.rank] += occupancy6(o);
         best_ = std::numeric_limits<std::int64_t>::max();
         dfs(0, 0, 0);
         BruteForceResult r;
@@ -86,13 +94,19 @@ public:
 
 private:
     struct TinyOp {
-        int kind, p, s, m, rank;
-        int pred = -1;
+        int kind, p, s, m, rank, block;
+        int pred = -1, weight = -1;
     };
-    std::int64_t duration(const TinyOp& o) const { return o.kind == 0 ? c_.F : o.kind == 1 ? c_.I : c_.W; }
-    // Twice the least time an op occupies its rank: a pair's FB may be shared by its two ops.
-    std::int64_t occupancy2(const TinyOp& o) const {
-        return c_.FB && o.kind < 2 ? std::min(2 * duration(o), *c_.FB) : 2 * duration(o);
+    std::int64_t duration(const TinyOp& o) const {
+        const auto it = c_.block.find(o.block);
+        if (it != c_.block.end()) return it->second[o.kind];
+        return o.kind == 0 ? c_.F : o.kind == 1 ? c_.I : c_.W;
+    }
+    // Six times the least time an op occupies its rank: a pair's FB may be shared by its two (F&I) or
+    // three (F&B) ops.
+    std::int64_t occupancy6(const TinyOp& o) const {
+        if (!c_.FB || (o.kind == 2 && !c_.fused)) return 6 * duration(o);
+        return std::min(6 * duration(o), (c_.fused ? 2 : 3) * *c_.FB);
     }
     std::int64_t lag(int from, int to) const { return ops_[from].rank == ops_[to].rank ? 0 : c_.comm; }
     std::int64_t ready(int i) const {
@@ -104,7 +118,7 @@ private:
     std::int64_t bound() const {
         std::int64_t b = 0;
         for (int r = 0; r < pl_.ranks; ++r) {
-            const std::int64_t done = work_left_[r] > 0 ? free_[r] + (work_left_[r] + 1) / 2 : last_end_[r];
+            const std::int64_t done = work_left_[r] > 0 ? free_[r] + (work_left_[r] + 5) / 6 : last_end_[r];
             b = std::max(b, done - (span_ ? origin_[r] : 0));
         }
         return b;
@@ -135,21 +149,25 @@ private:
         if (start < last_start || (start == last_start && r < last_rank)) return;
         if (ops_[i].kind == 0 && cap_ && live_[r] + 1 > *cap_) return;
         const std::int64_t d = j >= 0 ? *c_.FB : duration(ops_[i]);
+        const int w = j >= 0 && c_.fused ? ops_[j].weight : -1;  // the absorbed W of an F&B
         const std::int64_t saved_free = free_[r], saved_last = last_end_[r];
         const int saved_live = live_[r];
+        const std::int64_t used = occupancy6(ops_[i]) + (j >= 0 ? occupancy6(ops_[j]) : 0) + (w >= 0 ? occupancy6(ops_[w]) : 0);
         end_[i] = start + d;
         if (j >= 0) end_[j] = start + d;
+        if (w >= 0) end_[w] = start + d;
         free_[r] = last_end_[r] = start + d;
-        work_left_[r] -= occupancy2(ops_[i]) + (j >= 0 ? occupancy2(ops_[j]) : 0);
+        work_left_[r] -= used;
         if (ops_[i].kind == 0) ++live_[r];
-        if (ops_[i].kind == 2) --live_[r];
-        dfs(placed + (j >= 0 ? 2 : 1), start, r);
+        if (ops_[i].kind == 2 || w >= 0) --live_[r];
+        dfs(placed + (j >= 0 ? 2 : 1) + (w >= 0 ? 1 : 0), start, r);
         live_[r] = saved_live;
-        work_left_[r] += occupancy2(ops_[i]) + (j >= 0 ? occupancy2(ops_[j]) : 0);
+        work_left_[r] += used;
         free_[r] = saved_free;
         last_end_[r] = saved_last;
         end_[i] = -1;
         if (j >= 0) end_[j] = -1;
+        if (w >= 0) end_[w] = -1;
     }
 
     const Placement& pl_;
@@ -184,6 +202,11 @@ Costs costs_of(const TinyCosts& t) {
     c.base.I = t.I;
     c.base.W = t.W;
     c.comm = t.comm;
+    for (const auto& [block, d] : t.block) {
+        OpCosts o;
+        o.F = d[0], o.I = d[1], o.W = d[2];
+        c.per_block[block] = o;
+    }
     return c;
 }
 
@@ -194,6 +217,7 @@ SearchProblem problem_of(const Case& k, Objective objective = Objective::Makespa
     p.memory_limit = k.cap;
     p.objective = objective;
     if (k.costs.FB) p.overlap = Rational(*k.costs.FB);
+    p.pair_kind = k.costs.fused ? PairKind::ForwardBackward : PairKind::ForwardInput;
     return p;
 }
 
@@ -228,7 +252,10 @@ void check_schedule(const SearchResult& r, const Case& k) {
     const VerifyReport report = verify(*r.schedule, vo);
     CHECK(report.ok());
     Costs costs = costs_of(k.costs);
-    if (k.costs.FB) costs.base.FB = Rational(*k.costs.FB);
+    if (k.costs.FB) {
+        costs.base.FB = Rational(*k.costs.FB);
+        for (auto& [block, c] : costs.per_block) c.FB = costs.base.FB;
+    }
     const Simulation sim = simulate(*r.schedule, costs);
     CHECK(sim.makespan == r.makespan);
 }
@@ -306,8 +333,8 @@ TEST_CASE("search: Zero Bubble span objective equals the brute force", "[search]
 }
 
 TEST_CASE("search: overlapped F&I pairs, chosen by the search, equal the brute force", "[search]") {
-    for (const Case& k : {Case{"loop P2 M2 FB3", loop(2, 2), TinyCosts{2, 2, 1, 0, 3}, std::nullopt},
-                          Case{"dualpipe P2 M4 FB3 cap3", Placement::bidirectional(2, 2), TinyCosts{2, 2, 1, 0, 3}, 3}}) {
+    for (const Case& k : {Case{"loop P2 M2 FI3", loop(2, 2), TinyCosts{2, 2, 1, 0, 3}, std::nullopt},
+                          Case{"dualpipe P2 M4 FI3 cap3", Placement::bidirectional(2, 2), TinyCosts{2, 2, 1, 0, 3}, 3}}) {
         INFO(k.name);
         const auto bf = BruteForce(k.placement, k.costs, k.cap, false).solve();
         const SearchResult r = search(problem_of(k), quick());
@@ -318,5 +345,81 @@ TEST_CASE("search: overlapped F&I pairs, chosen by the search, equal the brute f
         Case plain = k;
         plain.costs.FB.reset();
         CHECK(BruteForce(plain.placement, plain.costs, plain.cap, false).solve().best >= bf.best);
+    }
+}
+
+// Counts the pairs of a schedule whose backward is a fused B.
+int fused_pairs(const Schedule& s) {
+    int count = 0;
+    for (const auto& slots : s.ranks)
+        for (const Slot& slot : slots) count += slot.is_pair() && slot.ops[1].kind == OpKind::B;
+    return count;
+}
+
+TEST_CASE("search: F&B pairs (an F with a full backward, I and W fused) equal the brute force", "[search]") {
+    TinyCosts fb{2, 2, 1, 0, 4, true};  // F + I + W = 5 > FB = 4: pairing pays
+    TinyCosts fb_comm{2, 3, 1, 1, 5, true};
+    for (const Case& k : {Case{"loop P2 M2 FB4", loop(2, 2), fb, std::nullopt},
+                          Case{"loop P2 M3 FB4 cap2", loop(2, 3), fb, 2},
+                          Case{"dualpipe P2 M4 FB4 cap3", Placement::bidirectional(2, 2), fb, 3},
+                          Case{"dualpipe P2 M2 FB5 comm", Placement::bidirectional(2, 1), fb_comm, std::nullopt},
+                          Case{"v P2 M2 FB4 cap3", vshape(2, 2), fb, 3}}) {
+        INFO(k.name);
+        const auto bf = BruteForce(k.placement, k.costs, k.cap, false).solve();
+        REQUIRE(bf.best > 0);
+        for (bool symmetry : {true, false}) {
+            INFO("symmetry breaking " << symmetry);
+            SearchProblem p = problem_of(k);
+            p.symmetry_breaking = symmetry;
+            const SearchResult r = search(p, quick());
+            CHECK(r.status == SearchStatus::Optimal);
+            CHECK(r.value == bf.best);
+            check_schedule(r, k);
+        }
+    }
+    // On the dualpipe instance the optimum needs at least one fused pair (without pairs it is worse).
+    const Case k{"dualpipe P2 M4 FB4 cap3", Placement::bidirectional(2, 2), fb, 3};
+    Case plain = k;
+    plain.costs.FB.reset();
+    const auto with = BruteForce(k.placement, k.costs, k.cap, false).solve().best;
+    const auto without = BruteForce(plain.placement, plain.costs, plain.cap, false).solve().best;
+    CHECK(with < without);
+    const SearchResult r = search(problem_of(k), quick());
+    REQUIRE(r.schedule);
+    CHECK(fused_pairs(*r.schedule) > 0);
+}
+
+TEST_CASE("search: per-stage costs equal the brute force, with and without symmetry breaking", "[search]") {
+    // Unequal stages: a heavy last stage (LM head and loss), a light first one (embedding), per block.
+    auto blocks = [](TinyCosts c, std::map<int, std::array<std::int64_t, 3>> b) {
+        c.block = std::move(b);
+        return c;
+    };
+    const TinyCosts base{2, 2, 1, 1, {}};
+    for (const Case& k : {Case{"loop P3 M3 heavy last cap2", loop(3, 3), blocks(base, {{0, {1, 1, 1}}, {2, {3, 4, 2}}}), 2},
+                          Case{"loop P2 M3 heavy first", loop(2, 3), blocks(base, {{0, {4, 3, 1}}}), std::nullopt},
+                          Case{"v P2 M2 cap3", vshape(2, 2), blocks(base, {{0, {1, 2, 1}}, {3, {3, 3, 2}}}), 3},
+                          Case{"interleaved P2 V2 M2 cap2", interleaved(2, 2, 2), blocks(base, {{1, {2, 3, 1}}}), 2},
+                          Case{"dualpipe P2 M4 cap3", Placement::bidirectional(2, 2), blocks(base, {{1, {3, 2, 2}}}), 3},
+                          Case{"dualpipe P2 M2 F&B", Placement::bidirectional(2, 1),
+                               blocks(TinyCosts{2, 2, 1, 0, 4, true}, {{1, {3, 2, 2}}}), std::nullopt}}) {
+        INFO(k.name);
+        const auto bf = BruteForce(k.placement, k.costs, k.cap, false).solve();
+        REQUIRE(bf.best > 0);
+        // The instance really has unequal stages.
+        const Instance inst = build_instance(problem_of(k));
+        std::set<Ticks> forward;
+        for (const Task& t : inst.tasks)
+            if (t.op.kind == OpKind::F) forward.insert(t.duration);
+        CHECK(forward.size() > 1);
+        for (bool symmetry : {true, false}) {
+            INFO("symmetry breaking " << symmetry);
+            SearchProblem p = problem_of(k);
+            p.symmetry_breaking = symmetry;
+            const SearchResult r = search(p, quick());
+            CHECK(r.status == SearchStatus::Optimal);
+            CHECK(r.value == bf.best);
+            check_schedule(r, k);
+        }
     }
 }
