@@ -62,6 +62,7 @@ Probe probe(const SlotDag& dag, const TimeScale& scale, Ticks bound, double seco
     solver.from_string(chunk_order_smt2(dag, scale, bound).c_str());
     z3::params params(ctx);
     params.set("timeout", static_cast<unsigned>(std::max(1.0, seconds * 1000)));
+    params.set("ctrl_c", false);  // Ctrl-C ends the command as usual instead of being swallowed by Z3
     solver.set(params);
     Probe out;
     out.answer = solver.check();

@@ -6,7 +6,7 @@
 namespace pp {
 namespace {
 
-constexpr Ticks kUnreached = std::numeric_limits<Ticks>::min() / 4;
+const Ticks kUnreached{std::numeric_limits<std::int64_t>::min() / 4};
 
 // Longest paths from the start of `source` to the starts of the tasks of `rank` reached through ops of
 // other ranks only (a task of the rank ends the walk: paths through it are sums of such delays).

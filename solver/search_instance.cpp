@@ -153,7 +153,8 @@ Instance build_instance(const SearchProblem& problem) {
     if (problem.memory_limit) {
         const Rational& cap = *problem.memory_limit;
         if (cap < Rational(0)) throw std::invalid_argument("the memory limit must not be negative");
-        inst.cap = static_cast<int>(std::min<std::int64_t>(cap.numerator() / cap.denominator(), 1 << 30));
+        const Integer whole = cap.numerator() / cap.denominator();  // floor: the cap is not negative
+        inst.cap = whole > Integer(1 << 30) ? 1 << 30 : static_cast<int>(whole.to_int64());
     }
     if (problem.overlap) {
         inst.problem.costs.base.FB = *problem.overlap;

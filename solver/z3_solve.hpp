@@ -35,6 +35,9 @@ void build_and_check(Encoder& enc, const Z3Query& query, Clock::time_point t0, Z
     z3::params params(enc.solver().ctx());
     params.set("timeout", static_cast<unsigned>(left_ms));
     params.set("random_seed", query.seed);
+    // Z3 would install its own SIGINT handler during check() and swallow the signal (the check returns
+    // unknown and the search goes on); our handler sets the stop flag and interrupts through `interrupt`.
+    params.set("ctrl_c", false);
     tune(params);
     enc.solver().set(params);
     if (query.keep_smt2) out.smt2 = enc.solver().to_smt2();

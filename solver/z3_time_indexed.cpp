@@ -208,14 +208,19 @@ private:
     }
 
     // The bound: every task ends by its deadline (makespan T, or T + h_r on rank r for the span).
-    // Windows already give start <= lst; a pairable task whose real duration can exceed its minimum
-    // needs the explicit version.
+    // Windows give start <= lst, computed with the least duration a task may have: a pairable task's
+    // real duration can exceed it, and an absorbable W (length 0 inside an F&B pair) that ends up in no
+    // candidate pair runs on its own, so both get the explicit version (constant true, hence free,
+    // where the window already implies it).
     void add_deadlines() {
         const bool span = inst_.problem.objective == Objective::Span;
         for (size_t i = 0; i < inst_.size(); ++i) {
             const int t = static_cast<int>(i);
-            if (!may_pair(t)) continue;
             const Ticks deadline = query_.bound + (span ? inst_.earliest_rank_start[inst_.tasks[i].rank] : 0);
+            if (!may_pair(t)) {
+                clause({y(t, deadline - inst_.tasks[i].duration)});
+                continue;
+            }
             clause({paired_[t], y(t, deadline - inst_.tasks[i].duration)});
             clause({!paired_[t], y(t, deadline - inst_.pair_duration(t))});
         }
@@ -273,7 +278,7 @@ private:
                 if (may_pair(a.weight)) {
                     // An absorbed W (F&B) frees at its start, the end of its unit: freed by t when
                     // start(W) <= t - d_W, or when it is paired and start(W) <= t.
-                    Lit l = new_var(name + std::to_string(t));
+                    Lit l = new_var(name + t.to_string());
                     clause({!started, freed, paired_[a.weight], l});
                     clause({!started, freed, y(a.weight, t), l});
                     live[t].push_back(l);

@@ -399,7 +399,7 @@ TEST_CASE("search: per-stage costs equal the brute force, with and without symme
     for (const Case& k : {Case{"loop P3 M3 heavy last cap2", loop(3, 3), blocks(base, {{0, {1, 1, 1}}, {2, {3, 4, 2}}}), 2},
                           Case{"loop P2 M3 heavy first", loop(2, 3), blocks(base, {{0, {4, 3, 1}}}), std::nullopt},
                           Case{"v P2 M2 cap3", vshape(2, 2), blocks(base, {{0, {1, 2, 1}}, {3, {3, 3, 2}}}), 3},
-                          Case{"interleaved P2 V2 M2 cap2", interleaved(2, 2, 2), blocks(base, {{1, {2, 3, 1}}}), 2},
+                          Case{"interleaved P2 V2 M2 cap2", interleaved(2, 2, 2), blocks(base, {{1, {3, 3, 1}}}), 2},
                           Case{"dualpipe P2 M4 cap3", Placement::bidirectional(2, 2), blocks(base, {{1, {3, 2, 2}}}), 3},
                           Case{"dualpipe P2 M2 F&B", Placement::bidirectional(2, 1),
                                blocks(TinyCosts{2, 2, 1, 0, 4, true}, {{1, {3, 2, 2}}}), std::nullopt}}) {
