@@ -1,3 +1,4 @@
+#include "proofs/smt.hpp"
 #include "proofs/chunk_formula.hpp"
 
 #include "model/chunk_dag.hpp"
@@ -144,6 +145,7 @@ z3::expr region_expr(Encoding& e, const ChunkFormula& f) {
 ChunkFormulaProof obligation(const Graph& g, const ChunkFormula& f, const std::string& name, const std::string& statement, int which) {
     Encoding e;
     z3::solver s(e.ctx);
+    smt::keep_ctrl_c(s);
     encode(e, s, g, f);
     if (which == 0) s.add(e.duration != e.max_forms);
     if (which == 1) s.add(region_expr(e, f) && e.duration - e.compute > 0);
@@ -160,6 +162,7 @@ void drop_implied(ChunkFormula& f) {
     for (size_t i = f.region_forms.size(); i-- > 0;) {
         z3::context ctx;
         z3::solver s(ctx);
+        smt::keep_ctrl_c(s);
         std::vector<z3::expr> x;
         for (int k = 0; k < kComponents; ++k) {
             x.push_back(ctx.real_const(component_key(static_cast<Component>(k))));
@@ -276,6 +279,7 @@ std::optional<std::array<Rational, kComponents>> exposing_point(const ChunkFormu
     if (f.region_forms.empty()) return std::nullopt;
     z3::context ctx;
     z3::solver s(ctx);
+    smt::keep_ctrl_c(s);
     std::vector<z3::expr> x;
     for (int k = 0; k < kComponents; ++k) {
         const auto c = static_cast<Component>(k);

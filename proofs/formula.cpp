@@ -168,6 +168,7 @@ struct RegionSolver {
     RegionSolver(const MaxPoly& poly, const CostRegion& region) {
         z3::params params(ctx);
         params.set("timeout", 20000u);
+        params.set("ctrl_c", false);  // see smt::keep_ctrl_c
         solver.set(params);
         smt::assert_region(solver, region);
         for (const auto& f : poly.forms) exprs.push_back(smt::form(ctx, f));

@@ -1,6 +1,7 @@
 // Phase 3 with exact costs: the window of super-steps that repeats shifted by c * lambda (max-plus
 // homogeneity, proofs/method.md §4), the base cases by exact simulation, and a growing bubble refuted with
 // the instance that shows it.
+#include "proofs/smt.hpp"
 #include "proofs/prover.hpp"
 
 #include "model/dag.hpp"
@@ -131,6 +132,7 @@ std::string Prover::window_smt_exact(const Costs& costs, const PeriodicTiming& p
     auto ss = [&](std::uint32_t slot) { return super_step(ps, places[slot], static_cast<int>(g.slot_rank[slot]), T); };
     z3::context ctx;
     z3::solver solver(ctx);
+    smt::keep_ctrl_c(solver);
     const TimeScale scale = time_scale_for(costs);
     const z3::expr comm = smt::rational(ctx, costs.comm);
     std::vector<std::optional<z3::expr>> end(g.slot_count());

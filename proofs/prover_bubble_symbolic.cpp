@@ -1,6 +1,7 @@
 // Phase 3 with symbolic costs: the periodic window and the base cases as max-plus polynomials over a cost
 // region, compared exactly (same forms after pruning) or by Z3; a failure at a concrete point is re-proved
 // there exactly, so a REFUTED always carries an exact counterexample (proofs/method.md §4).
+#include "proofs/smt.hpp"
 #include "proofs/prover.hpp"
 
 #include "proofs/formula.hpp"
@@ -19,6 +20,7 @@ std::optional<CostPoint> region_point(const CostRegion& region, const std::vecto
     if (region.contains(p)) return p;
     z3::context ctx;
     z3::solver solver(ctx);
+    smt::keep_ctrl_c(solver);
     smt::assert_region(solver, region);
     const z3::expr mu = ctx.real_const("mu");
     solver.add(mu > 0);
@@ -220,6 +222,7 @@ ProofResult& Prover::prove_bubble_symbolic() {
     if (!options.emit_dir.empty() && t_end - t_const > 1) {
         z3::context ctx;
         z3::solver base_solver(ctx);
+        smt::keep_ctrl_c(base_solver);
         smt::assert_region(base_solver, region);
         z3::expr_vector differ_any(ctx);
         for (int t = t_const + 1; t < t_end; ++t)
@@ -253,6 +256,7 @@ std::string Prover::window_smt_symbolic(const SymbolicTiming& st, int T, int k, 
                                 const CostRegion& region) {
     z3::context ctx;
     z3::solver solver(ctx);
+    smt::keep_ctrl_c(solver);
     smt::assert_region(solver, region);
     z3::expr_vector bad(ctx);
     for (const auto& w : window_slots(*word, ps, k)) {

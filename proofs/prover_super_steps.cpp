@@ -1,6 +1,7 @@
 // Phase 2: super-step potentials (Bellman-Ford on the periodic graph) make every edge go forward; with them
 // op coverage (Z3, linear integer arithmetic), dependency order and deadlock-freedom hold for every M
 // (Karp-Miller-Winograd style; proofs/method.md §2-3).
+#include "proofs/smt.hpp"
 #include "proofs/prover.hpp"
 
 #include <fmt/format.h>
@@ -65,6 +66,7 @@ bool Prover::prove_coverage() {
     const auto t0 = std::chrono::steady_clock::now();
     z3::context ctx;
     z3::solver solver(ctx);
+    smt::keep_ctrl_c(solver);
     z3::expr x = ctx.int_const("x"), t = ctx.int_const("t");
     solver.add(t >= 0);
     const Placement& pl = word->base;

@@ -582,6 +582,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
             }
             z3::context ctx;
             z3::solver solver(ctx);
+            smt::keep_ctrl_c(solver);
             smt::assert_region(solver, region);
             SymbolicEvaluator ev(ctx, inst, region, P, M);
             z3::expr claim_expr(ctx);

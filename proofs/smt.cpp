@@ -90,6 +90,7 @@ Outcome equal_on_region(const MaxPoly& a, const MaxPoly& b, const LinForm& shift
                         const std::string& title) {
     z3::context ctx;
     z3::solver solver(ctx);
+    smt::keep_ctrl_c(solver);
     assert_region(solver, region);
     solver.add(max_of(ctx, a) != max_of(ctx, b) + form(ctx, shift));
     return check(ctx, solver, title, "unsat");
@@ -98,6 +99,7 @@ Outcome equal_on_region(const MaxPoly& a, const MaxPoly& b, const LinForm& shift
 Outcome leq_on_region(const MaxPoly& a, const MaxPoly& b, const CostRegion& region, const std::string& title) {
     z3::context ctx;
     z3::solver solver(ctx);
+    smt::keep_ctrl_c(solver);
     assert_region(solver, region);
     solver.add(max_of(ctx, a) > max_of(ctx, b));
     return check(ctx, solver, title, "unsat");

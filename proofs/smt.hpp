@@ -10,6 +10,14 @@
 
 namespace pp::smt {
 
+// Z3 installs its own SIGINT handler during check() unless told not to, and then swallows Ctrl-C: the
+// check returns unknown and the command runs on. With it off, Ctrl-C ends a long proof the usual way.
+inline void keep_ctrl_c(z3::solver& solver) {
+    z3::params params(solver.ctx());
+    params.set("ctrl_c", false);
+    solver.set(params);
+}
+
 z3::expr cost_var(z3::context& ctx, int index);
 z3::expr rational(z3::context& ctx, const Rational& value);
 z3::expr form(z3::context& ctx, const LinForm& f);

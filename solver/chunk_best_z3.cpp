@@ -128,6 +128,9 @@ std::string chunk_order_smt2(const SlotDag& dag, const TimeScale& scale, Ticks b
 bool smt2_is_unsat(const std::string& smt2) {
     z3::context ctx;
     z3::solver solver(ctx);
+    z3::params params(ctx);
+    params.set("ctrl_c", false);  // Ctrl-C ends the command as usual instead of being swallowed by Z3
+    solver.set(params);
     solver.from_string(smt2.c_str());
     return solver.check() == z3::unsat;
 }
