@@ -27,8 +27,12 @@ std::optional<std::pair<std::int64_t, std::int64_t>> rational_near(double x, std
     for (int k = 0; k < 64; ++k) {
         const double a = std::floor(y);
         if (a > 1e15) break;
+        if (q1 > 0 && a > static_cast<double>(max_q)) break;  // q2 >= a would pass max_q: stop before a product can wrap
         const auto ai = static_cast<std::int64_t>(a);
-        const std::int64_t p2 = ai * p1 + p0, q2 = ai * q1 + q0;
+        std::int64_t p2 = 0, q2 = 0;
+        if (__builtin_mul_overflow(ai, p1, &p2) || __builtin_add_overflow(p2, p0, &p2) ||
+            __builtin_mul_overflow(ai, q1, &q2) || __builtin_add_overflow(q2, q0, &q2))
+            break;
         if (q2 > max_q) break;
         p0 = p1, q0 = q1, p1 = p2, q1 = q2;
         if (std::fabs(x - static_cast<double>(p1) / static_cast<double>(q1)) <= tol) return std::make_pair(p1, q1);
@@ -97,6 +101,7 @@ std::optional<std::vector<double>> convex_certificate(const std::vector<double>&
 }
 
 // Exact check of weights near `lambda`: integers n_j >= 0 with sum D > 0 and sum_j n_j d_j >= 0 on every ray.
+// Every product and sum is checked: an overflow answers "not certified", which only keeps a form (sound).
 bool certified(const std::vector<double>& lambda, const std::vector<std::int64_t>& di, size_t n, size_t R) {
     std::vector<std::int64_t> num(n, 0), den(n, 1);
     std::int64_t D = 1;
@@ -112,14 +117,17 @@ bool certified(const std::vector<double>& lambda, const std::vector<std::int64_t
     std::vector<std::int64_t> w(n, 0);
     for (size_t j = 0; j < n; ++j) {
         if (num[j] == 0) continue;
-        w[j] = num[j] * (D / den[j]);
-        total += w[j];
+        if (num[j] < 0 || __builtin_mul_overflow(num[j], D / den[j], &w[j]) || __builtin_add_overflow(total, w[j], &total))
+            return false;
     }
     if (total != D || D <= 0) return false;
     for (size_t r = 0; r < R; ++r) {
         __int128 s = 0;
-        for (size_t j = 0; j < n; ++j)
-            if (w[j] != 0) s += static_cast<__int128>(w[j]) * di[j * R + r];
+        for (size_t j = 0; j < n; ++j) {
+            if (w[j] == 0) continue;
+            // |w| < 2^63 and |d| < 2^63: the product fits 127 bits; only the sum can wrap.
+            if (__builtin_add_overflow(s, static_cast<__int128>(w[j]) * di[j * R + r], &s)) return false;
+        }
         if (s < 0) return false;
     }
     return true;
