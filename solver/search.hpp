@@ -14,9 +14,10 @@
 //   4. every schedule is re-verified (verify, with the memory cap) and re-timed (simulate) before it
 //      counts; the value reported is the simulator's.
 //
-// The search space: F, I, W (split backward), one op or one F&I pair (with overlap) at a time per rank.
-// Warm starts outside it (a fused B cheaper than I + W, an F&B pair) are not used, so that "optimal" is
-// a claim about this space only.
+// The search space: F, I, W (split backward), one op or one pair at a time per rank; with --overlap the
+// pairs are DeepSeek's F&B (an F with a fused full backward, its W absorbed) or F&I (search_instance.hpp).
+// Warm starts outside it (a fused B cheaper than I + W, a pair of the other kind) are rewritten into it
+// or not used, so that "optimal" is a claim about this space only.
 #include "model/schedule.hpp"
 #include "solver/lower_bound.hpp"
 #include "solver/search_instance.hpp"
