@@ -111,13 +111,18 @@ struct CompareCommand {
 
     int run() {
         std::vector<Schedule> schedules;
-        for (const auto& name : names) schedules.push_back(load(name));
+        int blocks = 0;  // a --stage-costs block must exist in at least one of the schedules
+        for (const auto& name : names) {
+            schedules.push_back(load(name));
+            blocks = std::max(blocks, schedules.back().placement.blocks());
+        }
+        costs.check_stage_blocks(blocks);
         const CompareOptions o = options(costs.activations());
         std::vector<CompareRow> rows;
         std::vector<Costs> row_costs;
         for (const Schedule& schedule : schedules) {
             require_valid(schedule, o);
-            row_costs.push_back(costs.resolve(schedule));
+            row_costs.push_back(costs.resolve(schedule, false));
             if (costs.chunk_table) {  // issue 11: a stage's chunk holds its share of the layers
                 StageChunks stage = chunks_at_share(schedule, *costs.chunk_table, o.model_share_costs);
                 row_costs.back() = stage.given;

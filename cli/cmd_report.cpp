@@ -52,9 +52,9 @@ struct ReportCommand {
         return options;
     }
 
-    ReportSchedule entry(const std::string& name, size_t index, const CompareOptions& options, std::string& costs_text) const {
-        const Schedule schedule = load(name);
-        Costs given = costs.resolve(schedule);
+    ReportSchedule entry(const std::string& name, const Schedule& schedule, size_t index, const CompareOptions& options,
+                         std::string& costs_text) const {
+        Costs given = costs.resolve(schedule, false);  // blocks checked over all schedules in run()
         std::optional<StageChunks> stage;  // issue 11: a stage's chunk holds its share of the layers
         if (costs.chunk_table) given = (stage = chunks_at_share(schedule, *costs.chunk_table, options.model_share_costs))->given;
         costs_text = format_costs(given);
@@ -92,7 +92,15 @@ struct ReportCommand {
         ReportPage page;
         page.title = title;
         std::string costs_text;
-        for (size_t k = 0; k < names.size(); ++k) page.schedules.push_back(entry(names[k], k, options, costs_text));
+        std::vector<Schedule> schedules;
+        int blocks = 0;  // a --stage-costs block must exist in at least one of the schedules
+        for (const auto& name : names) {
+            schedules.push_back(load(name));
+            blocks = std::max(blocks, schedules.back().placement.blocks());
+        }
+        costs.check_stage_blocks(blocks);
+        for (size_t k = 0; k < names.size(); ++k)
+            page.schedules.push_back(entry(names[k], schedules[k], k, options, costs_text));
         page.parameters = fmt::format(
             "{}{}{}costs {} {}; timing model {}", ranks ? fmt::format("P = {}, ", *ranks) : "",
             microbatches ? fmt::format("M = {}, ", *microbatches) : "", stages_per_rank ? fmt::format("V = {}, ", *stages_per_rank) : "",

@@ -307,6 +307,7 @@ SearchProblem search_problem_from(const std::string& placement, std::optional<in
     CostInput input;
     input.costs = costs;
     input.stage_costs = stage_costs;
+    base.placement = problem.placement;  // so that --stage-costs names only blocks that exist
     problem.costs = input.resolve(base);
     if (memory && *memory != "none") {
         const auto value = parse_rational(*memory);

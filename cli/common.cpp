@@ -61,7 +61,24 @@ void CostInput::add_options(CLI::App& app) {
     chunks.add_options(app);
 }
 
-Costs CostInput::resolve(const Schedule& schedule) const {
+namespace {
+
+[[noreturn]] void throw_missing_block(int block, int blocks) {  // a typo must not be ignored silently
+    throw UsageError(fmt::format("--stage-costs: block {} does not exist: the placement has model blocks 0..{}", block, blocks - 1));
+}
+
+}  // namespace
+
+void CostInput::check_stage_blocks(int blocks) const {
+    for (const auto& item : stage_costs) {
+        const auto colon = item.find(':');
+        const auto block = colon == std::string::npos ? std::nullopt : parse_rational(item.substr(0, colon));
+        if (block && block->denominator() == 1 && block->numerator() >= Integer(blocks) && block->numerator() <= kMaxBlock)
+            throw_missing_block(static_cast<int>(block->numerator().to_int64()), blocks);
+    }
+}
+
+Costs CostInput::resolve(const Schedule& schedule, bool every_block_exists) const {
     chunk_table = chunks.resolve(schedule, costs.has_value() || !stage_costs.empty());
     if (chunk_table) return chunk_table->costs();
     Costs result = schedule.costs.value_or(Costs{});
@@ -71,6 +88,11 @@ Costs CostInput::resolve(const Schedule& schedule) const {
             result.base = parsed.base;
             result.comm = parsed.comm;
         }
+    } catch (const CostSyntaxError& e) {
+        throw UsageError("--costs: " + e.message);
+    }
+    const int blocks = every_block_exists ? schedule.placement.blocks() : 0;  // 0: not known here, or not checked
+    try {
         for (const auto& item : stage_costs) {
             auto colon = item.find(':');
             auto block = colon == std::string::npos ? std::nullopt : parse_rational(item.substr(0, colon));
@@ -78,12 +100,14 @@ Costs CostInput::resolve(const Schedule& schedule) const {
                 throw UsageError("--stage-costs expects BLOCK:F=..,I=..,W=.., got '" + item + "'");
             if (block->numerator() > kMaxBlock)  // would not fit the int a block number is
                 throw UsageError(fmt::format("--stage-costs: block {} is out of range (0..{})", block->numerator().to_string(), kMaxBlock));
+            const int index = static_cast<int>(block->numerator().to_int64());
+            if (blocks > 0 && index >= blocks) throw_missing_block(index, blocks);
             OpCosts c = result.base;
             apply_cost_items(item.substr(colon + 1), c, nullptr);
-            result.per_block[static_cast<int>(block->numerator().to_int64())] = c;
+            result.per_block[index] = c;
         }
     } catch (const CostSyntaxError& e) {
-        throw UsageError("--costs: " + e.message);
+        throw UsageError("--stage-costs: " + e.message);
     }
     return result;
 }

@@ -45,7 +45,10 @@ struct CostInput {
     mutable std::optional<ChunkTable> chunk_table;  // set by resolve() when the costs were derived from chunk costs
 
     void add_options(CLI::App& app);
-    Costs resolve(const Schedule& schedule) const;  // command line over file over F=I=W=1, comm=0
+    // Command line over file over F=I=W=1, comm=0. A --stage-costs block the schedule's placement does not
+    // have is a usage error unless every_block_exists is false (compare/report: checked over all schedules).
+    Costs resolve(const Schedule& schedule, bool every_block_exists = true) const;
+    void check_stage_blocks(int blocks) const;  // usage error for a --stage-costs block >= blocks
     ActivationModel activations() const;
 };
 

@@ -272,6 +272,25 @@ TEST_CASE("hardening: bad counts on the command line are usage errors naming the
     CHECK_THAT(block.err, Catch::Contains("--stage-costs: block 99999999999 is out of range"));
 }
 
+TEST_CASE("hardening: a --stage-costs block the placement does not have is an error, not ignored", "[hardening][errors]") {
+    // 1F1B at P=4 has model blocks 0..3, DualPipeV at P=4 has 0..7.
+    for (const std::string args : {"simulate 1f1b -P 4 -M 8 --stage-costs 4:F=2", "show 1f1b -P 4 -M 8 --stage-costs 9:F=2",
+                                   "search -P 4 -M 8 --time-limit 5 --quiet --stage-costs 4:F=2",
+                                   "compare 1f1b dualpipev -P 4 -M 8 --stage-costs 8:F=2"}) {
+        INFO(args);
+        const auto r = run_cli(args);
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Catch::Contains("--stage-costs: block") && Catch::Contains("does not exist"));
+    }
+    // Block 3 exists in both; block 5 only in DualPipeV: compare takes it (1F1B has no such block to change).
+    CHECK(run_cli("simulate 1f1b -P 4 -M 8 --stage-costs 3:F=2").exit_code == 0);
+    CHECK(run_cli("compare 1f1b dualpipev -P 4 -M 8 --stage-costs 5:F=2").exit_code == 0);
+    // The flag is named in a syntax error of a block's costs.
+    const auto bad = run_cli("simulate 1f1b -P 4 -M 8 --stage-costs 1:F=-2");
+    CHECK(bad.exit_code == 2);
+    CHECK_THAT(bad.err, Catch::Contains("--stage-costs: expected a non-negative number"));
+}
+
 TEST_CASE("hardening: every bad input exits 2 with a position from every reading command", "[hardening][errors]") {
     const std::vector<std::pair<std::string, std::string>> inputs = {
         {"bare_costs.txt", "ranks 1\nmicrobatches 1\ncosts\nrank 0: 0F0 0B0\n"},
