@@ -1,7 +1,9 @@
-// libFuzzer harness: the claim language of `refute --claim` (parse_claim), the linear assumptions of
-// `--assume` (parse_constraints) and cost grids of `refute --costs GRID` (parse_cost_grid). Each parses
-// or throws ClaimError; a grid never has more points than the documented limit.
+// libFuzzer harness: the claim language of `refute --claim` (parse_claim, with its name suggestions from
+// model/spelling.hpp), the linear assumptions of `--assume` (parse_constraints), cost grids of `refute --costs
+// GRID` (parse_cost_grid) and the chunk claims of `refute --chunk-costs symbolic` (parse_chunk_claim). Each
+// parses or throws ClaimError; a grid never has more points than the documented limit.
 #include "fuzz/fuzz_common.hpp"
+#include "proofs/chunk_claim.hpp"
 #include "proofs/claim.hpp"
 
 #include <stdexcept>
@@ -14,7 +16,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace pp;
     if (size == 0) return 0;
-    const std::uint8_t which = data[0] % 3;
+    const std::uint8_t which = data[0] % 4;
     const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
     try {
         switch (which) {
@@ -25,6 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 if (points.empty() || points.size() > kMaxGridPoints) fuzz::bug("grid size out of bounds", text);
                 break;
             }
+            case 3: (void)parse_chunk_claim(text); break;
         }
     } catch (const ClaimError&) {
     } catch (const std::overflow_error&) {

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 pp="${1:-build/pipeproof}"
 out=fuzz/corpus
 rm -rf "$out"
-mkdir -p "$out"/{fuzz_native,fuzz_csv,fuzz_json,fuzz_costs,fuzz_claim}
+mkdir -p "$out"/{fuzz_native,fuzz_csv,fuzz_json,fuzz_costs,fuzz_claim,fuzz_chunk}
 
 # seed HARNESS NAME BYTE TEXT: the harness's selector byte (hex), then TEXT with printf's \n escapes.
 seed() { { printf "\\x$3"; printf '%b' "$4"; } > "$out/$1/$2"; }
@@ -74,4 +74,19 @@ seed fuzz_claim dualpipe.txt 00 'bubble == (P/2-1)*(FB+B-3*W)'
 seed fuzz_claim calls.txt 00 'bubble(M+2) > bubble(M) || !(idle(0, M) <= 2*F) && peak(1) != P+1'
 seed fuzz_claim assume.txt 01 'FB >= B && I == F && W <= 2*F - comm'
 seed fuzz_claim grid.txt 02 'F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5,comm=0'
+# Chunk claims (first byte 3: parse_chunk_claim); the chunk claim parser once overflowed its stack on 10^5 '-'.
+seed fuzz_claim chunk-claim.txt 03 'exposed_comm <= 1/2 * network_comm || !(pair_exposed > 0) && attn_f*2 != -mlp_w'
+seed fuzz_claim chunk-deep.txt 03 "$(printf -- '-%.0s' {1..150})1 == 1"
+# MoE chunk costs and patterns (first byte: 0 parse_chunk_costs, 1 parse_pattern, 2 pattern + newline + costs, derived).
+case_a='attn_f=2,dispatch_f=1,mlp_f=3,combine_f=1,combine_b=1,mlp_i=3,mlp_w=2,dispatch_b=4,attn_i=2,attn_w=1'
+custom='compute: attn_f0 mlp_f0 mlp_i0 mlp_w0 attn_i0 attn_w0 / network: dispatch_f0 combine_f0 combine_b0 dispatch_b0'
+seed fuzz_chunk costs.txt 00 "$case_a"
+seed fuzz_chunk layers.txt 00 "layers=2,$case_a,shared_f=1,shared_i=1,shared_w=1,slowdown=1/4,pp=1,mlp_f@1=5"
+seed fuzz_chunk named.txt 01 'megatron'
+seed fuzz_chunk custom.txt 01 "$custom"
+seed fuzz_chunk derive-deepseek.txt 02 "deepseek\\n$case_a"
+seed fuzz_chunk derive-custom.txt 02 "$custom\\nlayers=1,$case_a,slowdown=1/2"
+# Native files with a chunks section (tests/test_chunk_cli.cpp).
+printf 'ranks 1\nmicrobatches 1\nchunks layers=1 %s mlp_f@0=5\nchunk-pattern %s\nrank 0: 0F0 0B0\n' \
+  "${case_a//,/ }" "$custom" > "$out/fuzz_native/chunks.txt"
 echo "seed corpus: $(find "$out" -type f | wc -l) files, $(du -sh "$out" | cut -f1)"

@@ -1,7 +1,7 @@
 #pragma once
 // Refuting claims about exposed EP communication (issue 11), e.g. "DualPipe hides all all-to-all":
 //   pipeproof refute --claim 'exposed_comm == 0' dualpipe -P 2..8 --chunk-costs symbolic
-// The claim (claim.hpp's grammar of comparisons, + - * /, &&, ||, !, without function calls) may use
+// The claim (proofs/chunk_claim.hpp: claim.hpp's grammar of comparisons, + - * /, &&, ||, !, without function calls) may use
 //   exposed_comm   all ranks' exposed all-to-all time in the schedule (verifier/chunk_derive.hpp)
 //   network_comm   all ranks' all-to-all time;   exposed_comm_max   the worst rank's exposed time
 //   pair_exposed, pair_time    the F&B slot's exposed time and duration under the pattern

@@ -104,4 +104,12 @@ TEST_CASE("chunk formula: formula and refute on the command line", "[chunk][form
         "layers=1,attn_f=2,dispatch_f=1,mlp_f=2,combine_f=1,combine_b=1,mlp_i=2,mlp_w=1,dispatch_b=1,attn_i=2,attn_w=1");
     CHECK(exact.exit_code == 2);
     CHECK_THAT(exact.err, Catch::Contains("exposed_comm is a chunk quantity") && Catch::Contains("--chunk-costs symbolic"));
+    // A chunk claim nested 4000 deep is a usage error (exit 2), not a stack overflow; a misspelt name is found
+    // before anything is timed.
+    const auto deep = pp::test::run_cli("refute --claim '" + std::string(4000, '-') + "1 == 1' dualpipe -P 2 --chunk-costs symbolic");
+    CHECK(deep.exit_code == 2);
+    CHECK_THAT(deep.err, Catch::Contains("nested more than 100 levels deep"));
+    const auto typo = pp::test::run_cli("refute --claim 'exposed_comm == 0 || pair_exposd > 0' dualpipe -P 2 --chunk-costs symbolic");
+    CHECK(typo.exit_code == 2);
+    CHECK_THAT(typo.err, Catch::Contains("did you mean 'pair_exposed'"));
 }

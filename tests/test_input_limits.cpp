@@ -6,6 +6,7 @@
 #include "formats/torch_csv.hpp"
 #include "model/placement.hpp"
 #include "model/size_budget.hpp"
+#include "proofs/chunk_claim.hpp"
 #include "proofs/claim.hpp"
 #include "schedules/registry.hpp"
 
@@ -151,4 +152,36 @@ TEST_CASE("claim parsers: nesting, length and grid size are bounded", "[hardenin
     CHECK_THAT(claim_error([] { parse_cost_grid("F=0..1000000000@1/1000"); }), Catch::Contains("more than 100000 points"));
     CHECK_THAT(claim_error([] { parse_cost_grid("F=0..99,I=0..99,W=0..99"); }), Catch::Contains("more than 100000 points"));
     CHECK_THAT(claim_error([] { parse_cost_grid("F=3..2"); }), Catch::StartsWith("empty grid range"));
+}
+
+// The chunk claim parser of `refute --chunk-costs symbolic` had neither bound: 10^5 unary minus signs overflowed
+// the stack (exit 139). Names and types are now checked when the claim is read, not when the first
+// schedule has been timed (an unknown name behind a true '||' used to pass unnoticed).
+TEST_CASE("chunk claim parser: nesting, length, names and types are checked before any timing", "[hardening][claims][chunk]") {
+    auto claim_error = [](const std::string& text) -> std::string {
+        try {
+            parse_chunk_claim(text);
+        } catch (const ClaimError& e) {
+            return e.message;
+        }
+        return "no error";
+    };
+    CHECK(claim_error(std::string(30, '(') + "exposed_comm == 0" + std::string(30, ')')) == "no error");
+    CHECK(claim_error(std::string(100000, '-') + "1 == 1") == "the claim has 100006 characters; at most 4096 are read");
+    CHECK_THAT(claim_error(std::string(4000, '-') + "1 == 1"), Catch::StartsWith("nested more than 100 levels deep at character 101"));
+    CHECK_THAT(claim_error(std::string(4000, '(') + "P"), Catch::StartsWith("nested more than 100"));
+    CHECK_THAT(claim_error(std::string(4000, '!') + "P == 1"), Catch::StartsWith("nested more than 100"));
+    CHECK_THAT(claim_error("P == 2 || exposed_com == 0"),
+               Catch::StartsWith("unknown name 'exposed_com' (did you mean 'exposed_comm'?)") && Catch::Contains("at character 11"));
+    CHECK(claim_error("exposed_comm + 1") == "expected a comparison such as 'exposed_comm == 0'");
+    CHECK(claim_error("(P == 1) + 1 > 0") == "expected a number, got a comparison or a logical operator");
+    CHECK(claim_error("!(P == 1) && M >= 1/2 && attn_f * 2 != -mlp_w") == "no error");
+    // Exact evaluation; the names a claim uses, once each, in order.
+    const ChunkClaimPtr claim = parse_chunk_claim("exposed_comm <= 1/3 * network_comm || P - M > exposed_comm");
+    CHECK(chunk_claim_names_used(claim) == std::vector<std::string>{"exposed_comm", "network_comm", "P", "M"});
+    std::map<std::string, Rational> v{{"exposed_comm", Rational(1)}, {"network_comm", Rational(3)}, {"P", Rational(2)}, {"M", Rational(4)}};
+    CHECK(chunk_claim_holds(claim, v));                 // 1 <= 1/3 * 3
+    v["network_comm"] = Rational(2999, 1000);           // 1 > 0.9997 and 2 - 4 < 1
+    CHECK_FALSE(chunk_claim_holds(claim, v));
+    CHECK_THROWS_AS(chunk_claim_holds(parse_chunk_claim("P / (M - 4) == 0"), v), ClaimError);
 }
