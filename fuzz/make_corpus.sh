@@ -89,4 +89,5 @@ seed fuzz_chunk derive-custom.txt 02 "$custom\\nlayers=1,$case_a,slowdown=1/2"
 # Native files with a chunks section (tests/test_chunk_cli.cpp).
 printf 'ranks 1\nmicrobatches 1\nchunks layers=1 %s mlp_f@0=5\nchunk-pattern %s\nrank 0: 0F0 0B0\n' \
   "${case_a//,/ }" "$custom" > "$out/fuzz_native/chunks.txt"
+"$pp" convert "$out/fuzz_native/chunks.txt" -o "$out/fuzz_json/chunks.json"
 echo "seed corpus: $(find "$out" -type f | wc -l) files, $(du -sh "$out" | cut -f1)"
