@@ -176,7 +176,11 @@ TEST_CASE("compare: the ZB bubble rate is never negative, pairs or not", "[compa
     // to come out as -1/7 and -5/43.
     const auto r = pp::test::run_cli("compare 1f1b zb1p dualpipe dualpipev -P 8 -M 16 --costs F=1,I=1,W=1,FB=1.5 --json");
     REQUIRE(r.exit_code == 0);
-    for (const auto& row : nlohmann::json::parse(r.out)["rows"]) {
+    // Named: a range-for over parse(...)["rows"] keeps only the reference operator[] returns alive, not the
+    // parsed document (heap-use-after-free under ASan).
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    REQUIRE(j.at("rows").size() == 4);
+    for (const auto& row : j.at("rows")) {
         INFO(row["schedule"]);
         CHECK(exact(row["zb_bubble_rate"]) >= Rational(0));
         CHECK(exact(row["zb_bubble_rate"]) < Rational(1));
