@@ -110,20 +110,15 @@ std::string percent_text(const Rational& fraction) {
 
 nlohmann::json slot_timing_json(const SlotKindTiming& t) {
     const auto& tl = t.timeline;
-    nlohmann::json j = {{"op", slot_kind_name(t.kind)},
-                        {"duration", exact_json(tl.duration)},
-                        {"exposed_comm", exact_json(tl.exposed_comm)},
-                        {"network_time", exact_json(tl.network_time)},
-                        {"compute_time", exact_json(tl.compute_time)},
-                        {"method", t.method},
-                        {"exact", {{"duration", format_rational(tl.duration)},
-                                   {"exposed_comm", format_rational(tl.exposed_comm)},
-                                   {"network_time", format_rational(tl.network_time)},
-                                   {"compute_time", format_rational(tl.compute_time)}}}};
-    if (tl.network_time > Rational(0)) j["hidden_share"] = exact_json(Rational(1) - tl.exposed_comm / tl.network_time);
+    nlohmann::json j = {{"op", slot_kind_name(t.kind)}, {"method", t.method}};
+    put_number(j, "duration", tl.duration);
+    put_number(j, "exposed_comm", tl.exposed_comm);
+    put_number(j, "network_time", tl.network_time);
+    put_number(j, "compute_time", tl.compute_time);
+    if (tl.network_time > Rational(0)) put_number(j, "hidden_share", Rational(1) - tl.exposed_comm / tl.network_time);
     if (t.lower_bound) {
         j["optimal"] = t.optimal;
-        j["lower_bound"] = exact_json(*t.lower_bound);
+        put_number(j, "lower_bound", *t.lower_bound);
         j["search_nodes"] = t.search_nodes;
     }
     std::vector<int> by_start(static_cast<size_t>(t.dag.node_count()));
@@ -136,11 +131,11 @@ nlohmann::json slot_timing_json(const SlotKindTiming& t) {
     nlohmann::json components = nlohmann::json::array();
     for (int v : by_start) {
         const auto& node = t.dag.nodes[static_cast<size_t>(v)];
-        components.push_back({{"name", node.name()},
-                              {"stream", stream_name(node.stream())},
-                              {"cost", exact_json(node.cost)},
-                              {"start", exact_json(tl.times[static_cast<size_t>(v)].start)},
-                              {"end", exact_json(tl.times[static_cast<size_t>(v)].end)}});
+        nlohmann::json component = {{"name", node.name()}, {"stream", stream_name(node.stream())}};
+        put_number(component, "cost", node.cost);
+        put_number(component, "start", tl.times[static_cast<size_t>(v)].start);
+        put_number(component, "end", tl.times[static_cast<size_t>(v)].end);
+        components.push_back(std::move(component));
     }
     j["components"] = components;
     nlohmann::json order;
@@ -167,14 +162,15 @@ void add_exposure_json(nlohmann::json& simulation, const Schedule& schedule, con
     const ChunkExposure e = exposure_per_rank(schedule, table);
     for (size_t r = 0; r < e.exposed.size() && r < simulation["ranks"].size(); ++r) {
         auto& rank = simulation["ranks"][r];
-        rank["exposed_comm"] = exact_json(e.exposed[r]);
-        rank["network_comm"] = exact_json(e.network[r]);
+        put_number(rank, "exposed_comm", e.exposed[r]);
+        put_number(rank, "network_comm", e.network[r]);
         const auto share = e.hidden_share(r);
-        rank["hidden_share"] = share ? exact_json(*share) : nlohmann::json(nullptr);
+        if (share) put_number(rank, "hidden_share", *share);
+        else rank["hidden_share"] = nullptr, rank["exact"]["hidden_share"] = nullptr;
     }
     nlohmann::json c = chunk_table_json(table);
-    c["exposed_comm"] = exact_json(e.total_exposed());
-    c["network_comm"] = exact_json(e.total_network());
+    put_number(c, "exposed_comm", e.total_exposed());
+    put_number(c, "network_comm", e.total_network());
     c["definitions"] = {
         {"exposed_comm", "per rank: the sum over its slots of the EP all-to-all time during which its compute stream is idle "
                          "inside the slot (a pair counts both chunks' all-to-alls against both chunks' compute)"},

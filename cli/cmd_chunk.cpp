@@ -58,9 +58,13 @@ struct ChunkCommand {
             j["slot_kind"] = slot_kind_name(*kind);
             j["pattern"] = format_pattern(table.pattern);
             j["chunk_costs"] = format_chunk_costs(table.chunk);
-            nlohmann::json exposed = nlohmann::json::array();
-            for (const auto& [a, b] : exposed_intervals(t)) exposed.push_back({exact_json(a), exact_json(b)});
+            nlohmann::json exposed = nlohmann::json::array(), exposed_exact = nlohmann::json::array();
+            for (const auto& [a, b] : exposed_intervals(t)) {
+                exposed.push_back({number_json(a), number_json(b)});
+                exposed_exact.push_back({format_rational(a), format_rational(b)});
+            }
             j["exposed_intervals"] = exposed;
+            j["exact"]["exposed_intervals"] = exposed_exact;
             if (!t.certificate_smt2.empty()) j["certificate"] = "SMT-LIB2 query 'every component finishes one tick earlier' (unsat): --emit-proof DIR";
             std::cout << j.dump(2) << "\n";
         } else {

@@ -233,13 +233,16 @@ struct CompareCommand {
                            "them; per-stage: every stage at the costs as given"},
             {"blocks_per_rank", "model blocks (stage weights) held per rank"},
             {"gpu_hours_per_million_tokens", "ranks x makespan x seconds_per_unit / 3600 x 1e6 / (microbatches x tokens_per_microbatch)"}};
-        auto list = [](const auto& values) {
-            nlohmann::json a = nlohmann::json::array();
-            for (const auto& v : values) {
-                if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Rational>) a.push_back(exact_json(v));
-                else a.push_back(v);
+        // A list of exact values is numbers, with its exact texts under "exact"; a list of counts is just numbers.
+        auto list = [](nlohmann::json& r, const std::string& key, const auto& values) {
+            using Value = typename std::decay_t<decltype(values)>::value_type;
+            if constexpr (std::is_same_v<Value, Rational>) {
+                put_numbers(r, key, std::vector<Rational>(values.begin(), values.end()));
+            } else {
+                nlohmann::json a = nlohmann::json::array();
+                for (const auto& v : values) a.push_back(v);
+                r[key] = a;
             }
-            return a;
         };
         j["rows"] = nlohmann::json::array();
         for (size_t i = 0; i < rows.size(); ++i) {
@@ -249,48 +252,44 @@ struct CompareCommand {
                                 {"microbatches", row.microbatches},
                                 {"costs", format_costs(row_costs[i])},
                                 {"stage_costs", format_costs(row.stage_costs)},
-                                {"stage_share", exact_json(row.stage_share)},
                                 {"timing_model", comm_model_name(row.comm_model)},
                                 {"timing_model_detail", model_label(row)},
-                                {"makespan", exact_json(row.makespan)},
-                                {"worst_idle", exact_json(row.worst_idle)},
-                                {"bubble_fraction", exact_json(row.bubble_fraction)},
-                                {"utilisation", exact_json(row.utilisation)},
-                                {"idle_per_rank", list(row.idle_per_rank)},
-                                {"busy_per_rank", list(row.busy_per_rank)},
-                                {"span_per_rank", list(row.span_per_rank)},
-                                {"zb_bubble_rate", exact_json(row.zb_bubble_rate)},
-                                {"zb_span", exact_json(row.zb_span)},
-                                {"zb_work", exact_json(row.zb_work)},
-                                {"peak_activations", list(row.peak_activations)},
-                                {"blocks", row.blocks},
-                                {"blocks_per_rank", list(row.blocks_per_rank)},
-                                {"model_fraction_per_rank", list(row.model_fraction_per_rank)},
-                                {"copies_per_block", list(row.copies_per_block)},
-                                {"exact", {{"makespan", format_rational(row.makespan)},
-                                           {"bubble_fraction", format_rational(row.bubble_fraction)},
-                                           {"utilisation", format_rational(row.utilisation)},
-                                           {"zb_bubble_rate", format_rational(row.zb_bubble_rate)}}}};
+                                {"blocks", row.blocks}};
+            put_number(r, "stage_share", row.stage_share);
+            put_number(r, "makespan", row.makespan);
+            put_number(r, "worst_idle", row.worst_idle);
+            put_number(r, "bubble_fraction", row.bubble_fraction);
+            put_number(r, "utilisation", row.utilisation);
+            list(r, "idle_per_rank", row.idle_per_rank);
+            list(r, "busy_per_rank", row.busy_per_rank);
+            list(r, "span_per_rank", row.span_per_rank);
+            put_number(r, "zb_bubble_rate", row.zb_bubble_rate);
+            put_number(r, "zb_span", row.zb_span);
+            put_number(r, "zb_work", row.zb_work);
+            list(r, "peak_activations", row.peak_activations);
+            list(r, "blocks_per_rank", row.blocks_per_rank);
+            list(r, "model_fraction_per_rank", row.model_fraction_per_rank);
+            list(r, "copies_per_block", row.copies_per_block);
             if (const auto& e = exposures[i]) {
                 r["pattern"] = patterns[i];
-                r["exposed_comm"] = list(e->exposed);
-                r["network_comm"] = list(e->network);
-                nlohmann::json shares = nlohmann::json::array();
+                list(r, "exposed_comm", e->exposed);
+                list(r, "network_comm", e->network);
+                nlohmann::json shares = nlohmann::json::array(), shares_exact = nlohmann::json::array();
                 for (size_t k = 0; k < e->exposed.size(); ++k) {
                     const auto share = e->hidden_share(k);
-                    shares.push_back(share ? exact_json(*share) : nlohmann::json(nullptr));
+                    shares.push_back(share ? number_json(*share) : nlohmann::json(nullptr));  // null: no network time
+                    shares_exact.push_back(share ? nlohmann::json(format_rational(*share)) : nlohmann::json(nullptr));
                 }
                 r["hidden_share"] = shares;
-                r["exposed_comm_total"] = exact_json(e->total_exposed());
-                r["network_comm_total"] = exact_json(e->total_network());
+                r["exact"]["hidden_share"] = shares_exact;
+                put_number(r, "exposed_comm_total", e->total_exposed());
+                put_number(r, "network_comm_total", e->total_network());
             }
             if (row.gpu_hours_per_million_tokens) {
                 r["tokens_per_microbatch"] = *o.tokens_per_microbatch;
-                r["seconds_per_unit"] = exact_json(*o.seconds_per_unit);
-                r["tokens_per_second"] = exact_json(*row.tokens_per_second);
-                r["gpu_hours_per_million_tokens"] = exact_json(*row.gpu_hours_per_million_tokens);
-                r["exact"]["gpu_hours_per_million_tokens"] = format_rational(*row.gpu_hours_per_million_tokens);
-                r["exact"]["tokens_per_second"] = format_rational(*row.tokens_per_second);
+                put_number(r, "seconds_per_unit", *o.seconds_per_unit);
+                put_number(r, "tokens_per_second", *row.tokens_per_second);
+                put_number(r, "gpu_hours_per_million_tokens", *row.gpu_hours_per_million_tokens);
             }
             j["rows"].push_back(r);
         }

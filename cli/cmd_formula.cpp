@@ -36,8 +36,12 @@ struct FormulaCommand {
         std::string why;
         const auto spec = family_spec(family, ranks, &why, stages_per_rank);
         if (!spec) throw UsageError(why);
-        if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
+        if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic") {
+            // Its output is text only; in JSON mode that is said as a JSON error rather than printed as text.
+            if (json) throw UsageError("formula --chunk-costs symbolic has no --json output yet (its formulas are text only)");
             return run_chunk_formula(family, ranks, chunks.pattern, chunk_layers, shared_expert, op, emit);
+        }
+        const Basis letters = zb_basis ? Basis::PyTorch : resolve_basis(basis, family);  // of --assume and the output
         CostRegion region = CostRegion::standard(symbolic_comm);
         if (chunks.given()) {
             // Issue 11: the costs derived from chunk costs, as the ray through that point (cli/chunk_point.hpp).
@@ -47,16 +51,14 @@ struct FormulaCommand {
         }
         try {
             for (const auto& text : assume)
-                for (auto& c : parse_constraints(text)) region.add(std::move(c));
+                for (auto& c : parse_constraints(in_parser_letters(text, letters))) region.add(std::move(c));
             region.finish();
         } catch (const ClaimError& e) {
             throw UsageError("--assume: " + e.message);
         } catch (const std::invalid_argument& e) {
             throw UsageError(std::string("cost region: ") + e.what());
         }
-        Basis b = Basis::Paper;
-        if (!parse_basis(basis, b)) throw UsageError("--basis: expected paper or pytorch, got '" + basis + "'");
-        if (zb_basis) b = Basis::PyTorch;
+        Basis b = letters;
         if (!region.b_is_i_plus_w) b = Basis::PyTorch;  // I = B - W only where it holds (e.g. not at a chunk point)
         const FormulaResult result = derive_formula(*spec, region);
         std::optional<PublishedMatch> published;
@@ -64,7 +66,7 @@ struct FormulaCommand {
             published = match_published(spec->name, spec->ranks, spec->stages_per_rank, *result.proof.bubble_symbolic,
                                         region);
         if (json) {
-            nlohmann::json j{{"family", spec->name}, {"P", spec->ranks}, {"basis", paper_basis(b) ? "paper" : "pytorch"},
+            nlohmann::json j{{"family", spec->name}, {"P", spec->ranks}, {"basis", basis_name(b)},
                              {"assumptions", result.proof.assumptions},
                              {"proof", verdict_name(result.proof.verdict)}};
             if (!result.missing.empty()) {
@@ -74,7 +76,7 @@ struct FormulaCommand {
                 for (const auto& rf : result.ranks) {
                     nlohmann::json r{{"rank", rf.rank}, {"valid_from_M", rf.valid_from_m}};
                     for (const auto& pw : rf.by_residue) r["idle_by_residue"].push_back(pieces_json(pw, b));
-                    for (const auto& [m, v] : rf.exceptions) r["exceptions"].push_back({{"M", m}, {"idle", v}});
+                    for (const auto& [m, v] : rf.exceptions) r["exceptions"].push_back({{"M", m}, {"idle", v.str(b)}});
                     j["ranks"].push_back(r);
                 }
                 j["bubble"] = {{"valid_from_M", result.bubble_from_m}, {"pieces", pieces_json(result.bubble, b)}};
@@ -82,7 +84,7 @@ struct FormulaCommand {
             }
             std::cout << j.dump(2) << "\n";
         } else {
-            std::cout << format_formula(result, paper_basis(b));
+            std::cout << format_formula(result, b);
             if (published) std::cout << "    " << format_published(*published, b) << "\n";
         }
         return result.missing.empty() && result.proof.verdict == Verdict::Proved ? kOk : kUndecided;

@@ -28,7 +28,7 @@ nlohmann::json option_json(const plan::PlanOption& o) {
             {"stages_per_rank", o.stages_per_rank ? nlohmann::json(*o.stages_per_rank) : nlohmann::json(nullptr)},
             {"microbatches", o.microbatches},
             {"copies", o.copies},
-            {"bubble_fraction", static_cast<double>(o.bubble_fraction.numerator()) / static_cast<double>(o.bubble_fraction.denominator())},
+            {"bubble_fraction", to_double(o.bubble_fraction)},
             {"makespan_seconds", o.makespan_seconds},
             {"dp_allreduce_seconds", o.gradient_reduce.seconds},
             {"dp_allreduce_exposed_seconds", o.gradient_reduce.exposed()},
@@ -58,10 +58,14 @@ nlohmann::json plan_json(const plan::PlanResult& result) {
                 rows.push_back({{"family", e.family}, {"error", e.error}});
                 continue;
             }
-            rows.push_back({{"family", e.family}, {"microbatches", e.microbatches}, {"blocks", e.blocks}, {"chunk_costs_us", e.chunk_text},
-                            {"makespan_us", exact_json(e.makespan)}, {"bubble_fraction", exact_json(e.bubble_fraction)},
-                            {"exposed_comm_worst_rank_us", exact_json(e.exposed_max)}, {"network_comm_worst_rank_us", exact_json(e.network_max)},
-                            {"exposed_comm_total_us", exact_json(e.exposed_total)}, {"network_comm_total_us", exact_json(e.network_total)}});
+            nlohmann::json row = {{"family", e.family}, {"microbatches", e.microbatches}, {"blocks", e.blocks}, {"chunk_costs_us", e.chunk_text}};
+            put_number(row, "makespan_us", e.makespan);
+            put_number(row, "bubble_fraction", e.bubble_fraction);
+            put_number(row, "exposed_comm_worst_rank_us", e.exposed_max);
+            put_number(row, "network_comm_worst_rank_us", e.network_max);
+            put_number(row, "exposed_comm_total_us", e.exposed_total);
+            put_number(row, "network_comm_total_us", e.network_total);
+            rows.push_back(std::move(row));
         }
         j["ep_all_to_all"] = {{"pp", best.pp}, {"ep", request.training.ep}, {"pattern", "deepseek"}, {"families", rows},
                               {"assumptions", plan::chunk_assumptions(request)}};

@@ -17,12 +17,6 @@
 namespace pp::cli {
 namespace {
 
-nlohmann::json point_json(const CostPoint& p) {
-    nlohmann::json j;
-    for (int i = 0; i < kCostVars; ++i) j[cost_var_name(i)] = exact_json(p[i]);
-    return j;
-}
-
 nlohmann::json proof_json(const ProofResult& r, Basis basis) {
     nlohmann::json j;
     j["family"] = r.family;
@@ -31,7 +25,14 @@ nlohmann::json proof_json(const ProofResult& r, Basis basis) {
     j["step"] = r.step;
     j["statement"] = r.statement;
     j["status"] = r.verdict == Verdict::Proved ? "proved" : r.verdict == Verdict::Refuted ? "refuted" : "unknown";
-    j["result"] = r.summary;
+    // The summary is written in DeepSeek's letters; its bubble is rewritten in the basis (as format_proof does).
+    std::string summary = r.summary;
+    if (r.bubble_symbolic && r.region) {
+        const std::string from = r.bubble_symbolic->str(*r.region, Basis::DeepSeek), to = r.bubble_symbolic->str(*r.region, basis);
+        for (size_t k = summary.find(from); k != std::string::npos && from != to; k = summary.find(from, k + to.size()))
+            summary.replace(k, from.size(), to);
+    }
+    j["result"] = summary;
     if (!r.missing.empty()) j["missing"] = r.missing;
     j["assumptions"] = r.assumptions;
     for (const auto& o : r.obligations)
@@ -41,12 +42,15 @@ nlohmann::json proof_json(const ProofResult& r, Basis basis) {
         const auto& cx = *r.counterexample;
         nlohmann::json c{{"P", cx.ranks}, {"M", cx.microbatches}, {"what", cx.what}};
         if (cx.other_microbatches) c["other_M"] = *cx.other_microbatches;
-        if (cx.costs) c["costs"] = point_json(*cx.costs);
+        if (cx.costs) c["costs"] = cost_point_json(*cx.costs, basis);
         j["counterexample"] = c;
     }
-    if (r.bubble_exact) j["bubble"] = exact_json(*r.bubble_exact);
+    // One type per field: an exact bubble is a number ("bubble", exact text in "exact"), a symbolic one a
+    // formula text ("bubble_formula", in the letters of "basis").
+    if (r.bubble_exact) put_number(j, "bubble", *r.bubble_exact);
     if (r.bubble_symbolic) {
-        j["bubble"] = r.bubble_symbolic->str(paper_basis(basis));
+        j["bubble_formula"] = r.region ? r.bubble_symbolic->str(*r.region, basis) : r.bubble_symbolic->str(basis);
+        j["basis"] = basis_name(basis);
         j["bubble_forms"] = nlohmann::json::array();
         for (const auto& f : r.bubble_symbolic->forms) j["bubble_forms"].push_back(form_json(f, basis));
     }
@@ -54,14 +58,15 @@ nlohmann::json proof_json(const ProofResult& r, Basis basis) {
         j["constant_from_M"] = r.constant_from_m;
         j["before_M0"] = nlohmann::json::array();
         for (size_t k = 0; k < r.early_bubbles.size(); ++k) {
-            nlohmann::json e{{"M", r.early_bubbles[k].first}, {"bubble", r.early_bubbles[k].second}};
-            if (k < r.early_exact.size()) e["bubble"] = exact_json(r.early_exact[k]);
+            nlohmann::json e{{"M", r.early_bubbles[k].first}};
+            if (k < r.early_exact.size()) put_number(e, "bubble", r.early_exact[k]);
+            else e["bubble_formula"] = r.early_bubbles[k].second, e["letters"] = basis_name(Basis::DeepSeek);  // the prover's own text
             j["before_M0"].push_back(e);
         }
     }
     if (!r.peaks.empty()) {
-        for (const auto& p : r.peaks) j["peaks"].push_back(exact_json(p));
-        for (const auto& p : r.peaks_at_origin) j["peaks_at_M0"].push_back(exact_json(p));
+        put_numbers(j, "peaks", r.peaks);
+        put_numbers(j, "peaks_at_M0", r.peaks_at_origin);
     }
     return j;
 }
@@ -100,6 +105,7 @@ struct ProveCommand {
         options.from_m = from_m;
         options.model = model == "batched" ? TimingModel::Batched : TimingModel::Dataflow;
         options.emit_dir = emit;
+        const Basis b = resolve_basis(basis, family);
         CostInput input;
         input.stage_costs = stage_costs;
         input.activation = activation;
@@ -116,7 +122,7 @@ struct ProveCommand {
             CostRegion region = CostRegion::standard(symbolic_comm);
             for (const auto& text : assume) {
                 try {
-                    for (auto& c : parse_constraints(text)) region.add(std::move(c));
+                    for (auto& c : parse_constraints(in_parser_letters(text, b))) region.add(std::move(c));
                 } catch (const ClaimError& e) {
                     throw UsageError("--assume: " + e.message);
                 }
@@ -133,8 +139,6 @@ struct ProveCommand {
             if (!v) throw UsageError("--memory-bound expects a number");
             options.memory_bound = *v;
         }
-        Basis b = Basis::Paper;
-        if (!parse_basis(basis, b)) throw UsageError("--basis: expected paper or pytorch, got '" + basis + "'");
         const ProofResult result = prove(*spec, options);
         // The bubble readably: its pieces and the family's published formula, checked on the region (Z3).
         std::optional<ReadableBubble> readable;
@@ -146,7 +150,7 @@ struct ProveCommand {
             if (readable) j["bubble_readable"] = readable_json(*readable, b);
             std::cout << j.dump(2) << "\n";
         } else {
-            std::string text = format_proof(result, paper_basis(b));
+            std::string text = format_proof(result, b);
             if (readable) {  // right after the result line, before the assumptions and obligations
                 const auto at = text.find("\nassumptions:\n");
                 text.insert(at == std::string::npos ? text.size() : at + 1, format_readable(*readable, b));

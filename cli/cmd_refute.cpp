@@ -54,15 +54,23 @@ struct RefuteCommand {
 
     int run() {
         start_budget(time_limit, memory_budget, json, "undecided", "UNDECIDED");
-        Basis b = Basis::Paper;
-        if (!parse_basis(basis, b)) throw UsageError("--basis: expected paper or pytorch, got '" + basis + "'");
+        // The claim, the assumptions and a cost grid are read in the letters of --basis (default: the family's
+        // own paper's), so the Zero Bubble paper's (p-1)(F+B-W) means F + I - W for zb-h1.
+        const Basis b = resolve_basis(basis, family);
+        std::string claim_read;
+        try {
+            claim_read = in_parser_letters(claim, b);
+            if (costs != "symbolic") costs = in_parser_letters(costs, b);
+        } catch (const ClaimError& e) {
+            throw UsageError("claim: " + e.message);
+        }
         RefuteOptions options;
         std::optional<Costs> chunk_point;  // the op costs derived from exact --chunk-costs
         std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P");
         if (microbatches) options.m_range = parse_range(*microbatches, "-M");
         options.stages_per_rank = stages_per_rank;
         if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
-            return run_chunk_refute(claim, family, options.p_lo, options.p_hi, options.m_range, chunks.pattern, chunk_layers,
+            return run_chunk_refute(claim_read, family, options.p_lo, options.p_hi, options.m_range, chunks.pattern, chunk_layers,
                                     shared_expert, width, json);
         if (chunks.given()) {  // issue 11: the single cost point derived from chunk costs
             if (costs != "symbolic") throw UsageError("--chunk-costs derives the costs: give it or a --costs grid, not both");
@@ -83,8 +91,8 @@ struct RefuteCommand {
         RefuteResult r;
         try {
             for (const auto& text : assume)
-                for (auto& c : parse_constraints(text)) options.region.add(std::move(c));
-            r = refute(family, claim, options);
+                for (auto& c : parse_constraints(in_parser_letters(text, b))) options.region.add(std::move(c));
+            r = refute(family, claim_read, options);
         } catch (const ClaimError& e) {
             // The chunk quantities (issue 11) have their own evaluator, reached only by --chunk-costs symbolic;
             // exact --chunk-costs give one cost point for the schedule-level names above.
@@ -101,7 +109,8 @@ struct RefuteCommand {
         if (r.bubble && r.bubble_region)
             readable = readable_bubble(r.family, r.bubble_P, options.stages_per_rank, *r.bubble, *r.bubble_region);
         if (json) {
-            nlohmann::json j{{"status", refute_status_name(r.status)}, {"claim", r.claim}, {"family", r.family}};
+            nlohmann::json j{{"status", refute_status_name(r.status)}, {"claim", claim}, {"family", r.family},
+                             {"basis", basis_name(b)}, {"claim_in_pytorch_letters", r.claim}};
             if (readable) {
                 j["bubble"] = readable_json(*readable, b);
                 j["bubble"]["P"] = r.bubble_P;
@@ -109,7 +118,7 @@ struct RefuteCommand {
             }
             if (r.status == RefuteResult::Refuted) {
                 nlohmann::json c{{"P", r.P}, {"M", r.M}};
-                for (int i = 0; i < kCostVars; ++i) c["costs"][cost_var_name(i)] = exact_json((*r.costs)[i]);
+                c["costs"] = cost_point_json(*r.costs, b);
                 for (const auto& v : r.values) c["values"][v.text] = v.value;
                 j["counterexample"] = c;
             } else {
@@ -119,11 +128,16 @@ struct RefuteCommand {
             j["notes"] = r.notes;
             std::cout << j.dump(2) << "\n";
         } else {
-            std::cout << "claim: " << r.claim << "\n" << "family: " << r.family << "\n";
+            std::cout << "claim: " << claim << "\n";
+            if (claim_read != claim)  // the notations clash on B: say how the claim was read
+                std::cout << "letters: " << basis_legend(b) << "; read as: " << r.claim << " (PyTorch's letters)\n";
+            std::cout << "family: " << r.family << "\n";
             if (r.status == RefuteResult::Refuted) {
                 std::string costs_line;
-                for (int i = 0; i < kCostVars; ++i)
-                    costs_line += fmt::format("{}{}={}", i ? "," : "", cost_var_name(i), format_rational((*r.costs)[i]));
+                for (int i = 0; i < kCostVars; ++i)  // in the basis' letters (no full-backward letter in the ZB paper's)
+                    if (b != Basis::ZeroBubble || i != static_cast<int>(CostVar::B))
+                        costs_line += fmt::format("{}{}={}", costs_line.empty() ? "" : ",", cost_var_name(i, b),
+                                                  format_rational((*r.costs)[i]));
                 std::cout << "REFUTED: counterexample at P=" << r.P << ", M=" << r.M << ", costs " << costs_line << "\n";
                 for (const auto& v : r.values) std::cout << "  " << v.text << " = " << v.value << "\n";
                 std::cout << "(re-checked by exact simulation)\n";

@@ -25,7 +25,7 @@ namespace {
 nlohmann::json certificate_json(const SearchResult& r) {
     nlohmann::json j;
     j["kind"] = r.lower_bound_kind;
-    j["value"] = exact_json(r.units(r.lower_bound));
+    put_number(j, "value", r.units(r.lower_bound));
     j["argument"] = r.lower_bound_argument;
     if (r.infeasible) {
         j["memory_floor"] = r.infeasible->units;
@@ -35,12 +35,12 @@ nlohmann::json certificate_json(const SearchResult& r) {
     const LowerBound& a = r.analytic;
     nlohmann::json analytic;
     analytic["kind"] = a.kind;
-    analytic["value"] = exact_json(r.units(a.value * r.quantum));
+    put_number(analytic, "value", r.units(a.value * r.quantum));
     if (a.rank >= 0) analytic["rank"] = a.rank;
     if (a.kind == "rank-load") {
-        analytic["start_threshold"] = exact_json(r.units(a.a * r.quantum));
-        analytic["load"] = exact_json(r.units(a.load * r.quantum));
-        analytic["tail_threshold"] = exact_json(r.units(a.b * r.quantum));
+        put_number(analytic, "start_threshold", r.units(a.a * r.quantum));
+        put_number(analytic, "load", r.units(a.load * r.quantum));
+        put_number(analytic, "tail_threshold", r.units(a.b * r.quantum));
         analytic["ops"] = a.count;
     }
     analytic["head_chain"] = a.head_chain;
@@ -48,14 +48,15 @@ nlohmann::json certificate_json(const SearchResult& r) {
     analytic["derivation"] = a.derivation;
     j["analytic"] = analytic;
     nlohmann::json formulas = nlohmann::json::array();
-    for (const FormulaBound& f : r.formulas)
+    for (const FormulaBound& f : r.formulas) {
         formulas.push_back({{"formula", f.name},
-                            {"value", exact_json(r.units(f.value * r.quantum))},
                             {"equals_lower_bound", f.value * r.quantum == r.lower_bound},
                             {"derivation", f.derivation}});
+        put_number(formulas.back(), "value", r.units(f.value * r.quantum));
+    }
     j["formulas"] = formulas;
     if (r.proof_bound >= 0) {
-        j["smt2_query_bound"] = exact_json(r.units(r.proof_bound));
+        put_number(j, "smt2_query_bound", r.units(r.proof_bound));
         j["smt2_engine"] = r.proof_engine;
     }
     return j;
@@ -205,10 +206,8 @@ struct SearchCommand {
             if (proof_dir) j["proof_dir"] = *proof_dir;
             if (r.schedule && chunk_table) {
                 const ChunkExposure e = exposure_per_rank(*r.schedule, *chunk_table);
-                nlohmann::json exposed = nlohmann::json::array(), network = nlohmann::json::array();
-                for (size_t k = 0; k < e.exposed.size(); ++k) exposed.push_back(exact_json(e.exposed[k])), network.push_back(exact_json(e.network[k]));
-                j["exposed_comm"] = exposed;
-                j["network_comm"] = network;
+                put_numbers(j, "exposed_comm", e.exposed);
+                put_numbers(j, "network_comm", e.network);
                 j["chunks"] = chunk_table_json(*chunk_table);
             }
             std::cout << j.dump(2) << "\n";
@@ -343,28 +342,37 @@ nlohmann::json search_result_json(const SearchResult& r) {
     j["seconds"] = std::round(r.seconds * 1000) / 1000;
     j["stopped"] = r.stopped;
     if (r.schedule) {
-        j["makespan"] = exact_json(r.units(r.makespan));
-        if (r.objective == Objective::Span) j["span"] = exact_json(r.units(r.value));
-        j["value"] = exact_json(r.units(r.value));
-        j["simulator_span"] = exact_json(r.units(r.simulator_span));
-        j["lower_bound"] = exact_json(r.units(r.lower_bound));
-        j["gap"] = exact_json(r.units(r.value - r.lower_bound));
+        put_number(j, "makespan", r.units(r.makespan));
+        if (r.objective == Objective::Span) put_number(j, "span", r.units(r.value));
+        put_number(j, "value", r.units(r.value));
+        put_number(j, "simulator_span", r.units(r.simulator_span));
+        put_number(j, "lower_bound", r.units(r.lower_bound));
+        put_number(j, "gap", r.units(r.value - r.lower_bound));
         j["gap_fraction"] = r.lower_bound > 0 ? static_cast<double>(r.value - r.lower_bound) / static_cast<double>(r.lower_bound) : 0.0;
         j["origin"] = r.origin;
     } else {
         j["makespan"] = nullptr;
-        j["lower_bound"] = r.status == SearchStatus::Infeasible ? nlohmann::json(nullptr) : exact_json(r.units(r.lower_bound));
+        if (r.status == SearchStatus::Infeasible) j["lower_bound"] = nullptr;
+        else put_number(j, "lower_bound", r.units(r.lower_bound));
     }
     j["lower_bound_certificate"] = certificate_json(r);
     j["tasks"] = r.tasks;
-    j["time_unit"] = exact_json(r.units(r.quantum));
-    if (r.greedy_value >= 0) j["greedy"] = {{"value", exact_json(r.units(r.greedy_value))}, {"rules", r.greedy_rules}};
-    if (r.warm_start_value >= 0) j["best_generator"] = {{"origin", r.best_warm_start}, {"value", exact_json(r.units(r.warm_start_value))}};
+    put_number(j, "time_unit", r.units(r.quantum));
+    if (r.greedy_value >= 0) {
+        j["greedy"] = {{"rules", r.greedy_rules}};
+        put_number(j["greedy"], "value", r.units(r.greedy_value));
+    }
+    if (r.warm_start_value >= 0) {
+        j["best_generator"] = {{"origin", r.best_warm_start}};
+        put_number(j["best_generator"], "value", r.units(r.warm_start_value));
+    }
     nlohmann::json calls = nlohmann::json::array();
-    for (const auto& c : r.calls)
-        calls.push_back({{"bound", exact_json(r.units(c.bound))}, {"answer", z3_answer_name(c.answer)}, {"engine", c.engine},
+    for (const auto& c : r.calls) {
+        calls.push_back({{"answer", z3_answer_name(c.answer)}, {"engine", c.engine},
                          {"variables", c.variables}, {"constraints", c.constraints},
                          {"seconds", std::round((c.build_seconds + c.solve_seconds) * 1000) / 1000}, {"note", c.reason}});
+        put_number(calls.back(), "bound", r.units(c.bound));
+    }
     j["z3_calls"] = calls;
     j["log"] = r.log;
     return j;

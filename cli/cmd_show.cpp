@@ -28,13 +28,11 @@ void write_file(const std::string& path, const std::string& content) {
 nlohmann::json timeline_json(const Schedule& schedule, const Timed& timed, const Costs& costs) {
     nlohmann::json j = simulation_json(schedule, timed.graph, timed.sim, costs, timed.timing);
     nlohmann::json& slots = j["timeline"] = nlohmann::json::array();
-    for (std::uint32_t s = 0; s < timed.graph.slot_count(); ++s)
-        slots.push_back({{"rank", timed.graph.slot_rank[s]},
-                         {"slot", format_slot(timed.graph.slot(schedule, s))},
-                         {"start", exact_json(timed.sim.scale.to_units(timed.sim.start[s]))},
-                         {"end", exact_json(timed.sim.scale.to_units(timed.sim.end[s]))},
-                         {"exact", {{"start", format_rational(timed.sim.scale.to_units(timed.sim.start[s]))},
-                                    {"end", format_rational(timed.sim.scale.to_units(timed.sim.end[s]))}}}});
+    for (std::uint32_t s = 0; s < timed.graph.slot_count(); ++s) {
+        slots.push_back({{"rank", timed.graph.slot_rank[s]}, {"slot", format_slot(timed.graph.slot(schedule, s))}});
+        put_number(slots.back(), "start", timed.sim.scale.to_units(timed.sim.start[s]));
+        put_number(slots.back(), "end", timed.sim.scale.to_units(timed.sim.end[s]));
+    }
     return j;
 }
 

@@ -39,10 +39,9 @@ struct SimulateCommand {
             }
             if (ops)
                 for (std::uint32_t s = 0; s < timed.graph.slot_count(); ++s) {
-                    j["slots"].push_back({{"rank", timed.graph.slot_rank[s]},
-                                          {"slot", format_slot(timed.graph.slot(schedule, s))},
-                                          {"start", exact_json(timed.sim.scale.to_units(timed.sim.start[s]))},
-                                          {"end", exact_json(timed.sim.scale.to_units(timed.sim.end[s]))}});
+                    j["slots"].push_back({{"rank", timed.graph.slot_rank[s]}, {"slot", format_slot(timed.graph.slot(schedule, s))}});
+                    put_number(j["slots"].back(), "start", timed.sim.scale.to_units(timed.sim.start[s]));
+                    put_number(j["slots"].back(), "end", timed.sim.scale.to_units(timed.sim.end[s]));
                     if (!batch_before[s].empty()) j["slots"].back()["batch_before"] = batch_before[s];
                 }
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);

@@ -38,7 +38,7 @@ nlohmann::json compare_line(const SearchProblem& problem) {
     const TaskBounds bounds = compute_task_bounds(inst, true);
     Ticks lower = analytic_lower_bound(inst, bounds).value;
     for (const FormulaBound& f : formula_bounds(inst)) lower = std::max(lower, f.value);
-    j["lower_bound"] = exact_json(inst.to_units(lower));
+    put_number(j, "lower_bound", inst.to_units(lower));
     nlohmann::json families = nlohmann::json::object();
     for (WarmStart& w : generator_warm_starts(problem.placement)) {
         if (!same_placement(w.schedule.placement, problem.placement)) continue;
@@ -49,7 +49,8 @@ nlohmann::json compare_line(const SearchProblem& problem) {
             continue;
         }
         const double gap = lower > 0 ? static_cast<double>(e.value - inst.to_ticks(lower)) / static_cast<double>(inst.to_ticks(lower)) : 0.0;
-        families[name] = {{"valid", true}, {"value", exact_json(inst.scale.to_units(e.value))}, {"gap_fraction", gap}};
+        families[name] = {{"valid", true}, {"gap_fraction", gap}};
+        put_number(families[name], "value", inst.scale.to_units(e.value));
     }
     j["families"] = families;
     j["status"] = "COMPARED";

@@ -58,8 +58,8 @@ struct VerifyCommand {
                                   {"violations", nlohmann::json::array()},
                                   {"suppressed", suppressed}};
             for (const auto& v : report.violations) out["violations"].push_back(violation_json(v));
-            for (const auto& p : report.peak_activations) out["peak_activations"].push_back(exact_json(p));
-            if (options.verify.memory_limit) out["memory_limit"] = exact_json(*options.verify.memory_limit);
+            put_numbers(out, "peak_activations", std::vector<Rational>(report.peak_activations.begin(), report.peak_activations.end()));
+            if (options.verify.memory_limit) put_number(out, "memory_limit", *options.verify.memory_limit);
             if (pytorch_compat)
                 out["pytorch"] = {{"valid", !torch_verdict.has_value()}, {"message", torch_verdict.value_or("")}};
             std::cout << out.dump(2) << "\n";

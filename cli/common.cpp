@@ -129,25 +129,29 @@ ActivationModel CostInput::activations() const {
     return model;
 }
 
-nlohmann::json exact_json(const Rational& value) {
-    const std::string text = format_rational(value);
-    if (text.find('/') != std::string::npos) return text;
-    if (value.denominator() == 1) {
+nlohmann::json number_json(const Rational& value) {
+    if (value.denominator() == 1)
         if (const auto whole = value.numerator().try_int64()) return *whole;
-        return text;  // beyond a JSON reader's 64-bit integers
-    }
-    // A decimal of at most 15 significant digits is printed back exactly by the shortest round-trip form
-    // of the nearest double; a longer one would be rounded, so it stays a string.
-    size_t significant = 0;
-    bool leading = true;
-    for (char c : text) {
-        if (c < '0' || c > '9') continue;
-        if (leading && c == '0') continue;
-        leading = false;
-        ++significant;
-    }
-    if (significant > 15) return text;
-    return std::stod(text);
+    return to_double(value);
+}
+
+void put_number(nlohmann::json& object, const std::string& key, const Rational& value) {
+    object[key] = number_json(value);
+    object["exact"][key] = format_rational(value);
+}
+
+void put_numbers(nlohmann::json& object, const std::string& key, const std::vector<Rational>& values) {
+    nlohmann::json numbers = nlohmann::json::array(), texts = nlohmann::json::array();
+    for (const Rational& v : values) numbers.push_back(number_json(v)), texts.push_back(format_rational(v));
+    object[key] = std::move(numbers);
+    object["exact"][key] = std::move(texts);
+}
+
+nlohmann::json cost_point_json(const std::array<Rational, kCostVars>& point, Basis basis) {
+    nlohmann::json j = nlohmann::json::object();
+    for (int i = 0; i < kCostVars; ++i)
+        if (basis != Basis::ZeroBubble || i != static_cast<int>(CostVar::B)) put_number(j, cost_var_name(i, basis), point[i]);
+    return j;
 }
 
 int whole_activations(const Rational& value) {
@@ -166,9 +170,21 @@ void add_budget_options(CLI::App& app, std::optional<double>& time_limit, std::o
 }
 
 void add_basis_option(CLI::App& app, std::string& basis) {
+    // Checked by resolve_basis (its message lists the names), not by CLI11, so that the error says what each means.
     app.add_option("--basis", basis,
-                   "letters of symbolic results: paper (DeepSeek's F, B = I + W, W, FB = F&B; default) or pytorch (F, I, W, FB)")
-        ->check(CLI::IsMember({"paper", "pytorch"}));
+                   "letters of symbolic results, claims and assumptions: paper (default: the family's own paper's -- "
+                   "the Zero Bubble paper's for zb-h1, zb-h2, zbv, zb1p, DeepSeek's otherwise), deepseek (F, B = I + W "
+                   "full backward, W, FB = F&B), zero-bubble (F, B = input-gradient backward = PyTorch's I, W) or "
+                   "pytorch (F, I, W, FB)");
+}
+
+Basis resolve_basis(const std::string& name, const std::string& family) {
+    if (name == "paper") return paper_basis_of(family);
+    Basis basis = Basis::DeepSeek;
+    if (parse_basis(name, basis)) return basis;
+    throw UsageError("--basis: unknown letters '" + name +
+                     "'; valid: paper (the family's own paper's), deepseek (B = full backward), zero-bubble (B = "
+                     "input-gradient backward; also zb), pytorch (I = input gradient, B = I + W)");
 }
 
 }  // namespace pp::cli

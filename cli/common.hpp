@@ -4,6 +4,7 @@
 #include "cli/chunk_cli.hpp"
 #include "formats/load.hpp"
 #include "model/schedule.hpp"
+#include "proofs/cost_space.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -55,15 +56,27 @@ struct CostInput {
 TorchEra parse_era(const std::string& name);
 std::optional<FileFormat> parse_optional_format(const std::optional<std::string>& name);
 
-// Exact values in JSON: a number when JSON readers get it back exactly (a 64-bit integer, or a decimal of at most 15 significant
-// digits), else its exact text ("7/3", "1557000000000000.908").
-nlohmann::json exact_json(const Rational& value);
+// Numbers in --json (issue 14): every field has one JSON type whatever its value. A quantity is always a JSON
+// number -- a whole value that fits 64 bits as an integer, anything else as the nearest double -- and its exact
+// text ("7/3", "1557000000000000.908") sits under the "exact" object next to it, with the same key.
+nlohmann::json number_json(const Rational& value);
+// object[key] = number_json(value), object["exact"][key] = its exact text.
+void put_number(nlohmann::json& object, const std::string& key, const Rational& value);
+// The same for a list: object[key] = [numbers], object["exact"][key] = [exact texts].
+void put_numbers(nlohmann::json& object, const std::string& key, const std::vector<Rational>& values);
+// The cost point of a symbolic result as {"F": number, ..., "exact": {"F": "1/3", ...}}: every cost in PyTorch's
+// and DeepSeek's letters (I, and B = the full backward); in the Zero Bubble paper's, B is the input gradient and
+// the full backward (I + W) has no key.
+nlohmann::json cost_point_json(const std::array<Rational, kCostVars>& point, Basis basis = Basis::PyTorch);
 // The whole part of a memory cap in activations, saturated at INT_MAX (a larger cap never binds).
 int whole_activations(const Rational& value);
 
 // prove / refute / formula: --time-limit and --memory-budget (UNKNOWN, exit 3, when they run out) and
-// --basis paper|pytorch (the letters of symbolic results).
+// --basis paper|deepseek|pytorch|zero-bubble (the letters of symbolic results and of what the user writes).
 void add_budget_options(CLI::App& app, std::optional<double>& time_limit, std::optional<double>& memory_budget);
 void add_basis_option(CLI::App& app, std::string& basis);
+// The letters --basis names for `family`: "paper" is the family's own paper's (Zero Bubble's for the ZB family,
+// DeepSeek's otherwise; proofs/cost_space.hpp paper_basis_of). An unknown name is a UsageError listing the valid ones.
+Basis resolve_basis(const std::string& name, const std::string& family);
 
 }  // namespace pp::cli

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
 #include <map>
 
 namespace {
@@ -43,7 +44,9 @@ int run(int argc, char** argv) {
     } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
+        // A bad flag or value: CLI11's text on stderr, and in JSON mode the error document on stdout.
         app.exit(e);
+        if (json_errors()) std::cout << error_json(kBadInput, {{"usage", e.what()}}).dump(2) << "\n";
         return kBadInput;
     }
     pp::set_max_ops(static_cast<std::uint64_t>(max_ops));
@@ -55,6 +58,8 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // JSON mode is known before parsing, so that even a parse error answers in JSON (cli/errors.hpp).
+    pp::cli::set_json_errors(pp::cli::wants_json(argc, argv));
     // The one handler: whatever a command throws becomes a message and an exit code (cli/errors.hpp).
     try {
         return run(argc, argv);

@@ -86,8 +86,11 @@ Timed verify_and_simulate(const Schedule& input, const Costs& costs, const Activ
         for (const auto& v : report.violations)
             if (v.kind == ViolationKind::CommDeadlock || v.kind == ViolationKind::CommMismatch)
                 for (const auto& step : v.witness) text += "  " + step + "\n";
-        throw SimulationError("the schedule is not valid, so it has no timing (run `pipeproof verify`; timing model " +
-                              timing.label() + "):\n" + text);
+        nlohmann::json listed = nlohmann::json::array();
+        for (const auto& v : report.violations) listed.push_back(violation_json(v));
+        throw InvalidScheduleError("the schedule is not valid, so it has no timing (run `pipeproof verify`; timing model " +
+                                       timing.label() + "):\n" + text,
+                                   schedule.source, std::move(listed));
     }
     Simulation sim = model == CommModel::Dataflow
                          ? simulate(schedule, graph, costs, activations)
@@ -124,30 +127,29 @@ std::string simulation_text(const Schedule& schedule, const ScheduleGraph& graph
 
 nlohmann::json simulation_json(const Schedule& schedule, const ScheduleGraph& graph, const Simulation& sim, const Costs& costs,
                                const TimingModel& timing) {
-    auto units = [&](Ticks ticks) { return exact_json(sim.scale.to_units(ticks)); };
+    auto units = [&](nlohmann::json& object, const std::string& key, Ticks ticks) { put_number(object, key, sim.scale.to_units(ticks)); };
     nlohmann::json j = {{"file", schedule.source},
                         {"timing_model", comm_model_name(timing.model)},
                         {"timing_model_detail", timing.label()},
-                        {"costs", format_costs(costs)},
-                        {"makespan", units(sim.makespan)},
-                        {"bubble", units(sim.bubble)},
-                        {"bubble_fraction", exact_json(sim.bubble_fraction)},
-                        {"exact", {{"makespan", format_rational(sim.scale.to_units(sim.makespan))},
-                                   {"bubble", format_rational(sim.scale.to_units(sim.bubble))},
-                                   {"bubble_fraction", format_rational(sim.bubble_fraction)}}}};
+                        {"costs", format_costs(costs)}};
+    units(j, "makespan", sim.makespan);
+    units(j, "bubble", sim.bubble);
+    put_number(j, "bubble_fraction", sim.bubble_fraction);
     for (size_t r = 0; r < sim.ranks.size(); ++r) {
         const auto& rt = sim.ranks[r];
-        j["ranks"].push_back({{"rank", r},
-                              {"busy", units(rt.busy)},
-                              {"idle", units(rt.idle)},
-                              {"span", units(rt.last_end - rt.first_start)},
-                              {"peak_activations", exact_json(rt.peak_activations)}});
+        nlohmann::json rank = {{"rank", r}};
+        units(rank, "busy", rt.busy);
+        units(rank, "idle", rt.idle);
+        units(rank, "span", rt.last_end - rt.first_start);
+        put_number(rank, "peak_activations", rt.peak_activations);
+        j["ranks"].push_back(std::move(rank));
     }
-    for (auto s : sim.critical_path)
-        j["critical_path"].push_back({{"slot", format_slot(graph.slot(schedule, s))},
-                                      {"rank", graph.slot_rank[s]},
-                                      {"start", units(sim.start[s])},
-                                      {"end", units(sim.end[s])}});
+    for (auto s : sim.critical_path) {
+        nlohmann::json step = {{"slot", format_slot(graph.slot(schedule, s))}, {"rank", graph.slot_rank[s]}};
+        units(step, "start", sim.start[s]);
+        units(step, "end", sim.end[s]);
+        j["critical_path"].push_back(std::move(step));
+    }
     return j;
 }
 

@@ -52,6 +52,14 @@ struct Timed {
     VerifyReport verdict;
     bool valid() const { return verdict.ok(); }
 };
+// What verify_and_simulate throws for a schedule that cannot run: the text (as before) and the violations as
+// `verify --json` lists them, so that a --json run answers with them (cli/errors.cpp).
+struct InvalidScheduleError : SimulationError {
+    InvalidScheduleError(const std::string& text, std::string file_, nlohmann::json violations_)
+        : SimulationError(text), file(std::move(file_)), violations(std::move(violations_)) {}
+    std::string file;
+    nlohmann::json violations;  // array of violation_json
+};
 Timed verify_and_simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations,
                           CommModel model = CommModel::Dataflow, const std::optional<Rational>& memory_limit = std::nullopt);
 // "INVALID: N violations (as `pipeproof verify` reports them); the timing below is of a schedule that breaks

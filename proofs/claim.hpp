@@ -51,6 +51,11 @@ inline constexpr int kMaxClaimDepth = 100;
 inline constexpr size_t kMaxGridPoints = 100000;
 
 ClaimPtr parse_claim(const std::string& text);  // throws ClaimError
+// A claim, an --assume or a cost grid written in `basis`' letters, rewritten into the letters the parser reads
+// (PyTorch's F, I, W, B = full backward, FB). DeepSeek's read the same; in the Zero Bubble paper's B is the input
+// gradient, so the name B becomes I. A text there that uses both B and I is ambiguous (did B mean the full
+// backward?) and refused with a ClaimError, never guessed.
+std::string in_parser_letters(const std::string& text, Basis basis);
 // The names a claim may use (listed in errors): P (ranks), PP (pipeline stages: P, or 2P for DualPipeV,
 // P x V interleaved), M, the costs, the measured quantities; and those that take an M' argument.
 const std::vector<std::string>& claim_names();

@@ -217,6 +217,43 @@ private:
 
 ClaimPtr parse_claim(const std::string& text) { return Parser(text).parse(); }
 
+std::string in_parser_letters(const std::string& text, Basis basis) {
+    if (basis != Basis::ZeroBubble) return text;
+    // The names as the parser reads them: a letter or '_' starts one, letters, digits, '_' and the '&' of
+    // "F&B" continue it; a number ("3" in "3W") ends before a letter.
+    std::string out;
+    bool saw_b = false, saw_i = false;
+    for (size_t k = 0; k < text.size();) {
+        const unsigned char c = static_cast<unsigned char>(text[k]);
+        if (std::isdigit(c) || c == '.') {
+            while (k < text.size() && (std::isdigit(static_cast<unsigned char>(text[k])) || text[k] == '.')) out += text[k++];
+            continue;
+        }
+        if (!std::isalpha(c) && c != '_') {
+            out += text[k++];
+            continue;
+        }
+        const size_t from = k;
+        while (k < text.size()) {
+            const unsigned char d = static_cast<unsigned char>(text[k]);
+            const bool ampersand = d == '&' && k + 1 < text.size() && std::isalpha(static_cast<unsigned char>(text[k + 1])) &&
+                                   text[k - 1] != '&';
+            if (!std::isalnum(d) && d != '_' && !ampersand) break;
+            ++k;
+        }
+        const std::string name = text.substr(from, k - from);
+        saw_b |= name == "B";
+        saw_i |= name == "I";
+        out += name == "B" ? "I" : name;
+    }
+    if (saw_b && saw_i)
+        throw ClaimError{"'" + text + "' uses both B and I, but in the Zero Bubble paper's letters B is the input-gradient "
+                         "backward (PyTorch's I): write it with B, W (and no I), or pass --basis pytorch or --basis "
+                         "deepseek to read B as the full backward",
+                         0};
+    return out;
+}
+
 const std::vector<std::string>& claim_names() {
     static const std::vector<std::string> names = {
         "P", "PP", "M", "F", "I", "W", "B", "FB", "F&B", "comm", "c", "bubble", "idle", "makespan", "span", "bubble_fraction",

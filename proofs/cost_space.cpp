@@ -85,6 +85,51 @@ Rational dot(const std::array<Rational, kCostVars>& a, const std::array<Rational
 
 const char* cost_var_name(int index) { return kNames[index]; }
 
+bool parse_basis(const std::string& text, Basis& out) {
+    if (text == "deepseek") return out = Basis::DeepSeek, true;
+    if (text == "pytorch") return out = Basis::PyTorch, true;
+    if (text == "zero-bubble" || text == "zb") return out = Basis::ZeroBubble, true;
+    return false;
+}
+
+const char* basis_name(Basis basis) {
+    switch (basis) {
+        case Basis::DeepSeek: return "deepseek";
+        case Basis::PyTorch: return "pytorch";
+        case Basis::ZeroBubble: return "zero-bubble";
+    }
+    return "?";
+}
+
+std::string basis_legend(Basis basis) {
+    switch (basis) {
+        case Basis::DeepSeek: return "DeepSeek's letters (B = full backward = I + W, FB = overlapped F&B; I = B - W)";
+        case Basis::PyTorch: return "PyTorch's letters (I = input-gradient backward, W = weight gradient, FB = overlapped pair)";
+        case Basis::ZeroBubble:
+            return "the Zero Bubble paper's letters (B = input-gradient backward = PyTorch's I, W = weight gradient; "
+                   "no letter for the full backward)";
+    }
+    return "";
+}
+
+Basis paper_basis_of(const std::string& family) {
+    for (const char* zb : {"zb-h1", "zb-h2", "zbv", "zb1p"})
+        if (family == zb) return Basis::ZeroBubble;
+    return Basis::DeepSeek;
+}
+
+const char* cost_var_name(int index, Basis basis) {
+    if (basis == Basis::ZeroBubble && index == static_cast<int>(CostVar::I)) return "B";
+    return kNames[index];
+}
+
+int cost_var_index(const std::string& name, Basis basis) {
+    if (basis != Basis::ZeroBubble) return cost_var_index(name);
+    if (name == "B") return static_cast<int>(CostVar::I);
+    if (name == "I") return -1;
+    return cost_var_index(name);
+}
+
 int cost_var_index(const std::string& name) {
     for (int i = 0; i < kCostVars; ++i)
         if (name == kNames[i]) return i;
@@ -102,7 +147,7 @@ Rational LinForm::eval(const CostPoint& point) const {
 
 namespace {
 
-std::string format_terms(const std::array<Rational, kCostVars>& coef, const Rational& constant) {
+std::string format_terms(const std::array<Rational, kCostVars>& coef, const Rational& constant, Basis basis = Basis::PyTorch) {
     std::string out;
     auto term = [&](const Rational& k, const std::string& name) {
         if (k == Rational(0)) return;
@@ -119,7 +164,7 @@ std::string format_terms(const std::array<Rational, kCostVars>& coef, const Rati
         else
             out += format_rational(mag) + "*" + name;
     };
-    for (int i = 0; i < kCostVars; ++i) term(coef[i], kNames[i]);
+    for (int i = 0; i < kCostVars; ++i) term(coef[i], cost_var_name(i, basis));
     term(constant, "");
     return out.empty() ? "0" : out;
 }
@@ -127,21 +172,34 @@ std::string format_terms(const std::array<Rational, kCostVars>& coef, const Rati
 }  // namespace
 
 std::string format_ratform(const RatForm& form, bool deepseek_basis) {
-    auto c = form.c;
-    if (deepseek_basis) {
-        // I = B - W: move I's coefficient onto B and W.
-        const Rational i = c[static_cast<int>(CostVar::I)];
-        c[static_cast<int>(CostVar::B)] += i;
-        c[static_cast<int>(CostVar::W)] -= i;
-        c[static_cast<int>(CostVar::I)] = Rational(0);
-    }
-    return format_terms(c, form.constant);
+    return format_ratform(form, deepseek_basis ? Basis::DeepSeek : Basis::PyTorch);
 }
 
 std::string format_form(const LinForm& form, bool deepseek_basis) {
+    return format_form(form, deepseek_basis ? Basis::DeepSeek : Basis::PyTorch);
+}
+
+std::array<Rational, kCostVars> basis_coefficients(std::array<Rational, kCostVars> c, Basis basis) {
+    const int I = static_cast<int>(CostVar::I), W = static_cast<int>(CostVar::W), B = static_cast<int>(CostVar::B);
+    if (basis == Basis::DeepSeek) {
+        c[B] += c[I], c[W] -= c[I], c[I] = Rational(0);  // I = B - W
+    } else {
+        c[I] += c[B], c[W] += c[B], c[B] = Rational(0);  // B = I + W
+    }
+    return c;
+}
+
+std::string format_ratform(const RatForm& form, Basis basis) {
+    // PyTorch's letters keep a B the form states (as format_ratform(form, false) always did): only the letter
+    // sets that cannot say it rewrite it.
+    if (basis == Basis::PyTorch) return format_terms(form.c, form.constant);
+    return format_terms(basis_coefficients(form.c, basis), form.constant, basis);
+}
+
+std::string format_form(const LinForm& form, Basis basis) {
     RatForm r;
     for (int i = 0; i < kCostVars; ++i) r.c[i] = Rational(form.c[i]);
-    return format_ratform(r, deepseek_basis);
+    return format_ratform(r, basis);
 }
 
 

@@ -39,6 +39,26 @@ inline constexpr int kCostVars = 6;
 const char* cost_var_name(int index);
 int cost_var_index(const std::string& name);  // -1 when not a cost variable ("F&B" is accepted for FB)
 
+// The letters a symbolic result (or a claim) is written in; the notations clash on B (README "Notation"):
+//   PyTorch     F, I (input gradient), W, B = I + W (full backward), FB (a pair)  -- printed without B
+//   DeepSeek    F, B = full backward, W, F&B (a pair)                             -- printed without I (I = B - W)
+//   ZeroBubble  the Zero Bubble paper's F, B = the input gradient (PyTorch's I), W; no full-backward letter
+// Rewriting between them uses B = I + W, so DeepSeek's and the Zero Bubble paper's letters are only for
+// regions where that holds.
+enum class Basis { DeepSeek, PyTorch, ZeroBubble };
+// "deepseek" | "pytorch" | "zero-bubble" (also "zb"); "paper" is resolved per family by paper_basis_of.
+bool parse_basis(const std::string& text, Basis& out);
+const char* basis_name(Basis basis);          // "deepseek" | "pytorch" | "zero-bubble"
+std::string basis_legend(Basis basis);        // one line saying what the letters mean
+// The letters of the family's own paper: the Zero Bubble paper's for zb-h1, zb-h2, zbv and zb1p, DeepSeek's
+// for everything else (DualPipe and DualPipeV; GPipe's and 1F1B's F + B read the same in DeepSeek's letters).
+Basis paper_basis_of(const std::string& family);
+// The name of cost variable `index` in a basis' letters: I is "B" in the Zero Bubble paper's.
+const char* cost_var_name(int index, Basis basis);
+// The cost variable a name means in a basis' letters (-1 when none): "B" is I in the Zero Bubble paper's, and
+// "I" has no meaning there (the caller says so rather than guessing).
+int cost_var_index(const std::string& name, Basis basis);
+
 using CostPoint = std::array<Rational, kCostVars>;
 
 struct LinForm {
@@ -75,6 +95,7 @@ struct LinForm {
 
 // "2*FB + B - 3*W"; in DeepSeek's basis (I written as B - W) when deepseek_basis is set and B = I + W holds.
 std::string format_form(const LinForm& form, bool deepseek_basis = false);
+std::string format_form(const LinForm& form, Basis basis);
 // A form with rational coefficients (formulas such as (P/2-1)*(...) for odd P/2 are still integral, but
 // claims may divide).
 struct RatForm {
@@ -82,6 +103,11 @@ struct RatForm {
     Rational constant{0};
 };
 std::string format_ratform(const RatForm& form, bool deepseek_basis = false);
+// In a basis' letters (B = I + W assumed for DeepSeek's and the Zero Bubble paper's): no I in DeepSeek's, no
+// full backward in the others, and the input gradient printed as B in the Zero Bubble paper's.
+std::string format_ratform(const RatForm& form, Basis basis);
+// The coefficients of a form rewritten into a basis' variables (B = I + W): DeepSeek's have no I, the others no B.
+std::array<Rational, kCostVars> basis_coefficients(std::array<Rational, kCostVars> c, Basis basis);
 
 // One linear constraint  a . x  REL  b  over the cost variables.
 struct CostConstraint {

@@ -24,17 +24,17 @@ LinForm reduce_gcd(LinForm f) {
 }  // namespace
 
 std::string format_condition(const LinForm& form, bool deepseek_basis) {
+    return format_condition(form, deepseek_basis ? Basis::DeepSeek : Basis::PyTorch);
+}
+
+std::string format_condition(const LinForm& form, Basis basis) {
     RatForm r;
     for (int i = 0; i < kCostVars; ++i) r.c[i] = Rational(form.c[i]);
-    if (deepseek_basis) {
-        const Rational i = r.c[static_cast<int>(CostVar::I)];
-        r.c[static_cast<int>(CostVar::B)] += i;
-        r.c[static_cast<int>(CostVar::W)] -= i;
-        r.c[static_cast<int>(CostVar::I)] = Rational(0);
-    }
+    // PyTorch's letters print the form as it is (a B it states stays B); the others rewrite with B = I + W.
+    if (basis != Basis::PyTorch) r.c = basis_coefficients(r.c, basis);
     RatForm lhs, rhs;
     for (int i = 0; i < kCostVars; ++i) (r.c[i] > Rational(0) ? lhs : rhs).c[i] = r.c[i] > Rational(0) ? r.c[i] : -r.c[i];
-    return format_ratform(lhs) + " >= " + format_ratform(rhs);
+    return format_ratform(lhs, basis) + " >= " + format_ratform(rhs, basis);  // a second rewrite changes nothing
 }
 
 namespace {
@@ -279,7 +279,7 @@ FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region_
                 break;
         }
         rf.valid_from_m = family.microbatches(from);
-        for (int t = 0; t < from; ++t) rf.exceptions.push_back({family.microbatches(t), values[t].str(true)});
+        for (int t = 0; t < from; ++t) rf.exceptions.push_back({family.microbatches(t), values[t]});
         fr.ranks.push_back(std::move(rf));
         (void)t_end;
     }
@@ -298,6 +298,10 @@ FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region_
 }
 
 std::string format_formula(const FormulaResult& fr, bool deepseek_basis) {
+    return format_formula(fr, deepseek_basis ? Basis::DeepSeek : Basis::PyTorch);
+}
+
+std::string format_formula(const FormulaResult& fr, Basis basis) {
     const ProofResult& p = fr.proof;
     std::string out = fmt::format("family: {}  P={}  M = {} + {}t\n", p.family, p.ranks, p.m_origin, p.step);
     out += "cost region:\n";
@@ -312,15 +316,15 @@ std::string format_formula(const FormulaResult& fr, bool deepseek_basis) {
                                                           " --property bubble-constant"
                                                     : p.missing,
                        p.cycle, p.m_origin + p.step * p.t_periodic);
-    if (deepseek_basis) out += "basis: DeepSeek's (B = full backward = I + W, FB = overlapped F&B; I = B - W)\n";
+    out += "letters: " + basis_legend(basis) + "\n";
     auto piece_text = [&](const PiecewiseLinear& pw, const std::string& indent) {
         std::string s;
-        if (pw.pieces.size() == 1 && pw.pieces[0].conditions.empty()) return indent + format_form(pw.pieces[0].value, deepseek_basis) + "   (everywhere)\n";
+        if (pw.pieces.size() == 1 && pw.pieces[0].conditions.empty()) return indent + format_form(pw.pieces[0].value, basis) + "   (everywhere)\n";
         for (const auto& piece : pw.pieces) {
-            s += indent + format_form(piece.value, deepseek_basis) + "   where ";
+            s += indent + format_form(piece.value, basis) + "   where ";
             if (piece.conditions.empty()) s += "everywhere";
             for (size_t k = 0; k < piece.conditions.size(); ++k)
-                s += (k ? ", " : "") + format_condition(piece.conditions[k], deepseek_basis);
+                s += (k ? ", " : "") + format_condition(piece.conditions[k], basis);
             s += "\n";
         }
         return s;
@@ -332,7 +336,7 @@ std::string format_formula(const FormulaResult& fr, bool deepseek_basis) {
             if (rf.by_residue.size() > 1) out += fmt::format("  residue {}:\n", k);
             out += piece_text(rf.by_residue[k], "    ");
         }
-        for (const auto& [m, v] : rf.exceptions) out += fmt::format("    (at M = {}: {})\n", m, v);
+        for (const auto& [m, v] : rf.exceptions) out += fmt::format("    (at M = {}: {})\n", m, v.str(basis));
     }
     out += fmt::format("bubble (largest idle), for every M >= {}:\n", fr.bubble_from_m);
     out += piece_text(fr.bubble, "    ");

@@ -32,7 +32,7 @@ struct RankFormula {
     int rank = 0;
     std::vector<PiecewiseLinear> by_residue;  // one per residue class of t mod cycle (cycle 1: one entry)
     int valid_from_m = 0;                     // the formula holds for every admissible M >= this
-    std::vector<std::pair<int, std::string>> exceptions;  // earlier M with another value
+    std::vector<std::pair<int, MaxPoly>> exceptions;  // earlier M with another value (printed in the basis asked for)
 };
 
 struct FormulaResult {
@@ -45,8 +45,10 @@ struct FormulaResult {
 
 FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region);
 std::string format_formula(const FormulaResult& result, bool deepseek_basis = true);
+std::string format_formula(const FormulaResult& result, Basis basis);
 
 // "FB + B - 3*W >= 0" style text of a condition, in DeepSeek's basis when asked.
 std::string format_condition(const LinForm& form, bool deepseek_basis);
+std::string format_condition(const LinForm& form, Basis basis);
 
 }  // namespace pp

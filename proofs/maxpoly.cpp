@@ -285,22 +285,28 @@ bool MaxPoly::same_forms(const MaxPoly& other) const {
     return rows_of(*this) == rows_of(other);
 }
 
-std::string MaxPoly::str(bool deepseek_basis) const {
+std::string MaxPoly::str(bool deepseek_basis) const { return str(deepseek_basis ? Basis::DeepSeek : Basis::PyTorch); }
+
+std::string MaxPoly::str(Basis basis) const {
     if (forms.empty()) return "-inf";
-    if (forms.size() == 1) return format_form(forms[0], deepseek_basis);
+    if (forms.size() == 1) return format_form(forms[0], basis);
     std::string out = "max(";
-    for (size_t k = 0; k < forms.size(); ++k) out += (k ? ", " : "") + format_form(forms[k], deepseek_basis);
+    for (size_t k = 0; k < forms.size(); ++k) out += (k ? ", " : "") + format_form(forms[k], basis);
     return out + ")";
 }
 
 std::string MaxPoly::str(const CostRegion& region, bool deepseek_basis) const {
+    return str(region, deepseek_basis ? Basis::DeepSeek : Basis::PyTorch);
+}
+
+std::string MaxPoly::str(const CostRegion& region, Basis basis) const {
     MaxPoly n;
     for (const auto& f : forms) {
         const LinForm g = normalize_form(f, region);
         if (std::find(n.forms.begin(), n.forms.end(), g) == n.forms.end()) n.forms.push_back(g);
     }
     std::sort(n.forms.begin(), n.forms.end());
-    return n.str(deepseek_basis);
+    return n.str(basis);
 }
 
 LinForm normalize_form(LinForm f, const CostRegion& region) {

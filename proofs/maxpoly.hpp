@@ -37,6 +37,8 @@ struct MaxPoly {
     std::string str(bool deepseek_basis = false) const;
     // The same after dropping what the region's equalities make irrelevant (normalize_form), deduplicated.
     std::string str(const CostRegion& region, bool deepseek_basis = true) const;
+    std::string str(Basis basis) const;
+    std::string str(const CostRegion& region, Basis basis) const;
 };
 
 // comm dropped when the region says comm = 0; B written as I + W when it says B = I + W.

@@ -46,36 +46,57 @@ const char* verdict_name(Verdict verdict) {
 }
 
 std::string format_proof(const ProofResult& r, bool deepseek_basis) {
+    return format_proof(r, deepseek_basis ? Basis::DeepSeek : Basis::PyTorch);
+}
+
+namespace {
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+    if (from.empty() || from == to) return;
+    for (size_t k = text.find(from); k != std::string::npos; k = text.find(from, k + to.size())) text.replace(k, from.size(), to);
+}
+
+}  // namespace
+
+std::string format_proof(const ProofResult& r, Basis basis) {
     std::string out;
-    // The prover writes its summary in the paper basis; the bubble in it is rewritten in the one asked for.
+    // The prover writes its summary in DeepSeek's letters; the bubble in it is rewritten in the ones asked for.
     std::string summary = r.summary;
-    if (!deepseek_basis && r.bubble_symbolic && r.region) {
-        const std::string paper = r.bubble_symbolic->str(*r.region, true);
-        const std::string pytorch = r.bubble_symbolic->str(*r.region, false);
-        for (size_t k = summary.find(paper); k != std::string::npos; k = summary.find(paper, k + pytorch.size()))
-            summary.replace(k, paper.size(), pytorch);
+    const bool symbolic = r.bubble_symbolic && r.region;
+    std::string deepseek_bubble, basis_bubble;
+    if (symbolic) {
+        deepseek_bubble = r.bubble_symbolic->str(*r.region, Basis::DeepSeek);
+        basis_bubble = r.bubble_symbolic->str(*r.region, basis);
+        replace_all(summary, deepseek_bubble, basis_bubble);
     }
     out += fmt::format("family: {}  P={}{}  M = {} + {}t\n", r.family, r.ranks,
                        r.stages_per_rank ? fmt::format("  V={}", *r.stages_per_rank) : "", r.m_origin, r.step);
     out += "statement: " + r.statement + "\n";
     out += fmt::format("verdict: {}\n", verdict_name(r.verdict));
+    if (symbolic) out += "letters: " + basis_legend(basis) + "\n";
     if (!summary.empty()) out += "result: " + summary + "\n";
     if (r.verdict == Verdict::Unknown && !r.missing.empty()) out += "missing: " + r.missing + "\n";
     if (r.counterexample) {
         const auto& cx = *r.counterexample;
         out += fmt::format("counterexample: P={} M={}", cx.ranks, cx.microbatches);
         if (cx.other_microbatches) out += fmt::format(" (vs M={})", *cx.other_microbatches);
-        if (cx.costs) out += " costs " + costs_text(*cx.costs);
+        if (cx.costs) out += (basis == Basis::ZeroBubble ? " costs (PyTorch's letters) " : " costs ") + costs_text(*cx.costs);
         out += "\n  " + cx.what + "\n";
     }
-    out += "assumptions:\n";
+    // The region is stated in PyTorch's letters; in the Zero Bubble paper's, B would read as the input gradient.
+    out += basis == Basis::ZeroBubble ? "assumptions (in PyTorch's letters: I = input gradient, B = I + W):\n" : "assumptions:\n";
     for (const auto& a : r.assumptions) out += "  - " + a + "\n";
-    out += "obligations:\n";
+    if (symbolic && basis != Basis::DeepSeek)
+        out += "obligations (their working in " + basis_legend(Basis::DeepSeek) + ", the bubble in the letters above):\n";
+    else
+        out += "obligations:\n";
     int k = 1;
     for (const auto& o : r.obligations) {
         out += fmt::format("  [{}] {} ({}){}\n", k++, o.name, o.holds ? "holds" : "FAILS",
                            o.seconds > 0 ? fmt::format(", {:.3f} s", o.seconds) : "");
-        out += "      statement: " + o.statement + "\n";
+        std::string statement = o.statement;
+        if (symbolic) replace_all(statement, deepseek_bubble, basis_bubble);
+        out += "      statement: " + statement + "\n";
         out += "      discharged: " + o.method + "\n";
         if (!o.file.empty()) out += "      smt-lib2: " + o.file + "\n";
     }

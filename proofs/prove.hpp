@@ -131,6 +131,9 @@ ProofResult prove(const FamilySpec& family, const ProveOptions& options);
 // Rank r's idle time at base case t of a symbolic proof: makespan(t) - busy_r(t).
 MaxPoly idle_symbolic(const ProofResult& result, int rank, int t);
 std::string format_proof(const ProofResult& result, bool deepseek_basis = true);
+// The same in a basis' letters: the proved bubble wherever it appears is rewritten into them, and a line says
+// which letters are used (the obligations' own working stays in DeepSeek's letters, and says so).
+std::string format_proof(const ProofResult& result, Basis basis);
 
 // Helpers shared with refute / formula / the catalogue.
 // Exact bubble (largest idle) and per-rank idle of one schedule.

@@ -9,12 +9,6 @@
 
 namespace pp {
 
-bool parse_basis(const std::string& text, Basis& out) {
-    if (text == "paper" || text == "deepseek") return out = Basis::Paper, true;
-    if (text == "pytorch" || text == "zb") return out = Basis::PyTorch, true;
-    return false;
-}
-
 namespace {
 
 LinForm v(CostVar x) { return LinForm::var(x); }
@@ -75,9 +69,9 @@ std::string point_text(const CostPoint& p, Basis basis) {
     for (int i = 0; i < kCostVars; ++i) {
         const auto var = static_cast<CostVar>(i);
         if (var == CostVar::comm && p[i] == Rational(0)) continue;
-        if (basis == Basis::Paper && var == CostVar::I) continue;
-        if (basis == Basis::PyTorch && var == CostVar::B) continue;
-        s += fmt::format("{}{}={}", s.empty() ? "" : ", ", cost_var_name(i), format_rational(p[i]));
+        if (basis == Basis::DeepSeek && var == CostVar::I) continue;
+        if (basis != Basis::DeepSeek && var == CostVar::B) continue;
+        s += fmt::format("{}{}={}", s.empty() ? "" : ", ", cost_var_name(i, basis), format_rational(p[i]));
     }
     return s;
 }
@@ -124,9 +118,8 @@ std::optional<PublishedMatch> match_published(const std::string& family, int P, 
 }
 
 std::string format_published(const PublishedMatch& m, Basis basis) {
-    const bool paper = paper_basis(basis);
     std::string s = fmt::format("published formula: {} ({}) = {}: ", m.formula.name, m.formula.source,
-                                format_form(m.formula.value, paper));
+                                format_form(m.formula.value, basis));
     auto differs = [&] {
         if (!m.differs_at) return m.undecided ? std::string(" (Z3: unknown)") : std::string();
         return fmt::format(" (e.g. at {}: bubble {}, formula {})", point_text(*m.differs_at, basis),
@@ -144,17 +137,16 @@ std::string format_published(const PublishedMatch& m, Basis basis) {
 }
 
 std::string format_readable(const ReadableBubble& r, Basis basis, const std::string& indent) {
-    const bool paper = paper_basis(basis);
     std::string s;
     if (r.pieces.pieces.size() == 1 && r.pieces.pieces[0].conditions.empty()) {
-        s += indent + "bubble = " + format_form(r.pieces.pieces[0].value, paper) + " on the whole region\n";
+        s += indent + "bubble = " + format_form(r.pieces.pieces[0].value, basis) + " on the whole region\n";
     } else {
         s += indent + fmt::format("bubble by region ({} pieces: the simplest form where each is the largest):\n",
                                   r.pieces.pieces.size());
         for (const auto& piece : r.pieces.pieces) {
-            s += indent + "    " + format_form(piece.value, paper) + "   where ";
+            s += indent + "    " + format_form(piece.value, basis) + "   where ";
             for (size_t k = 0; k < piece.conditions.size(); ++k)
-                s += (k ? ", " : "") + format_condition(piece.conditions[k], paper);
+                s += (k ? ", " : "") + format_condition(piece.conditions[k], basis);
             if (piece.conditions.empty()) s += "everywhere";
             s += "\n";
         }

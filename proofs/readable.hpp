@@ -13,11 +13,8 @@
 
 namespace pp {
 
-// Which letters a symbolic result is written in: the papers' (DeepSeek's F, B = I + W, W, FB = F&B) or
-// PyTorch's (F, I, W; FB for a pair).
-enum class Basis { Paper, PyTorch };
-bool parse_basis(const std::string& text, Basis& out);  // "paper" | "pytorch"
-inline bool paper_basis(Basis b) { return b == Basis::Paper; }
+// Which letters a symbolic result is written in: Basis (proofs/cost_space.hpp) -- DeepSeek's, PyTorch's or the
+// Zero Bubble paper's.
 
 struct PublishedBubble {
     std::string name;       // "DeepSeek's (PP/2-1)(F&B+B-3W)"

@@ -96,7 +96,8 @@ TEST_CASE("chunk cli: simulate and compare report exposed communication per rank
     CHECK(j["makespan"] == 31);
     CHECK(j["ranks"][0]["exposed_comm"] == 5);
     CHECK(j["ranks"][0]["network_comm"] == 14);
-    CHECK(j["ranks"][0]["hidden_share"] == "9/14");
+    CHECK(j["ranks"][0]["exact"]["hidden_share"] == "9/14");
+    CHECK(j["ranks"][0]["hidden_share"] == Approx(9.0 / 14));
     CHECK(j["chunks"]["slot_kinds"]["F&B"]["duration"] == 13);
     // compare rows carry exposed_comm per rank.
     const auto c = json_of(run_cli("compare 1f1b dualpipe -P 4 -M 8 --chunk-costs " + kCaseA + " --json"));

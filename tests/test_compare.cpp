@@ -14,26 +14,29 @@ namespace {
 
 using pp::Rational;
 
-// exact_json writes whole numbers and short decimals as numbers, anything else as "p/q".
-Rational exact(const nlohmann::json& j) {
-    if (j.is_number_integer()) return Rational(j.get<std::int64_t>());
-    if (j.is_string()) {
-        const std::string text = j.get<std::string>();
-        const auto slash = text.find('/');
-        return Rational(std::stoll(text.substr(0, slash)), std::stoll(text.substr(slash + 1)));
-    }
-    // A short decimal such as 0.018310546875 (more digits than parse_rational takes).
-    const std::string text = j.dump();
+// An exact value of a --json document: the text under "exact" ("69", "7/23", "0.018310546875"); the field
+// itself is always a JSON number (checked here too, issue 14).
+Rational exact_text(const nlohmann::json& j) {
+    REQUIRE(j.is_string());
+    const std::string text = j.get<std::string>();
+    const auto slash = text.find('/');
+    if (slash != std::string::npos) return Rational(std::stoll(text.substr(0, slash)), std::stoll(text.substr(slash + 1)));
     const auto dot = text.find('.');
-    REQUIRE(dot != std::string::npos);
+    if (dot == std::string::npos) return Rational(std::stoll(text));
     std::int64_t den = 1;
     for (size_t k = dot + 1; k < text.size(); ++k) den *= 10;
     return Rational(std::stoll(text.substr(0, dot)) * den + std::stoll(text.substr(dot + 1)), den);
 }
 
-std::vector<Rational> exact_list(const nlohmann::json& j) {
+Rational exact(const nlohmann::json& object, const std::string& key) {
+    CHECK(object.at(key).is_number());
+    return exact_text(object.at("exact").at(key));
+}
+
+std::vector<Rational> exact_list(const nlohmann::json& object, const std::string& key) {
     std::vector<Rational> out;
-    for (const auto& v : j) out.push_back(exact(v));
+    for (const auto& v : object.at(key)) CHECK(v.is_number());
+    for (const auto& v : object.at("exact").at(key)) out.push_back(exact_text(v));
     return out;
 }
 
@@ -66,30 +69,30 @@ TEST_CASE("compare: the seed lesson's exercise 1, P=8 M=16 dualpipe vs 1f1b", "[
     CHECK(one["schedule"] == "1f1b(P=8,M=16)");
     CHECK(dual["schedule"] == "dualpipe(P=8,M=16)");
 
-    CHECK(exact(one["makespan"]) == Rational(69));
-    CHECK(exact(dual["makespan"]) == Rational(54));
-    CHECK(exact_list(one["idle_per_rank"]) == std::vector<Rational>(8, Rational(21)));
-    CHECK(exact_list(dual["idle_per_rank"]) == std::vector<Rational>(8, Rational(6)));
-    CHECK(exact(one["bubble_fraction"]) == Rational(7, 23));
-    CHECK(exact(dual["bubble_fraction"]) == Rational(1, 9));
-    CHECK(exact(one["utilisation"]) == Rational(16, 23));
-    CHECK(exact(dual["utilisation"]) == Rational(8, 9));
-    CHECK(exact(one["zb_bubble_rate"]) == Rational(7, 23));
-    CHECK(exact(dual["zb_bubble_rate"]) == Rational(1, 9));
-    CHECK(exact_list(one["peak_activations"]) == std::vector<Rational>{8, 7, 6, 5, 4, 3, 2, 1});
-    CHECK(exact_list(dual["peak_activations"]) == std::vector<Rational>(8, Rational(9)));
+    CHECK(exact(one, "makespan") == Rational(69));
+    CHECK(exact(dual, "makespan") == Rational(54));
+    CHECK(exact_list(one, "idle_per_rank") == std::vector<Rational>(8, Rational(21)));
+    CHECK(exact_list(dual, "idle_per_rank") == std::vector<Rational>(8, Rational(6)));
+    CHECK(exact(one, "bubble_fraction") == Rational(7, 23));
+    CHECK(exact(dual, "bubble_fraction") == Rational(1, 9));
+    CHECK(exact(one, "utilisation") == Rational(16, 23));
+    CHECK(exact(dual, "utilisation") == Rational(8, 9));
+    CHECK(exact(one, "zb_bubble_rate") == Rational(7, 23));
+    CHECK(exact(dual, "zb_bubble_rate") == Rational(1, 9));
+    CHECK(exact_list(one, "peak_activations") == std::vector<Rational>{8, 7, 6, 5, 4, 3, 2, 1});
+    CHECK(exact_list(dual, "peak_activations") == std::vector<Rational>(8, Rational(9)));
     CHECK(one["blocks_per_rank"] == std::vector<int>(8, 1));
     CHECK(dual["blocks_per_rank"] == std::vector<int>(8, 2));
     CHECK(one["copies_per_block"] == std::vector<int>(8, 1));
     CHECK(dual["copies_per_block"] == std::vector<int>(8, 2));
-    CHECK(exact(one["gpu_hours_per_million_tokens"]) == Rational(575, 24576));
-    CHECK(exact(dual["gpu_hours_per_million_tokens"]) == Rational(75, 4096));
-    CHECK(exact(one["tokens_per_second"]) == Rational(6553600, 69));
-    CHECK(exact(dual["tokens_per_second"]) == Rational(3276800, 27));
+    CHECK(exact(one, "gpu_hours_per_million_tokens") == Rational(575, 24576));
+    CHECK(exact(dual, "gpu_hours_per_million_tokens") == Rational(75, 4096));
+    CHECK(exact(one, "tokens_per_second") == Rational(6553600, 69));
+    CHECK(exact(dual, "tokens_per_second") == Rational(3276800, 27));
     // The utilisation difference the exercise asks for: 8/9 - 16/23 = 40/207 (~19.32 points); GPU-hours
     // fall by the makespan ratio 54/69 = 18/23.
-    CHECK(exact(dual["utilisation"]) - exact(one["utilisation"]) == Rational(40, 207));
-    CHECK(exact(dual["gpu_hours_per_million_tokens"]) / exact(one["gpu_hours_per_million_tokens"]) == Rational(18, 23));
+    CHECK(exact(dual, "utilisation") - exact(one, "utilisation") == Rational(40, 207));
+    CHECK(exact(dual, "gpu_hours_per_million_tokens") / exact(one, "gpu_hours_per_million_tokens") == Rational(18, 23));
 }
 
 TEST_CASE("compare: text output names the timing model and shows the exercise-1 deltas", "[compare]") {
@@ -127,8 +130,8 @@ TEST_CASE("compare: files, V defaults and usage errors", "[compare]") {
     INFO(from_file.err);
     REQUIRE(from_file.exit_code == 0);
     const auto jf = nlohmann::json::parse(from_file.out);
-    CHECK(exact(jf["rows"][0]["makespan"]) == Rational(9));
-    CHECK(exact_list(jf["rows"][0]["idle_per_rank"]) == std::vector<Rational>{3, 3});
+    CHECK(exact(jf["rows"][0], "makespan") == Rational(9));
+    CHECK(exact_list(jf["rows"][0], "idle_per_rank") == std::vector<Rational>{3, 3});
 
     CHECK(pp::test::run_cli("compare 1f1b -P 4").exit_code == 2);                            // no -M
     CHECK(pp::test::run_cli("compare 1f1b -P 4 -M 8 --tokens-per-microbatch 10").exit_code == 2);  // no --time-unit
@@ -147,15 +150,15 @@ TEST_CASE("compare: like for like by default -- costs per 1/P of the model, --pe
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["cost_basis"] == "model-share");
-    CHECK(exact(j["rows"][0]["stage_share"]) == Rational(1));
-    CHECK(exact(j["rows"][1]["stage_share"]) == Rational(1, 2));
-    CHECK(exact(j["rows"][2]["stage_share"]) == Rational(1));
-    CHECK(exact(j["rows"][3]["stage_share"]) == Rational(1, 2));
+    CHECK(exact(j["rows"][0], "stage_share") == Rational(1));
+    CHECK(exact(j["rows"][1], "stage_share") == Rational(1, 2));
+    CHECK(exact(j["rows"][2], "stage_share") == Rational(1));
+    CHECK(exact(j["rows"][3], "stage_share") == Rational(1, 2));
     CHECK(j["rows"][1]["stage_costs"] == "F=0.5,I=0.5,W=0.5,comm=0");
     // Every row does the same total work: 8 micro-batches x (F + I + W) x 4 model shares = 96 over 4 ranks.
     for (const auto& row : j["rows"]) {
         Rational busy{0};
-        for (const auto& b : row["busy_per_rank"]) busy += exact(b);
+        for (const auto& b : exact_list(row, "busy_per_rank")) busy += b;
         CHECK(busy == Rational(96));
     }
     // Raw mode: the interleaved model is twice as large.
@@ -164,7 +167,7 @@ TEST_CASE("compare: like for like by default -- costs per 1/P of the model, --pe
     const auto jr = nlohmann::json::parse(raw.out);
     CHECK(jr["cost_basis"] == "per-stage");
     Rational raw_busy{0};
-    for (const auto& b : jr["rows"][1]["busy_per_rank"]) raw_busy += exact(b);
+    for (const auto& b : exact_list(jr["rows"][1], "busy_per_rank")) raw_busy += b;
     CHECK(raw_busy == Rational(192));
     // Text says which basis it uses.
     const auto text = pp::test::run_cli("compare 1f1b dualpipev -P 4 -M 8");
@@ -182,8 +185,8 @@ TEST_CASE("compare: the ZB bubble rate is never negative, pairs or not", "[compa
     REQUIRE(j.at("rows").size() == 4);
     for (const auto& row : j.at("rows")) {
         INFO(row["schedule"]);
-        CHECK(exact(row["zb_bubble_rate"]) >= Rational(0));
-        CHECK(exact(row["zb_bubble_rate"]) < Rational(1));
+        CHECK(exact(row, "zb_bubble_rate") >= Rational(0));
+        CHECK(exact(row, "zb_bubble_rate") < Rational(1));
     }
 }
 

@@ -479,12 +479,12 @@ TEST_CASE("refute: DualPipe README formula is refuted with a re-checkable counte
     const auto& cx = j["counterexample"];
     const int P = cx["P"].get<int>(), M = cx["M"].get<int>();
     Point p;
-    p.F = parse_json_rational(cx["costs"]["F"]);
-    p.I = parse_json_rational(cx["costs"]["I"]);
-    p.W = parse_json_rational(cx["costs"]["W"]);
-    p.FB = parse_json_rational(cx["costs"]["FB"]);
-    p.comm = parse_json_rational(cx["costs"]["comm"]);
-    const Rational B = cx["costs"].contains("B") ? parse_json_rational(cx["costs"]["B"]) : p.B();
+    p.F = parse_json_rational(cx["costs"]["exact"]["F"]);
+    p.I = parse_json_rational(cx["costs"]["exact"]["I"]);
+    p.W = parse_json_rational(cx["costs"]["exact"]["W"]);
+    p.FB = parse_json_rational(cx["costs"]["exact"]["FB"]);
+    p.comm = parse_json_rational(cx["costs"]["exact"]["comm"]);
+    const Rational B = cx["costs"].contains("B") ? parse_json_rational(cx["costs"]["exact"]["B"]) : p.B();
     CHECK(B == p.B());
     const Rational claimed = (Rational(P, 2) - 1) * (p.FB + B - Rational(3) * p.W);
     CHECK(sim_bubble(generate("dualpipe", P, M), costs_of(p)) != claimed);
@@ -500,10 +500,10 @@ TEST_CASE("refute: a true claim holds, a false 1F1B formula is refuted, a malfor
     CHECK(j["status"] == "refuted");
     const auto& cx = j["counterexample"];
     Point p;
-    p.F = parse_json_rational(cx["costs"]["F"]);
-    p.I = parse_json_rational(cx["costs"]["I"]);
-    p.W = parse_json_rational(cx["costs"]["W"]);
-    p.FB = parse_json_rational(cx["costs"]["FB"]);
+    p.F = parse_json_rational(cx["costs"]["exact"]["F"]);
+    p.I = parse_json_rational(cx["costs"]["exact"]["I"]);
+    p.W = parse_json_rational(cx["costs"]["exact"]["W"]);
+    p.FB = parse_json_rational(cx["costs"]["exact"]["FB"]);
     const int P = cx["P"].get<int>();
     CHECK(sim_bubble(generate("1f1b", P, cx["M"].get<int>()), costs_of(p)) > Rational(P - 1) * p.F);
     for (const char* bad : {"bubble === 3", "bubble <= (P-1", "bubble <= frobnicate"}) {

@@ -103,7 +103,7 @@ TEST_CASE("readable: 1F1B's (P-1)(F+B) equals the bubble on the whole region", "
     const auto m = match_published("1f1b", 4, std::nullopt, *r.bubble_symbolic, default_region());
     REQUIRE(m);
     CHECK(m->equal_everywhere);
-    CHECK(format_published(*m, Basis::Paper).find("equal to the bubble on the whole region") != std::string::npos);
+    CHECK(format_published(*m, Basis::DeepSeek).find("equal to the bubble on the whole region") != std::string::npos);
 }
 
 TEST_CASE("readable: prove, formula and refute print pieces and the published formula, in either basis, and JSON",

@@ -80,25 +80,24 @@ def reference(json_path, cost_text):
     return timing(json.load(open(json_path)), costs_of(cost_text))
 
 
-def value(v):
-    """A number of `simulate --json`: an exact string, or a JSON number that must read back exactly."""
-    return Fraction(v) if isinstance(v, str) else Fraction(str(v))
+def check_number(obj, key, want, where):
+    """A quantity of a --json document: a JSON number (never a string, whatever the value) that is the nearest
+    double to the truth or within a rounding of it, and its exact text under "exact" equal to the truth."""
+    got = obj[key]
+    check(isinstance(got, (int, float)) and not isinstance(got, bool), f"{where} {key} is not a JSON number: {got!r}")
+    check(abs(float(got) - float(want)) <= 1e-12 * max(1.0, abs(float(want))), f"{where} {key} number {got} != {float(want)}")
+    check(Fraction(obj["exact"][key]) == want, f"{where} exact {key} {obj['exact'][key]} != {want}")
 
 
 def check_simulate(json_path, cost_text):
     """simulate --json and the text output against the reference, every per-rank value included."""
     ref = reference(json_path, cost_text)
-    out = json.loads(run("simulate", json_path, "--costs", cost_text, "--json", expect=0).stdout, parse_float=str)
-    exact = out["exact"]
-    check(Fraction(exact["makespan"]) == ref["makespan"], f"makespan {exact['makespan']} != {ref['makespan']}")
-    check(Fraction(exact["bubble"]) == ref["bubble"], f"bubble {exact['bubble']} != {ref['bubble']}")
-    check(Fraction(exact["bubble_fraction"]) == ref["bubble_fraction"],
-          f"bubble_fraction {exact['bubble_fraction']} != {ref['bubble_fraction']}")
+    out = json.loads(run("simulate", json_path, "--costs", cost_text, "--json", expect=0).stdout)
     for key in ("makespan", "bubble", "bubble_fraction"):
-        check(value(out[key]) == ref[key], f"{key} number {out[key]} != {ref[key]}")
+        check_number(out, key, ref[key], "simulate")
     for r, (got, want) in enumerate(zip(out["ranks"], ref["ranks"])):
         for key in ("busy", "idle", "span"):
-            check(value(got[key]) == want[key], f"rank {r} {key} {got[key]} != {want[key]}")
+            check_number(got, key, want[key], f"rank {r}")
     text = run("simulate", json_path, "--costs", cost_text, expect=0).stdout
     check(f"makespan {decimal_text(ref['makespan'])} " in text,
           f"text output lacks 'makespan {decimal_text(ref['makespan'])}':\n{text[:400]}")
@@ -255,7 +254,9 @@ def check_search(cost_text):
     path = os.path.join(SCRATCH, "search.txt")
     out = json.loads(run("search", "-P", "2", "-M", "2", "--placement", "1f1b", "--costs", cost_text, "-o", path,
                          "--json", expect=0).stdout)
-    value, lower = Fraction(out["makespan"]), Fraction(out["lower_bound"])
+    value, lower = Fraction(out["exact"]["makespan"]), Fraction(out["exact"]["lower_bound"])
+    check_number(out, "makespan", value, "search")
+    check_number(out, "lower_bound", lower, "search")
     ref = reference(native_to_json(path), cost_text)
     check(value == ref["makespan"], f"search printed {value}, its schedule takes {ref['makespan']}")
     optimum = brute_force_optimum(2, 2, cost_text)
