@@ -26,13 +26,10 @@ nlohmann::json proof_json(const ProofResult& r, Basis basis) {
     j["statement"] = r.statement;
     j["status"] = r.verdict == Verdict::Proved ? "proved" : r.verdict == Verdict::Refuted ? "refuted" : "unknown";
     // The summary is written in DeepSeek's letters; its bubble is rewritten in the basis (as format_proof does).
-    std::string summary = r.summary;
-    if (r.bubble_symbolic && r.region) {
-        const std::string from = r.bubble_symbolic->str(*r.region, Basis::DeepSeek), to = r.bubble_symbolic->str(*r.region, basis);
-        for (size_t k = summary.find(from); k != std::string::npos && from != to; k = summary.find(from, k + to.size()))
-            summary.replace(k, from.size(), to);
-    }
-    j["result"] = summary;
+    const std::string text = format_proof(r, basis);
+    const size_t result_at = text.find("\nresult: ");
+    j["result"] = result_at == std::string::npos ? r.summary
+                                                 : text.substr(result_at + 10, text.find('\n', result_at + 1) - result_at - 10);
     if (!r.missing.empty()) j["missing"] = r.missing;
     j["assumptions"] = r.assumptions;
     for (const auto& o : r.obligations)
@@ -60,7 +57,7 @@ nlohmann::json proof_json(const ProofResult& r, Basis basis) {
         for (size_t k = 0; k < r.early_bubbles.size(); ++k) {
             nlohmann::json e{{"M", r.early_bubbles[k].first}};
             if (k < r.early_exact.size()) put_number(e, "bubble", r.early_exact[k]);
-            else e["bubble_formula"] = r.early_bubbles[k].second, e["letters"] = basis_name(Basis::DeepSeek);  // the prover's own text
+            else e["bubble_formula"] = r.bubble_symbolic ? deepseek_text_in(r.early_bubbles[k].second, basis) : r.early_bubbles[k].second;
             j["before_M0"].push_back(e);
         }
     }
@@ -152,7 +149,7 @@ struct ProveCommand {
         } else {
             std::string text = format_proof(result, b);
             if (readable) {  // right after the result line, before the assumptions and obligations
-                const auto at = text.find("\nassumptions:\n");
+                const auto at = text.find("\nassumptions");
                 text.insert(at == std::string::npos ? text.size() : at + 1, format_readable(*readable, b));
             }
             std::cout << text;

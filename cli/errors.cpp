@@ -24,9 +24,17 @@ bool g_json_errors = false;
 }  // namespace
 
 bool wants_json(int argc, char** argv) {
+    bool subcommand_seen = false;
     for (int k = 1; k < argc; ++k) {
         if (std::strcmp(argv[k], "--") == 0) return false;  // what follows is a positional, not a flag
-        if (std::strcmp(argv[k], "--json") == 0 || std::strcmp(argv[k], "sweep") == 0) return true;
+        if (std::strcmp(argv[k], "--json") == 0) return true;
+        if (std::strcmp(argv[k], "--max-ops") == 0) {  // the one top-level option with a value
+            ++k;
+            continue;
+        }
+        if (argv[k][0] == '-' || subcommand_seen) continue;
+        subcommand_seen = true;  // the first word is the subcommand: sweep always writes JSON
+        if (std::strcmp(argv[k], "sweep") == 0) return true;
     }
     return false;
 }

@@ -28,6 +28,11 @@ struct ErrorEntry {
     std::string file;     // "" = not tied to a file
     int line = 0, column = 0;  // 0 = not known
     nlohmann::json extra = nlohmann::json::object();  // a violation's rank, op, witness...
+
+    ErrorEntry(std::string kind_, std::string message_, std::string file_ = "", int line_ = 0, int column_ = 0,
+               nlohmann::json extra_ = nlohmann::json::object())
+        : kind(std::move(kind_)), message(std::move(message_)), file(std::move(file_)), line(line_), column(column_),
+          extra(std::move(extra_)) {}
 };
 // {"status": "error"|"invalid"|"undecided", "exit_code": N, "errors": [{"kind", "message", "file", "line",
 // "column", ...}]}: status "error" for exit 2, "invalid" for exit 1 (the schedule breaks the rules), "undecided"

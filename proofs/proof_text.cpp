@@ -1,4 +1,5 @@
 // Names and the printed proof: statement, verdict, counterexample, assumptions, obligations.
+#include "proofs/claim.hpp"
 #include "proofs/prover.hpp"
 
 #include <fmt/format.h>
@@ -58,6 +59,31 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
 
 }  // namespace
 
+std::string deepseek_text_in(const std::string& text, Basis basis) {
+    if (basis == Basis::DeepSeek) return text;
+    // One form, or max(...) of forms separated by ", " (MaxPoly::str); each is claim syntax with B the full
+    // backward, which is how the claim parser reads B.
+    const bool is_max = text.rfind("max(", 0) == 0 && !text.empty() && text.back() == ')';
+    const std::string inner = is_max ? text.substr(4, text.size() - 5) : text;
+    std::string out;
+    try {
+        for (size_t from = 0; from <= inner.size();) {
+            size_t comma = inner.find(", ", from);
+            if (comma == std::string::npos) comma = inner.size();
+            const auto constraints = parse_constraints(inner.substr(from, comma - from) + " >= 0");
+            if (constraints.size() != 1) throw ClaimError{"not one form", 0};
+            RatForm form;
+            form.c = constraints[0].a;
+            form.constant = -constraints[0].b;
+            out += (out.empty() ? "" : ", ") + format_ratform(form, basis);
+            from = comma + 2;
+        }
+    } catch (const ClaimError&) {
+        return text + " [DeepSeek's letters]";
+    }
+    return is_max ? "max(" + out + ")" : out;
+}
+
 std::string format_proof(const ProofResult& r, Basis basis) {
     std::string out;
     // The prover writes its summary in DeepSeek's letters; the bubble in it is rewritten in the ones asked for.
@@ -69,6 +95,14 @@ std::string format_proof(const ProofResult& r, Basis basis) {
         basis_bubble = r.bubble_symbolic->str(*r.region, basis);
         replace_all(summary, deepseek_bubble, basis_bubble);
     }
+    // The values below M0 ("bubble(1) = 6*F - 6*W + 6*B") likewise.
+    std::vector<std::pair<std::string, std::string>> early;
+    if (symbolic && basis != Basis::DeepSeek)
+        for (const auto& [m, text] : r.early_bubbles) {
+            const std::string from = fmt::format("bubble({}) = {}", m, text);
+            early.emplace_back(from, fmt::format("bubble({}) = {}", m, deepseek_text_in(text, basis)));
+            replace_all(summary, early.back().first, early.back().second);
+        }
     out += fmt::format("family: {}  P={}{}  M = {} + {}t\n", r.family, r.ranks,
                        r.stages_per_rank ? fmt::format("  V={}", *r.stages_per_rank) : "", r.m_origin, r.step);
     out += "statement: " + r.statement + "\n";
@@ -96,6 +130,7 @@ std::string format_proof(const ProofResult& r, Basis basis) {
                            o.seconds > 0 ? fmt::format(", {:.3f} s", o.seconds) : "");
         std::string statement = o.statement;
         if (symbolic) replace_all(statement, deepseek_bubble, basis_bubble);
+        for (const auto& [from, to] : early) replace_all(statement, from, to);
         out += "      statement: " + statement + "\n";
         out += "      discharged: " + o.method + "\n";
         if (!o.file.empty()) out += "      smt-lib2: " + o.file + "\n";

@@ -134,6 +134,9 @@ std::string format_proof(const ProofResult& result, bool deepseek_basis = true);
 // The same in a basis' letters: the proved bubble wherever it appears is rewritten into them, and a line says
 // which letters are used (the obligations' own working stays in DeepSeek's letters, and says so).
 std::string format_proof(const ProofResult& result, Basis basis);
+// A symbolic value the prover wrote as text in DeepSeek's letters ("6*F - 6*W + 6*B", "max(3*F, 3*B - 3*W)"),
+// rewritten into `basis`' letters (B = I + W); text it cannot read comes back marked "[DeepSeek's letters]".
+std::string deepseek_text_in(const std::string& text, Basis basis);
 
 // Helpers shared with refute / formula / the catalogue.
 // Exact bubble (largest idle) and per-rank idle of one schedule.

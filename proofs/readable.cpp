@@ -76,8 +76,22 @@ std::string point_text(const CostPoint& p, Basis basis) {
     return s;
 }
 
-// "I = F, W <= F, FB >= B" from the claim syntax "I == F && W <= F && FB >= B".
-std::string condition_text(std::string c) {
+// "I = F, W <= F, FB >= B" from the claim syntax "I == F && W <= F && FB >= B" (PyTorch's letters, which
+// DeepSeek's read the same). In the Zero Bubble paper's letters B means the input gradient, so each
+// inequality is rewritten there (B = I + W, then I printed as B): "F >= W && I >= W" is "F >= W, B >= W".
+std::string condition_text(std::string c, Basis basis) {
+    if (basis == Basis::ZeroBubble) {
+        std::string out;
+        for (const CostConstraint& k : parse_constraints(c)) {
+            const auto a = basis_coefficients(k.a, basis);
+            RatForm lhs, rhs;
+            for (int i = 0; i < kCostVars; ++i) (a[i] > Rational(0) ? lhs : rhs).c[i] = a[i] > Rational(0) ? a[i] : -a[i];
+            rhs.constant = k.b;  // a . x REL b
+            const char* rel = k.rel == CostConstraint::Eq ? " = " : k.rel == CostConstraint::Gt ? " > " : " >= ";
+            out += (out.empty() ? "" : ", ") + format_ratform(lhs, basis) + rel + format_ratform(rhs, basis);
+        }
+        return out;
+    }
     for (std::string::size_type k; (k = c.find(" && ")) != std::string::npos;) c.replace(k, 4, ", ");
     for (std::string::size_type k; (k = c.find("==")) != std::string::npos;) c.replace(k, 2, "=");
     return c;
@@ -128,12 +142,12 @@ std::string format_published(const PublishedMatch& m, Basis basis) {
     if (m.equal_everywhere) return s + "equal to the bubble on the whole region (Z3)";
     if (m.formula.condition.empty()) return s + "not equal to the bubble" + differs();
     if (!m.condition_applies)
-        return s + "not equal to the bubble" + differs() + "; its condition " + condition_text(m.formula.condition) +
+        return s + "not equal to the bubble" + differs() + "; its condition " + condition_text(m.formula.condition, basis) +
                " leaves nothing of the region";
     if (m.equal_on_condition)
-        return s + "= the bubble on " + condition_text(m.formula.condition) + " (within the region; Z3), not elsewhere" +
+        return s + "= the bubble on " + condition_text(m.formula.condition, basis) + " (within the region; Z3), not elsewhere" +
                differs();
-    return s + "not equal to the bubble even on " + condition_text(m.formula.condition) + differs();
+    return s + "not equal to the bubble even on " + condition_text(m.formula.condition, basis) + differs();
 }
 
 std::string format_readable(const ReadableBubble& r, Basis basis, const std::string& indent) {

@@ -48,7 +48,8 @@ TEST_CASE("chunk commands: formula and refute take exact chunk costs whose B is 
     INFO(f.out << f.err);
     REQUIRE(f.exit_code == 0);
     // B = 11 < I + W = 13: the formula may not be written with I = B - W.
-    CHECK_THAT(f.out, !Catch::Contains("basis: DeepSeek's"));
+    CHECK_THAT(f.out, !Catch::Contains("letters: DeepSeek's"));
+    CHECK_THAT(f.out, Catch::Contains("letters: PyTorch's"));
     const std::string head = "bubble (largest idle), for every M >= 8:\n    ";
     const size_t at = f.out.find(head);
     REQUIRE(at != std::string::npos);
