@@ -27,9 +27,10 @@ nlohmann::json proof_json(const ProofResult& r, Basis basis) {
     j["status"] = r.verdict == Verdict::Proved ? "proved" : r.verdict == Verdict::Refuted ? "refuted" : "unknown";
     // The summary is written in DeepSeek's letters; its bubble is rewritten in the basis (as format_proof does).
     const std::string text = format_proof(r, basis);
-    const size_t result_at = text.find("\nresult: ");
-    j["result"] = result_at == std::string::npos ? r.summary
-                                                 : text.substr(result_at + 10, text.find('\n', result_at + 1) - result_at - 10);
+    // The summary as format_proof writes it in the basis: the line after "result: ".
+    const std::string key = "\nresult: ";
+    const size_t at = text.find(key);
+    j["result"] = at == std::string::npos ? r.summary : text.substr(at + key.size(), text.find('\n', at + 1) - at - key.size());
     if (!r.missing.empty()) j["missing"] = r.missing;
     j["assumptions"] = r.assumptions;
     for (const auto& o : r.obligations)

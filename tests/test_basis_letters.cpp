@@ -76,6 +76,17 @@ TEST_CASE("basis: prove and formula for zb-h1 print the Zero Bubble paper's lett
         CHECK(!piece["value"]["coefficients"].contains("I"));    // no PyTorch letter
         CHECK(!piece["example"].contains("I"));
     }
+    // Below M0 too: ZB-V's bubble at M = 1 is 6F - 6W + 6B in DeepSeek's letters (catalogue, zbv-bubble.md before
+    // issue 14) = 6F + 6I, which the Zero Bubble paper's letters write 6*F + 6*B.
+    const auto zbv = run_cli("prove zbv -P 4 --json");
+    REQUIRE(zbv.exit_code == 0);
+    const auto z = nlohmann::json::parse(zbv.out);
+    CHECK(z["basis"] == "zero-bubble");
+    CHECK(z["before_M0"][0]["M"] == 1);
+    CHECK(z["before_M0"][0]["bubble_formula"] == "6*F + 6*B");
+    CHECK_THAT(z["result"].get<std::string>(), Catch::StartsWith("bubble = max(") && Catch::Contains("bubble(1) = 6*F + 6*B"));
+    CHECK(nlohmann::json::parse(run_cli("prove zbv -P 4 --json --basis deepseek").out)["before_M0"][0]["bubble_formula"] ==
+          "6*F - 6*W + 6*B");
     const auto text = run_cli("formula zb-h1 -P 4");
     CHECK_THAT(text.out, Catch::Contains("letters: the Zero Bubble paper's letters"));
     // 1F1B and DualPipe keep DeepSeek's letters (B = full backward) under the default.
