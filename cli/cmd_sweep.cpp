@@ -49,8 +49,9 @@ nlohmann::json compare_line(const SearchProblem& problem) {
             continue;
         }
         const double gap = lower > 0 ? static_cast<double>(e.value - inst.to_ticks(lower)) / static_cast<double>(inst.to_ticks(lower)) : 0.0;
-        families[name] = {{"valid", true}, {"gap_fraction", gap}};
-        put_number(families[name], "value", inst.scale.to_units(e.value));
+        nlohmann::json entry = {{"valid", true}, {"gap_fraction", gap}};
+        put_number(entry, "value", inst.scale.to_units(e.value));
+        families[name] = std::move(entry);
     }
     j["families"] = families;
     j["status"] = "COMPARED";
@@ -95,8 +96,10 @@ struct SweepCommand {
                             const size_t i = index++;
                             if (static_cast<int>(i % static_cast<size_t>(n)) != k) continue;
                             const nlohmann::json j = line(i, {placement, P, M, c, memory}, remaining());
-                            unknown += j["status"] == "UNKNOWN";
-                            errors += j["status"] == "ERROR";
+                            // (a const operator[] here drew a false -Warray-bounds from GCC 12's inliner)
+                            const std::string status = j.value("status", std::string());
+                            unknown += status == "UNKNOWN";
+                            errors += status == "ERROR";
                             ++lines;
                             out << j.dump() << "\n" << std::flush;
                         }
