@@ -111,12 +111,8 @@ struct CompareCommand {
 
     int run() {
         std::vector<Schedule> schedules;
-        int blocks = 0;  // a --stage-costs block must exist in at least one of the schedules
-        for (const auto& name : names) {
-            schedules.push_back(load(name));
-            blocks = std::max(blocks, schedules.back().placement.blocks());
-        }
-        costs.check_stage_blocks(blocks);
+        for (const auto& name : names) schedules.push_back(load(name));
+        costs.check_stage_blocks(schedules);  // a --stage-costs block must exist in at least one of them
         const CompareOptions o = options(costs.activations());
         std::vector<CompareRow> rows;
         std::vector<Costs> row_costs;

@@ -93,12 +93,8 @@ struct ReportCommand {
         page.title = title;
         std::string costs_text;
         std::vector<Schedule> schedules;
-        int blocks = 0;  // a --stage-costs block must exist in at least one of the schedules
-        for (const auto& name : names) {
-            schedules.push_back(load(name));
-            blocks = std::max(blocks, schedules.back().placement.blocks());
-        }
-        costs.check_stage_blocks(blocks);
+        for (const auto& name : names) schedules.push_back(load(name));
+        costs.check_stage_blocks(schedules);  // a --stage-costs block must exist in at least one of them
         for (size_t k = 0; k < names.size(); ++k)
             page.schedules.push_back(entry(names[k], schedules[k], k, options, costs_text));
         page.parameters = fmt::format(

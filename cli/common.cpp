@@ -69,7 +69,9 @@ namespace {
 
 }  // namespace
 
-void CostInput::check_stage_blocks(int blocks) const {
+void CostInput::check_stage_blocks(const std::vector<Schedule>& schedules) const {
+    int blocks = 0;
+    for (const Schedule& s : schedules) blocks = std::max(blocks, s.placement.blocks());
     for (const auto& item : stage_costs) {
         const auto colon = item.find(':');
         const auto block = colon == std::string::npos ? std::nullopt : parse_rational(item.substr(0, colon));

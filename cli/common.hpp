@@ -49,7 +49,7 @@ struct CostInput {
     // Command line over file over F=I=W=1, comm=0. A --stage-costs block the schedule's placement does not
     // have is a usage error unless every_block_exists is false (compare/report: checked over all schedules).
     Costs resolve(const Schedule& schedule, bool every_block_exists = true) const;
-    void check_stage_blocks(int blocks) const;  // usage error for a --stage-costs block >= blocks
+    void check_stage_blocks(const std::vector<Schedule>& schedules) const;  // usage error: a block none of them has
     ActivationModel activations() const;
 };
 

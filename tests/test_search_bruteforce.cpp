@@ -356,6 +356,19 @@ int fused_pairs(const Schedule& s) {
     return count;
 }
 
+// The search is OPTIMAL at the brute-force optimum with symmetry breaking on and off (lossless both ways).
+void check_optimal_with_and_without_symmetry(const Case& k, Ticks best) {
+    for (bool symmetry : {true, false}) {
+        INFO("symmetry breaking " << symmetry);
+        SearchProblem p = problem_of(k);
+        p.symmetry_breaking = symmetry;
+        const SearchResult r = search(p, quick());
+        CHECK(r.status == SearchStatus::Optimal);
+        CHECK(r.value == best);
+        check_schedule(r, k);
+    }
+}
+
 TEST_CASE("search: F&B pairs (an F with a full backward, I and W fused) equal the brute force", "[search]") {
     TinyCosts fb{2, 2, 1, 0, 4, true};  // F + I + W = 5 > FB = 4: pairing pays
     TinyCosts fb_comm{2, 3, 1, 1, 5, true};
@@ -367,15 +380,7 @@ TEST_CASE("search: F&B pairs (an F with a full backward, I and W fused) equal th
         INFO(k.name);
         const auto bf = BruteForce(k.placement, k.costs, k.cap, false).solve();
         REQUIRE(bf.best > 0);
-        for (bool symmetry : {true, false}) {
-            INFO("symmetry breaking " << symmetry);
-            SearchProblem p = problem_of(k);
-            p.symmetry_breaking = symmetry;
-            const SearchResult r = search(p, quick());
-            CHECK(r.status == SearchStatus::Optimal);
-            CHECK(r.value == bf.best);
-            check_schedule(r, k);
-        }
+        check_optimal_with_and_without_symmetry(k, bf.best);
     }
     // On the dualpipe instance the optimum needs at least one fused pair (without pairs it is worse).
     const Case k{"dualpipe P2 M4 FB4 cap3", Placement::bidirectional(2, 2), fb, 3};
@@ -412,14 +417,6 @@ TEST_CASE("search: per-stage costs equal the brute force, with and without symme
         for (const Task& t : inst.tasks)
             if (t.op.kind == OpKind::F) forward.insert(t.duration);
         CHECK(forward.size() > 1);
-        for (bool symmetry : {true, false}) {
-            INFO("symmetry breaking " << symmetry);
-            SearchProblem p = problem_of(k);
-            p.symmetry_breaking = symmetry;
-            const SearchResult r = search(p, quick());
-            CHECK(r.status == SearchStatus::Optimal);
-            CHECK(r.value == bf.best);
-            check_schedule(r, k);
-        }
+        check_optimal_with_and_without_symmetry(k, bf.best);
     }
 }
