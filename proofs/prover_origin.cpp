@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace pp {
 
 // The order is a periodic word only from block count k on: prove the statement for the family restricted to
@@ -30,12 +32,32 @@ ProofResult& Prover::prove_from_later_origin(int k) {
          why + "; so the origin moves to M = " + std::to_string(M(k)), true, 0, ""});
     const size_t sub_begin = res.obligations.size();
     for (auto& o : sub.obligations) res.obligations.push_back(std::move(o));
-    for (size_t a = 1; a < sub.assumptions.size(); ++a) res.assumptions.push_back(sub.assumptions[a]);
+    for (size_t a = 1; a < sub.assumptions.size(); ++a)
+        if (std::find(res.assumptions.begin(), res.assumptions.end(), sub.assumptions[a]) == res.assumptions.end())
+            res.assumptions.push_back(sub.assumptions[a]);
     res.word = sub.word;
     res.structure = sub.structure;
     res.summary = sub.summary;
     res.counterexample = sub.counterexample;
     if (sub.verdict != Verdict::Proved) {
+        // A blocking program that fails for every M >= M(k): it may fail below the new origin too (the least M_d).
+        if (sub.verdict == Verdict::Refuted && res.counterexample && res.counterexample->for_every_m_from &&
+            *res.counterexample->for_every_m_from == M(k)) {
+            int t_d = k;
+            while (t_d > 0 && !program_problem(inst(t_d - 1)).empty()) --t_d;
+            if (t_d < k) {
+                res.counterexample->for_every_m_from = M(t_d);
+                res.obligations.push_back({"comm-failure-below-origin",
+                                           fmt::format("the generator's blocking program fails at M = {}..{} too{}", M(t_d),
+                                                       M(k - 1), t_d > 0 ? fmt::format(" (it runs at M = {})", M(t_d - 1)) : ""),
+                                           "check_comm_program on the generator's own program", true, 0, ""});
+                const std::string from = fmt::format("any M >= {}", M(k));
+                if (auto at = res.summary.find(from); at != std::string::npos)
+                    res.summary.replace(at, from.size(), fmt::format("any M >= {}", M(t_d)));
+                if (auto at = res.counterexample->what.find(from); at != std::string::npos)
+                    res.counterexample->what.replace(at, from.size(), fmt::format("any M >= {}", M(t_d)));
+            }
+        }
         res.verdict = sub.verdict;
         res.missing = sub.missing.empty() ? "" : "for M >= " + std::to_string(M(k)) + ": " + sub.missing;
         return res;
