@@ -35,6 +35,8 @@ namespace pp {
 // this many blocks of transient (ZB-V pads to 2P - 1 micro-batches: 2P - 2 blocks) is more likely a family that is
 // not periodic at all.
 inline int max_origin_shift(int ranks) { return std::max(8, 2 * ranks + 2); }
+// The longest period (in blocks) the window search tries after the usual cycles <= 4 fail.
+inline constexpr int kLongCycle = 24;
 
 double seconds_since(std::chrono::steady_clock::time_point t0);
 std::string join_ints(const std::vector<int>& v);

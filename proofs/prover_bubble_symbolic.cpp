@@ -120,7 +120,8 @@ ProofResult& Prover::prove_bubble_symbolic() {
             if (!inside) return unknown("no sample point satisfies the cost assumptions (Z3)");
             const CostPoint point = *inside;
             const Costs costs = costs_at(point);
-            const PeriodicTiming pt = find_periodic_window(*word, ps, costs, 4, graph_of);
+            PeriodicTiming pt = find_periodic_window(*word, ps, costs, 4, graph_of);
+            if (!pt.found) pt = find_periodic_window(*word, ps, costs, kLongCycle, graph_of);  // as the exact proof
             if (!pt.found) return unknown("timing at the sample point " + costs_text(point) + ": " + pt.failure);
             for (int r = 0; r < word->ranks(); ++r)
                 if (!(pt.lambda == busy[r].eval(point))) return refute_at(point, "the sample point");
