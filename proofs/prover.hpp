@@ -42,6 +42,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0);
 std::string join_ints(const std::vector<int>& v);
 // The first problem check_comm_program finds in the schedule's batched program (kind, message, witness), or "".
 std::string program_problem(const Schedule& s);
+// The one-line result of a program that cannot run from m_d on, its recurring witness found at m_w >= m_d.
+std::string comm_failure_summary(int m_d, int m_w, RecurringCommFailure::Kind kind);
 std::string costs_text(const CostPoint& p);
 // A point strictly inside the region's cone of rays, weighted like interior_point, that also satisfies the
 // constraints the cone leaves out (those with a constant term, such as F >= 2): sample points may turn into

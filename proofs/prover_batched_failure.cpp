@@ -19,6 +19,16 @@ std::string program_problem(const Schedule& s) {
     return text;
 }
 
+std::string comm_failure_summary(int m_d, int m_w, RecurringCommFailure::Kind kind) {
+    const char* what = kind == RecurringCommFailure::Kind::Deadlock ? "deadlocks" : "pairs a send with the wrong receive";
+    if (m_d == m_w)
+        return fmt::format("no batched timing for any M >= {}: the blocking P2P program {} there (the bubble is undefined)",
+                           m_d, what);
+    return fmt::format("no batched timing for any M >= {}: the blocking P2P program cannot run there (the bubble is "
+                       "undefined): from M = {} on it {} in the part every larger M repeats, M = {}..{} fail one by one",
+                       m_d, m_w, what, m_d, m_w - 1);
+}
+
 std::optional<std::reference_wrapper<ProofResult>> Prover::settle_comm_failure() {
     const auto t0 = std::chrono::steady_clock::now();
     // Without a program word (its fit failed) only the generic program is handled: its batch k reads slots k-1 and
@@ -128,9 +138,7 @@ ProofResult& Prover::refute_recurring_failure(const RecurringCommFailure& failur
                           "program at M = {}):{}",
                           M(t_d), M(at), program_problem(inst(at)), M(t_w), witness);
     cx.schedule = inst(at);
-    res.summary = fmt::format("no batched timing for any M >= {}: the blocking P2P program {} there (the bubble is "
-                              "undefined)",
-                              M(t_d), kind == "deadlock" ? "deadlocks" : "pairs a send with the wrong receive");
+    res.summary = comm_failure_summary(M(t_d), M(t_w), found->kind);
     if (!lemma_ok) {
         // Only a single instance is certain without the structure lemma; it still refutes the statement at M >= X.
         cx.what += "\n  (for every M only as far as the generator is its periodic word: no structure lemma)";

@@ -13,6 +13,18 @@ namespace pp {
 
 // The order is a periodic word only from block count k on: prove the statement for the family restricted to
 // M >= M(k) (a family of its own) and settle M(0)..M(k-1) instance by instance.
+namespace {
+// The M at which a sub-proof found its recurring comm failure (obligation comm-failure-recurs: "(M >= X)").
+int sub_witness_m(const ProofResult& sub) {
+    for (const auto& o : sub.obligations)
+        if (o.name == "comm-failure-recurs") {
+            const auto at = o.statement.find("(M >= ");
+            if (at != std::string::npos) return std::atoi(o.statement.c_str() + at + 6);
+        }
+    return 0;
+}
+}  // namespace
+
 ProofResult& Prover::prove_from_later_origin(int k) {
     const std::string why = res.missing;
     for (int t = 0; t < k; ++t) {
@@ -51,11 +63,22 @@ ProofResult& Prover::prove_from_later_origin(int k) {
                                            fmt::format("the generator's blocking program fails at M = {}..{} too{}", M(t_d),
                                                        M(k - 1), t_d > 0 ? fmt::format(" (it runs at M = {})", M(t_d - 1)) : ""),
                                            "check_comm_program on the generator's own program", true, 0, ""});
+                // The recurring witness was found at M(k) or later (the sub-proof's summary says where).
+                const int m_w = std::max(M(k), sub_witness_m(sub));
+                const auto kind = res.counterexample->kind == "comm-mismatch" ? RecurringCommFailure::Kind::Mismatch
+                                                                               : RecurringCommFailure::Kind::Deadlock;
+                res.summary = comm_failure_summary(M(t_d), m_w, kind);
+                sub.summary = res.summary;
                 const std::string from = fmt::format("any M >= {}", M(k));
-                if (auto at = res.summary.find(from); at != std::string::npos)
-                    res.summary.replace(at, from.size(), fmt::format("any M >= {}", M(t_d)));
                 if (auto at = res.counterexample->what.find(from); at != std::string::npos)
                     res.counterexample->what.replace(at, from.size(), fmt::format("any M >= {}", M(t_d)));
+                // The counterexample: the first failing instance at or after --from-M, now possibly below M(k).
+                const int at_t = std::max(t_d, t_from());
+                if (at_t < k) {
+                    res.counterexample->microbatches = M(at_t);
+                    res.counterexample->schedule = inst(at_t);
+                    res.counterexample->what += fmt::format("\n  at M = {}: {}", M(at_t), program_problem(inst(at_t)));
+                }
             }
         }
         res.verdict = sub.verdict;
