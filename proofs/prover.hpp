@@ -173,7 +173,10 @@ struct Prover {
     ProofResult& refute_at(const CostPoint& point, const std::string& where, bool unknown_if_holds = true);
 
     // ----- zone words (prover_zones.cpp)
-    ProofResult& prove_zone_bubble();
+    // order_checked: the zone word was already compared with the generator (prove_zone_batched did it).
+    ProofResult& prove_zone_bubble(bool order_checked = false);
+    // Zone words: the timing graph (empty: dataflow; the batched timing graph under batched timing, comm = 0).
+    std::function<ScheduleGraph(const Schedule&)> zone_graph_of;
     // Batched timing of a zone word: a failing program (as settle_comm_failure), or with comm > 0 possible the
     // proved bound bubble(M) >= comm * N_r(M), N_r affine and growing (prover_zone_batched.cpp).
     ProofResult& prove_zone_batched();

@@ -4,10 +4,11 @@
 //   - it runs, and comm > 0 is possible: every batch that is not empty makes its rank wait comm after its previous
 //     slot, so idle_r(M) >= comm * N_r(M) with N_r the number of non-empty batches of rank r, affine and growing
 //     in M: the bubble is unbounded, REFUTED for every M0 (with a pair of instances at M >= --from-M).
-// With comm = 0 the batched bubble of a zone word is not handled (the zone route times the dataflow graph only).
+//   - it runs and comm = 0: the zone route (prover_zones.cpp) on the batched timing graph.
 #include "proofs/prover.hpp"
 
 #include "proofs/batched_failure.hpp"
+#include "proofs/batched_graph.hpp"
 #include "verifier/batched.hpp"
 
 #include <fmt/format.h>
@@ -102,11 +103,14 @@ ProofResult& Prover::prove_zone_batched() {
         "check_comm_program on the generator's instances", true, seconds_since(t0));
 
     // 2. With comm > 0: idle_r(M) >= comm * N_r(M), N_r affine and growing.
-    if (!batched_comm_may_be_positive())
-        return unknown("batched timing of a zone word (GPipe, Looped BFS) with comm = 0: the zone route times the "
-                       "dataflow graph only, and the batched graph's counterpart edges (a receive waits for the "
-                       "peer's previous slot) are not in its edge classes; give comm > 0 (--costs ...,comm=X or "
-                       "--symbolic-comm) for the growth bound, or use --model dataflow");
+    if (!batched_comm_may_be_positive()) {
+        // comm = 0: the zone route of method.md §4b on the batched timing graph (counterpart edges included; its
+        // edge classes are compared like the dataflow graph's, the long ones shown never to bind).
+        if (options.costs && !options.costs->per_block.empty())
+            return unknown("batched timing of a zone word with per-block costs is not handled");
+        zone_graph_of = [](const Schedule& s) { return batched_timing_graph(s, batched_program(s), false); };
+        return prove_zone_bubble(true);
+    }
     std::optional<Costs> costs = options.costs;
     if (!costs) {
         // A point of the region with comm > 0 (an interior point of the rays, or with comm's ray weighted up).
