@@ -1,10 +1,11 @@
-// Batched timing (DeepSeek's blocking P2P batches) of a zone word (GPipe, Looped BFS). Two answers that need no
-// periodic timing window (proofs/method.md §2c, §4c):
+// Batched timing (DeepSeek's blocking P2P batches) of a zone word (GPipe, Looped BFS), proofs/method.md §2c:
 //   - the generic program fails (deadlock / mismatch) inside its stable head: REFUTED for every M >= M_d;
-//   - it runs, and comm > 0 is possible: every batch that is not empty makes its rank wait comm after its previous
-//     slot, so idle_r(M) >= comm * N_r(M) with N_r the number of non-empty batches of rank r, affine and growing
-//     in M: the bubble is unbounded, REFUTED for every M0 (with a pair of instances at M >= --from-M).
-//   - it runs and comm = 0: the zone route (prover_zones.cpp) on the batched timing graph.
+//   - it runs: the zone route (prover_zones.cpp, §4b) on the batched timing graph, at comm = 0 and, where the graph
+//     expresses the timing (no first batch waiting without a predecessor), at comm > 0 -- PROVED, or REFUTED with
+//     the exact slope;
+//   - fallback when that gives no verdict and comm > 0 is possible: every non-empty batch makes its rank wait comm
+//     after its previous slot, so idle_r(M) >= comm * N_r(M) with N_r the number of non-empty batches of rank r,
+//     affine and growing in M: the bubble is unbounded, REFUTED for every M0 (a pair of instances at M >= --from-M).
 #include "proofs/prover.hpp"
 
 #include "proofs/batched_failure.hpp"
@@ -102,7 +103,7 @@ ProofResult& Prover::prove_zone_batched() {
                     M(t_scan)),
         "check_comm_program on the generator's instances", true, seconds_since(t0));
 
-    // 2. With comm > 0: idle_r(M) >= comm * N_r(M), N_r affine and growing.
+    // 2. comm = 0, or comm > 0 where the batched graph times it: the zone route; else idle_r(M) >= comm * N_r(M).
     if (!batched_comm_may_be_positive()) {
         // comm = 0: the zone route of method.md §4b on the batched timing graph (counterpart edges included; its
         // edge classes are compared like the dataflow graph's, the long ones shown never to bind).
@@ -110,6 +111,24 @@ ProofResult& Prover::prove_zone_batched() {
             return unknown("batched timing of a zone word with per-block costs is not handled");
         zone_graph_of = [](const Schedule& s) { return batched_timing_graph(s, batched_program(s), false); };
         return prove_zone_bubble(true);
+    }
+    // comm > 0: the same route gives the exact slope when the batched graph expresses the timing (no first batch
+    // waits without a predecessor; batched_timing_graph throws otherwise). Anything short of a verdict falls back
+    // to the lower bound below, from the state before the attempt.
+    if (!options.costs || options.costs->per_block.empty()) {
+        const ProofResult before = res;
+        zone_graph_of = [](const Schedule& s) { return batched_timing_graph(s, batched_program(s), true); };
+        std::string why;
+        try {
+            if (prove_zone_bubble(true).verdict != Verdict::Unknown) return res;
+            why = res.missing;
+        } catch (const SimulationError& e) {
+            why = e.what();
+        }
+        res = before;
+        zone_graph_of = nullptr;
+        res.assumptions.push_back("the zone route on the batched timing graph gave no verdict (" + why +
+                                  "); a lower bound instead");
     }
     std::optional<Costs> costs = options.costs;
     if (!costs) {
