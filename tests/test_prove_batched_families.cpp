@@ -259,3 +259,25 @@ TEST_CASE("prove gpipe --model batched, comm = 0: the zone route on the batched 
     };
     CHECK(prove_batched(broken, costs(1, 1, 1, 2, 0)).verdict != Verdict::Proved);
 }
+
+TEST_CASE("prove gpipe --model batched, per-block costs and comm > 0: the proved lower bound grows, as simulation says",
+          "[prove][batched]") {
+    // Per-block costs keep the zone route out, so the fallback answers: bubble(M) >= comm * N_r(M), N_r affine.
+    Costs c = costs(1, 1, 1, 3, Rational(1, 2));
+    OpCosts heavy;
+    heavy.F = 2, heavy.I = 2, heavy.W = 2;
+    c.per_block[1] = heavy;
+    const FamilySpec spec = spec_of("gpipe", 4);
+    const ProofResult r = prove_batched(spec, c);
+    INFO(format_proof(r));
+    REQUIRE(r.counterexample);
+    CHECK(r.counterexample->kind == "comm-growth");
+    check_against_simulation(spec, r, c);
+    // The bound itself (comm * (1 + 2t) at M = 1 + t, as printed) is below the simulated bubble.
+    for (int M : {1, 4, 17, 50}) {
+        const auto b = batched_bubble(spec.generate(M), c);
+        REQUIRE(b);
+        CHECK(*b >= Rational(1, 2) * Rational(1 + 2 * (M - 1)));
+    }
+    CHECK(r.summary.find("comm * (1 + 2t)") != std::string::npos);
+}
