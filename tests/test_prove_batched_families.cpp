@@ -3,6 +3,7 @@
 // M_d on (kind comm-deadlock / comm-mismatch) -- never UNKNOWN. Every verdict is re-checked here against the
 // rendezvous simulation of verifier/batched.cpp (simulate_batched), an independent path: it settles batches one by
 // one and throws when they never complete; it never sees the prover's word, heads or witness.
+#include "cli_runner.hpp"
 #include "proofs/batched_failure.hpp"
 #include "proofs/prove.hpp"
 #include "proofs/symbolic.hpp"
@@ -11,6 +12,7 @@
 #include "verifier/simulate.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <string>
@@ -280,4 +282,23 @@ TEST_CASE("prove gpipe --model batched, per-block costs and comm > 0: the proved
         CHECK(*b >= Rational(1, 2) * Rational(1 + 2 * (M - 1)));
     }
     CHECK(r.summary.find("comm * (1 + 2t)") != std::string::npos);
+}
+
+TEST_CASE("cli: prove --model batched --json says a schedule cannot run, from which M, and why (exit 1)",
+          "[prove][batched]") {
+    const auto r = pp::test::run_cli("prove zb-h2 -P 4 --model batched --costs F=1,I=1,W=1,comm=1/2 --from-M 30 --json");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["status"] == "refuted");
+    const auto& cx = j["counterexample"];
+    CHECK(cx["kind"] == "comm-deadlock");
+    CHECK(cx["for_every_M_from"] == 8);
+    CHECK(cx["M"].get<int>() >= 30);  // at or after --from-M
+    CHECK(cx["witness"].size() >= 2);
+    // The instance it names fails under the rendezvous simulation too.
+    const auto sim = pp::test::run_cli("simulate zb-h2 -P 4 -M " + std::to_string(cx["M"].get<int>()) +
+                                       " --comm-model batched --costs F=1,I=1,W=1,comm=1/2");
+    CHECK(sim.exit_code == 1);
+    CHECK(sim.err.find("comm-deadlock") != std::string::npos);
 }
