@@ -41,6 +41,11 @@ nlohmann::json proof_json(const ProofResult& r, Basis basis) {
         nlohmann::json c{{"P", cx.ranks}, {"M", cx.microbatches}, {"what", cx.what}};
         if (cx.other_microbatches) c["other_M"] = *cx.other_microbatches;
         if (cx.costs) c["costs"] = cost_point_json(*cx.costs, basis);
+        // Batched timing: the kind of refutation ("comm-deadlock", "comm-mismatch": no bubble for any M >=
+        // for_every_M_from; "comm-growth": a proved unbounded lower bound) and the recurring witness.
+        if (!cx.kind.empty()) c["kind"] = cx.kind;
+        if (cx.for_every_m_from) c["for_every_M_from"] = *cx.for_every_m_from;
+        if (!cx.witness.empty()) c["witness"] = cx.witness;
         j["counterexample"] = c;
     }
     // One type per field: an exact bubble is a number ("bubble", exact text in "exact"), a symbolic one a

@@ -114,6 +114,8 @@ std::string format_proof(const ProofResult& r, Basis basis) {
         const auto& cx = *r.counterexample;
         out += fmt::format("counterexample: P={} M={}", cx.ranks, cx.microbatches);
         if (cx.other_microbatches) out += fmt::format(" (vs M={})", *cx.other_microbatches);
+        if (!cx.kind.empty()) out += " kind " + cx.kind;
+        if (cx.for_every_m_from) out += fmt::format(" (for every M >= {})", *cx.for_every_m_from);
         if (cx.costs) out += (basis == Basis::ZeroBubble ? " costs (PyTorch's letters) " : " costs ") + costs_text(*cx.costs);
         out += "\n  " + cx.what + "\n";
     }

@@ -85,6 +85,12 @@ struct Counterexample {
     std::optional<CostPoint> costs;
     std::string what;                        // one paragraph
     std::optional<Schedule> schedule;        // the instance, for timelines and re-checks
+    // Batched timing: "comm-deadlock" / "comm-mismatch" when the blocking P2P program cannot run at any M >=
+    // for_every_m_from (the bubble is undefined there), with the recurring witness (proofs/method.md §2c);
+    // "comm-growth" when bubble(M) >= comm * (affine count of waiting batches) is proved; empty otherwise.
+    std::string kind;
+    std::optional<int> for_every_m_from;
+    std::vector<std::string> witness;
 };
 
 struct RankIdle {

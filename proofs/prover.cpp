@@ -166,6 +166,7 @@ ProofResult& Prover::run() {
                                   " (a slot starts when its rank is free and its inputs have arrived; a cross-rank "
                                   "dependency adds comm)");
     if (family.zones) {
+        if (batched()) return prove_zone_batched();
         if (options.property == Property::BubbleConstant && !batched() &&
             (!options.costs || options.costs->per_block.empty()))
             return prove_zone_bubble();
@@ -178,7 +179,12 @@ ProofResult& Prover::run() {
         return refute_on_instances_or_unknown();
     }
     res.word = word;
-    if (batched() && !establish_batched()) return refute_on_instances_or_unknown();
+    if (batched()) {
+        // A program that cannot run is settled first (it needs no program word when it is the generic one).
+        const bool fitted = establish_batched();
+        if (auto failed = settle_comm_failure()) return failed->get();
+        if (!fitted) return refute_on_instances_or_unknown();
+    }
     if (!establish_structure()) {
         if (!ps.failure.empty() && ps.failure.find("no super-step") != std::string::npos) {
             if (auto cx = find_deadlock(ps.T0 + 64)) {

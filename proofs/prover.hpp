@@ -11,8 +11,11 @@
 //   prover_bubble_symbolic.cpp  phase 3, symbolic costs: the same over a cost region, Z3 where forms differ
 //   prover_eventual.cpp         the bubble eventually constant: the least M0, the values below it
 //   prover_zones.cpp            phase 3 for zone words (orders growing in several places: GPipe, Looped BFS)
+//   prover_batched_failure.cpp  batched: a blocking program that deadlocks / mismatches for every M >= M_d
+//   prover_zone_batched.cpp     batched zone words with comm > 0: a proved lower bound that grows with M
 //   family_spec.cpp             the families' admissible M and structure lemmas
 //   proof_text.cpp              the printed proof
+#include "proofs/batched_failure.hpp"
 #include "proofs/batched_graph.hpp"
 #include "proofs/budget.hpp"
 #include "proofs/prove.hpp"
@@ -32,9 +35,15 @@ namespace pp {
 // this many blocks of transient (ZB-V pads to 2P - 1 micro-batches: 2P - 2 blocks) is more likely a family that is
 // not periodic at all.
 inline int max_origin_shift(int ranks) { return std::max(8, 2 * ranks + 2); }
+// The longest period (in blocks) the window search tries after the usual cycles <= 4 fail.
+inline constexpr int kLongCycle = 24;
 
 double seconds_since(std::chrono::steady_clock::time_point t0);
 std::string join_ints(const std::vector<int>& v);
+// The first problem check_comm_program finds in the schedule's batched program (kind, message, witness), or "".
+std::string program_problem(const Schedule& s);
+// The one-line result of a program that cannot run from m_d on, its recurring witness found at m_w >= m_d.
+std::string comm_failure_summary(int m_d, int m_w, RecurringCommFailure::Kind kind);
 std::string costs_text(const CostPoint& p);
 // A point strictly inside the region's cone of rays, weighted like interior_point, that also satisfies the
 // constraints the cone leaves out (those with a constant term, such as F >= 2): sample points may turn into
@@ -134,6 +143,13 @@ struct Prover {
     bool batched_comm_may_be_positive() const;
     bool establish_batched();
     bool check_batched_classes(int up_to);
+    // Batched: when the blocking program fails on some instance, REFUTED for every M >= M_d from a failure in the
+    // program's stable part (prover_batched_failure.cpp); nullopt when the program runs on every instance looked at.
+    std::optional<std::reference_wrapper<ProofResult>> settle_comm_failure();
+    // REFUTED from a failure found in the stable part of instance t_w (discharged by `method`): the least M_d from
+    // which every instance fails, spot checks of larger M on the generator's own program, the counterexample.
+    ProofResult& refute_recurring_failure(const RecurringCommFailure& failure, int t_w, const std::string& method,
+                                          std::chrono::steady_clock::time_point t0);
 
     // ----- phase 2: super-steps and graph properties (prover_super_steps.cpp)
     bool establish_structure();
@@ -157,7 +173,13 @@ struct Prover {
     ProofResult& refute_at(const CostPoint& point, const std::string& where, bool unknown_if_holds = true);
 
     // ----- zone words (prover_zones.cpp)
-    ProofResult& prove_zone_bubble();
+    // order_checked: the zone word was already compared with the generator (prove_zone_batched did it).
+    ProofResult& prove_zone_bubble(bool order_checked = false);
+    // Zone words: the timing graph (empty: dataflow; the batched timing graph under batched timing, comm = 0).
+    std::function<ScheduleGraph(const Schedule&)> zone_graph_of;
+    // Batched timing of a zone word: a failing program (as settle_comm_failure), or with comm > 0 possible the
+    // proved bound bubble(M) >= comm * N_r(M), N_r affine and growing (prover_zone_batched.cpp).
+    ProofResult& prove_zone_batched();
 
     // ----- eventually constant (prover_eventual.cpp)
     // The first block count t with M(t) >= --from-M (0 without it).

@@ -18,7 +18,10 @@ ProofResult& Prover::prove_bubble_exact(const Costs& costs) {
     for (int t = 0; t <= std::min(ps.T_struct, 3); ++t)
         if (auto cx = check_instance(t, Property::Dependencies)) return refuted(*cx);
     const auto t0 = std::chrono::steady_clock::now();
-    const PeriodicTiming pt = find_periodic_window(*word, ps, costs, 4, graph_of);
+    PeriodicTiming pt = find_periodic_window(*word, ps, costs, 4, graph_of);
+    // A comm-bound steady state can repeat only every many blocks (ZB-H2 with comm > F: the critical cycle runs
+    // through the P2P latencies, its mean a fraction with a larger denominator): look for longer cycles too.
+    if (!pt.found) pt = find_periodic_window(*word, ps, costs, kLongCycle, graph_of);
     if (!pt.found) return unknown("timing: " + pt.failure);
     std::vector<Rational> slope;
     std::string busy_text;

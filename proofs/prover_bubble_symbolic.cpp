@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 
 namespace pp {
@@ -85,51 +86,70 @@ ProofResult& Prover::prove_bubble_symbolic() {
     for (int r = 0; r < word->ranks(); ++r)
         for (const Slot& s : word->block[r]) busy[r] += slot_form(s);
     const auto t0 = std::chrono::steady_clock::now();
-    // Sample points: find the window, and refute on the spot if the rate exceeds a rank's work there.
+    // Sample points: find the window, and refute on the spot if the rate exceeds a rank's work there. A Z3 point
+    // where the window found is not yet periodic joins the sample points of the next round (its exact window is
+    // later or longer), a few rounds at most: the points only guide the search, soundness rests on the checks.
     int k0 = 0, cycle = 1, T = ps.T;
-    std::uint64_t seed = 0x9e3779b97f4a7c15ULL;
-    for (int sample = 0; sample < std::max(1, options.samples); ++sample) {
-        std::vector<std::int64_t> weights(region.rays.size(), 1);
-        if (sample > 0)
-            for (auto& w : weights) {
-                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-                w = 1 + static_cast<std::int64_t>((seed >> 33) % 5);
-            }
-        const auto inside = region_point(region, weights);
-        if (!inside) return unknown("no sample point satisfies the cost assumptions (Z3)");
-        const CostPoint point = *inside;
-        const Costs costs = costs_at(point);
-        const PeriodicTiming pt = find_periodic_window(*word, ps, costs, 4, graph_of);
-        if (!pt.found) return unknown("timing at the sample point " + costs_text(point) + ": " + pt.failure);
-        for (int r = 0; r < word->ranks(); ++r)
-            if (!(pt.lambda == busy[r].eval(point))) return refute_at(point, "the sample point");
-        k0 = std::max(k0, pt.k0);
-        cycle = std::lcm(cycle, pt.cycle);
-        T = std::max(T, pt.T);
-    }
-    if (cycle > 12) return unknown("the periodic windows at the sample points have a combined cycle above 12");
-    for (int r = 1; r < word->ranks(); ++r)
-        if (region.ray_values(busy[r]) != region.ray_values(busy[0]))
-            return unknown("the ranks do a different amount of work per block on parts of the cost region ("
-                           "lambda is not one linear form); prove at exact costs instead");
-    const LinForm lambda = busy[0];
-    const LinForm shift = static_cast<std::int64_t>(cycle) * lambda;
-    // Symbolic simulation of G_T with room for a few more windows.
-    T += cycle + 8;
-    const Schedule s = word->instantiate(T);
-    const ScheduleGraph g = word_graph(s, T);
-    // Block slots that are provably the previous block's plus lambda are shifted, not recomputed (identical
-    // polynomials; symbolic.hpp, SymbolicOptions).
-    SymbolicOptions sim_options;
-    sim_options.keep_start = false;
-    for (int r = 0; r < word->ranks(); ++r) sim_options.period.push_back(static_cast<std::uint32_t>(word->block[r].size()));
-    sim_options.step = lambda;
-    sim_options.share = true;  // shifted slots share one polynomial (memory: proofs/README.md)
-    const SymbolicTiming st = symbolic_simulate(s, g, region, sim_options);
+    std::vector<CostPoint> extra_points;
+    std::optional<SymbolicTiming> timed;
+    Schedule s;
+    std::optional<ScheduleGraph> g;
+    const int max_rounds = 4;
     std::optional<CostPoint> witness;
     int found_k = -1;
     std::string method;
     std::string window_smt;
+    LinForm lambda, shift;
+    for (int round = 0; round < max_rounds && found_k < 0; ++round) {
+        k0 = 0, cycle = 1, T = ps.T;
+        std::uint64_t seed = 0x9e3779b97f4a7c15ULL;
+        const int randoms = std::max(1, options.samples);
+        for (int sample = 0; sample < randoms + static_cast<int>(extra_points.size()); ++sample) {
+            std::optional<CostPoint> inside;
+            if (sample < randoms) {
+                std::vector<std::int64_t> weights(region.rays.size(), 1);
+                if (sample > 0)
+                    for (auto& w : weights) {
+                        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                        w = 1 + static_cast<std::int64_t>((seed >> 33) % 5);
+                    }
+                inside = region_point(region, weights);
+            } else {
+                inside = extra_points[sample - randoms];
+            }
+            if (!inside) return unknown("no sample point satisfies the cost assumptions (Z3)");
+            const CostPoint point = *inside;
+            const Costs costs = costs_at(point);
+            PeriodicTiming pt = find_periodic_window(*word, ps, costs, 4, graph_of);
+            if (!pt.found) pt = find_periodic_window(*word, ps, costs, kLongCycle, graph_of);  // as the exact proof
+            if (!pt.found) return unknown("timing at the sample point " + costs_text(point) + ": " + pt.failure);
+            for (int r = 0; r < word->ranks(); ++r)
+                if (!(pt.lambda == busy[r].eval(point))) return refute_at(point, "the sample point");
+            k0 = std::max(k0, pt.k0);
+            cycle = std::lcm(cycle, pt.cycle);
+            T = std::max(T, pt.T);
+        }
+        if (cycle > 12) return unknown("the periodic windows at the sample points have a combined cycle above 12");
+        for (int r = 1; r < word->ranks(); ++r)
+            if (region.ray_values(busy[r]) != region.ray_values(busy[0]))
+                return unknown("the ranks do a different amount of work per block on parts of the cost region ("
+                               "lambda is not one linear form); prove at exact costs instead");
+        lambda = busy[0];
+        shift = static_cast<std::int64_t>(cycle) * lambda;
+        // Symbolic simulation of G_T with room for a few more windows.
+        T += cycle + 8;
+        s = word->instantiate(T);
+        g = word_graph(s, T);
+        // Block slots that are provably the previous block's plus lambda are shifted, not recomputed (identical
+        // polynomials; symbolic.hpp, SymbolicOptions).
+        SymbolicOptions sim_options;
+        sim_options.keep_start = false;
+        for (int r = 0; r < word->ranks(); ++r) sim_options.period.push_back(static_cast<std::uint32_t>(word->block[r].size()));
+        sim_options.step = lambda;
+        sim_options.share = true;  // shifted slots share one polynomial (memory: proofs/README.md)
+    timed = symbolic_simulate(s, *g, region, sim_options);
+    const SymbolicTiming& st = *timed;
+    witness.reset();
     for (int k = k0; k <= k0 + 8 && k + cycle <= T + ps.tau - 1 && found_k < 0; ++k) {
         const auto window = window_slots(*word, ps, k);
         std::vector<std::pair<std::uint32_t, std::uint32_t>> pending;
@@ -159,13 +179,21 @@ ProofResult& Prover::prove_bubble_symbolic() {
                          : fmt::format("symbolic simulation of G_{}; {} of {} slots identical as polynomials, the "
                                        "rest proved equal on the region by Z3 (unsat)",
                                        T, window.size() - pending.size(), window.size());
+            if (round > 0) method += fmt::format(" (window searched with {} Z3 point(s) of earlier rounds as extra "
+                                                 "sample points)", extra_points.size());
             if (!options.emit_dir.empty()) window_smt = window_smt_symbolic(st, T, k, cycle, shift, region);
         }
     }
     if (found_k < 0) {
-        if (witness) return refute_at(*witness, "a point where the window is not (yet) periodic", true);
-        return unknown("no periodic window found symbolically near super-step " + std::to_string(k0));
+        const bool fresh = witness && std::find(extra_points.begin(), extra_points.end(), *witness) == extra_points.end();
+        if (!fresh || round + 1 == max_rounds) {
+            if (witness) return refute_at(*witness, "a point where the window is not (yet) periodic", true);
+            return unknown("no periodic window found symbolically near super-step " + std::to_string(k0));
+        }
+        extra_points.push_back(*witness);
     }
+    }
+    const SymbolicTiming& st = *timed;
     const int t_periodic = std::max(ps.T0, found_k + 1 - ps.tau);
     add("periodic-window",
         fmt::format("for every cost point of the region: the end times of the slots of super-steps {}..{} plus {} "
@@ -184,7 +212,7 @@ ProofResult& Prover::prove_bubble_symbolic() {
     // Each G_t takes the end times it provably shares with G_T (the window's simulation) and those that are
     // provably the next instance's minus lambda (G_T's for the first), checked slot by slot in
     // symbolic_simulate_reusing (proofs/method.md §4), so the instances are timed from t_end - 1 down to 0.
-    const SymbolicReference reference{&s, &g, &st, timed_dag(g)};
+    const SymbolicReference reference{&s, &*g, &st, timed_dag(*g)};
     SymbolicPrevious previous = symbolic_previous(reference);
     std::vector<SymbolicTiming> timings(t_end);
     for (int t = t_end - 1; t >= 0; --t) {

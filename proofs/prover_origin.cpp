@@ -7,10 +7,24 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace pp {
 
 // The order is a periodic word only from block count k on: prove the statement for the family restricted to
 // M >= M(k) (a family of its own) and settle M(0)..M(k-1) instance by instance.
+namespace {
+// The M at which a sub-proof found its recurring comm failure (obligation comm-failure-recurs: "(M >= X)").
+int sub_witness_m(const ProofResult& sub) {
+    for (const auto& o : sub.obligations)
+        if (o.name == "comm-failure-recurs") {
+            const auto at = o.statement.find("(M >= ");
+            if (at != std::string::npos) return std::atoi(o.statement.c_str() + at + 6);
+        }
+    return 0;
+}
+}  // namespace
+
 ProofResult& Prover::prove_from_later_origin(int k) {
     const std::string why = res.missing;
     for (int t = 0; t < k; ++t) {
@@ -30,12 +44,43 @@ ProofResult& Prover::prove_from_later_origin(int k) {
          why + "; so the origin moves to M = " + std::to_string(M(k)), true, 0, ""});
     const size_t sub_begin = res.obligations.size();
     for (auto& o : sub.obligations) res.obligations.push_back(std::move(o));
-    for (size_t a = 1; a < sub.assumptions.size(); ++a) res.assumptions.push_back(sub.assumptions[a]);
+    for (size_t a = 1; a < sub.assumptions.size(); ++a)
+        if (std::find(res.assumptions.begin(), res.assumptions.end(), sub.assumptions[a]) == res.assumptions.end())
+            res.assumptions.push_back(sub.assumptions[a]);
     res.word = sub.word;
     res.structure = sub.structure;
     res.summary = sub.summary;
     res.counterexample = sub.counterexample;
     if (sub.verdict != Verdict::Proved) {
+        // A blocking program that fails for every M >= M(k): it may fail below the new origin too (the least M_d).
+        if (sub.verdict == Verdict::Refuted && res.counterexample && res.counterexample->for_every_m_from &&
+            *res.counterexample->for_every_m_from == M(k)) {
+            int t_d = k;
+            while (t_d > 0 && !program_problem(inst(t_d - 1)).empty()) --t_d;
+            if (t_d < k) {
+                res.counterexample->for_every_m_from = M(t_d);
+                res.obligations.push_back({"comm-failure-below-origin",
+                                           fmt::format("the generator's blocking program fails at M = {}..{} too{}", M(t_d),
+                                                       M(k - 1), t_d > 0 ? fmt::format(" (it runs at M = {})", M(t_d - 1)) : ""),
+                                           "check_comm_program on the generator's own program", true, 0, ""});
+                // The recurring witness was found at M(k) or later (the sub-proof's summary says where).
+                const int m_w = std::max(M(k), sub_witness_m(sub));
+                const auto kind = res.counterexample->kind == "comm-mismatch" ? RecurringCommFailure::Kind::Mismatch
+                                                                               : RecurringCommFailure::Kind::Deadlock;
+                res.summary = comm_failure_summary(M(t_d), m_w, kind);
+                sub.summary = res.summary;
+                const std::string from = fmt::format("any M >= {}", M(k));
+                if (auto at = res.counterexample->what.find(from); at != std::string::npos)
+                    res.counterexample->what.replace(at, from.size(), fmt::format("any M >= {}", M(t_d)));
+                // The counterexample: the first failing instance at or after --from-M, now possibly below M(k).
+                const int at_t = std::max(t_d, t_from());
+                if (at_t < k) {
+                    res.counterexample->microbatches = M(at_t);
+                    res.counterexample->schedule = inst(at_t);
+                    res.counterexample->what += fmt::format("\n  at M = {}: {}", M(at_t), program_problem(inst(at_t)));
+                }
+            }
+        }
         res.verdict = sub.verdict;
         res.missing = sub.missing.empty() ? "" : "for M >= " + std::to_string(M(k)) + ": " + sub.missing;
         return res;

@@ -37,9 +37,9 @@ std::array<int, 4> coordinates(const ZonePlace& p, int t, int width) {
 
 using EdgeClass = std::array<int, 11>;
 
-std::set<EdgeClass> edge_classes_of(const ZoneWord& w, int t, int width) {
+std::set<EdgeClass> edge_classes_of(const ZoneWord& w, int t, int width, const ZoneGraphOf& graph_of) {
     const Schedule s = w.instantiate(t);
-    const ScheduleGraph g = build_schedule_graph(s);
+    const ScheduleGraph g = zone_graph(graph_of, s);
     const auto places = w.places(t);
     std::set<EdgeClass> out;
     for (std::uint32_t u = 0; u < g.slot_count(); ++u)
@@ -90,14 +90,18 @@ std::vector<LongEdge> long_edges(const ScheduleGraph& g, const std::vector<ZoneP
     return out;
 }
 
-ZoneStructure analyse_zones(const ZoneWord& w) {
+ScheduleGraph zone_graph(const ZoneGraphOf& graph_of, const Schedule& s) {
+    return graph_of ? graph_of(s) : build_schedule_graph(s);
+}
+
+ZoneStructure analyse_zones(const ZoneWord& w, const ZoneGraphOf& graph_of) {
     ZoneStructure zs;
     const int K = w.zones(), P = w.ranks();
     // 1. The largest block offset of a relation, read off an instance with every relation present.
     {
         const int t = 12;
         const Schedule s = w.instantiate(t);
-        const ScheduleGraph g = build_schedule_graph(s);
+        const ScheduleGraph g = zone_graph(graph_of, s);
         const auto places = w.places(t);
         for (std::uint32_t u = 0; u < g.slot_count(); ++u)
             for (auto e : out_edges_of(g.graph, u)) {
@@ -117,9 +121,9 @@ ZoneStructure analyse_zones(const ZoneWord& w) {
     // from T0 on no such pair falls into the first `width` blocks of both.
     const int width = std::max(zs.H, zs.E);
     zs.T0 = 2 * width + zs.D + 2;
-    const auto classes = edge_classes_of(w, zs.T0, width);
+    const auto classes = edge_classes_of(w, zs.T0, width, graph_of);
     for (int t = zs.T0 + 1; t <= zs.T0 + 2; ++t)
-        if (edge_classes_of(w, t, width) != classes) {
+        if (edge_classes_of(w, t, width, graph_of) != classes) {
             zs.failure = fmt::format("the edge classes of instances {} and {} differ", zs.T0, t);
             return zs;
         }
@@ -127,7 +131,7 @@ ZoneStructure analyse_zones(const ZoneWord& w) {
     // 3. Potentials, ranges and pieces on one large instance.
     const int T = zs.T = 4 * (zs.H + zs.E) + 24;
     const Schedule s = w.instantiate(T);
-    const ScheduleGraph g = build_schedule_graph(s);
+    const ScheduleGraph g = zone_graph(graph_of, s);
     const auto places = w.places(T);
     auto seg = [&](std::uint32_t x) { return zone_segment(places[x], T, zs.H, zs.E); };
     auto block_of = [&](std::uint32_t x, int zone) { return places[x].zone == zone; };

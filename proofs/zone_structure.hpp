@@ -14,6 +14,7 @@
 #include "model/dag.hpp"
 #include "proofs/zone_word.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,12 @@ struct ZoneStructure {
 int zone_segment(const ZonePlace& place, int t, int H, int E);
 inline bool long_edge(int seg_u, int seg_v) { return seg_v - seg_u >= 2; }
 
-ZoneStructure analyse_zones(const ZoneWord& word);
+// The timing graph of an instance: the dataflow graph (build_schedule_graph) when empty; under batched timing the
+// batched timing graph of proofs/batched_graph.hpp (its counterpart edges join a slot to the peer's slot before
+// the batch holding the counterpart: one more block of offset, same locality).
+using ZoneGraphOf = std::function<ScheduleGraph(const Schedule&)>;
+ScheduleGraph zone_graph(const ZoneGraphOf& graph_of, const Schedule& s);
+ZoneStructure analyse_zones(const ZoneWord& word, const ZoneGraphOf& graph_of = {});
 // Super-step of a block slot.
 inline int zone_super_step(const ZoneStructure& zs, const ZonePlace& place, int rank) {
     return place.j + zs.sigma[place.zone][rank];
