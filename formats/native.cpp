@@ -321,6 +321,7 @@ private:
 
     void read_tokens(int rank, const std::vector<Word>& words) {
         auto& slots = schedule_.ranks[rank];
+        slots.reserve(slots.size() + words.size());  // one growth, not log(n) copies of a long rank
         for (const Word& word : words) {
             if (word.text == ".") {
                 note_gap(rank);

@@ -328,8 +328,29 @@ std::vector<Cell> split_cells(std::string_view line) {
 struct Row {
     int rank = 0;
     std::vector<Slot> slots;
+    // Kept only once the row has a comm action or an empty cell (compute_only files have neither on most
+    // rows): until then they are implied by `slots` (complete_actions, complete_gaps).
     std::vector<RankAction> actions;
-    std::vector<int> gaps{0};
+    std::vector<int> gaps;
+    bool has_comm = false;
+
+    // The action list of a row read so far without comm actions: its compute slots in order.
+    void complete_actions() {
+        if (has_comm) return;
+        has_comm = true;
+        actions.reserve(slots.capacity());
+        for (size_t k = 0; k < slots.size(); ++k) actions.push_back(compute_action(static_cast<int>(k), slots[k].loc));
+    }
+    void complete_gaps() {
+        if (gaps.empty()) gaps.assign(slots.size() + 1, 0);
+    }
+    static RankAction compute_action(int slot, SourceLoc loc) {
+        RankAction action;
+        action.is_compute = true;
+        action.slot = slot;
+        action.loc = loc;
+        return action;
+    }
 };
 
 std::uint64_t op_key(OpKind kind, int stage, int microbatch) {
@@ -372,7 +393,9 @@ public:
         CellParser parser(where, options_.era);
         Row row;
         row.rank = rank;
-        for (const Cell& raw : split_cells(line)) add_cell(row, parser.parse(raw.text, raw.offset), where, rank);
+        const auto cells = split_cells(line);
+        row.slots.reserve(cells.size());  // one allocation, not log(n) copies of a long row
+        for (const Cell& raw : cells) add_cell(row, parser.parse(raw.text, raw.offset), where, rank);
         rows_.push_back(std::move(row));
     }
 
@@ -433,6 +456,7 @@ private:
         SourceLoc loc = where.loc(cell.offset);
         switch (cell.type) {
             case ParsedCell::Type::Empty:
+                row.complete_gaps();
                 ++row.gaps.back();
                 any_gap_ = true;
                 if (!first_gap_) first_gap_ = loc;
@@ -457,19 +481,16 @@ private:
                 action.stage = cell.first.stage;
                 action.microbatch = cell.first.microbatch;
                 action.loc = loc;
+                row.complete_actions();
                 row.actions.push_back(action);
                 return;
         }
     }
 
     static void add_slot(Row& row, const Slot& slot) {
-        RankAction action;
-        action.is_compute = true;
-        action.slot = static_cast<int>(row.slots.size());
-        action.loc = slot.loc;
+        if (row.has_comm) row.actions.push_back(Row::compute_action(static_cast<int>(row.slots.size()), slot.loc));
+        if (!row.gaps.empty()) row.gaps.push_back(0);
         row.slots.push_back(slot);
-        row.actions.push_back(action);
-        row.gaps.push_back(0);
     }
 
     void check_rank_count() const {
@@ -558,9 +579,9 @@ private:
         if (any_gap_) schedule.gaps.assign(static_cast<size_t>(row_count_), std::vector<int>{0});
         if (comms_format_) schedule.actions->resize(static_cast<size_t>(row_count_));
         for (Row& row : rows_) {
+            if (any_gap_) row.complete_gaps(), schedule.gaps[row.rank] = std::move(row.gaps);
+            if (comms_format_) row.complete_actions(), (*schedule.actions)[row.rank] = std::move(row.actions);
             schedule.ranks[row.rank] = std::move(row.slots);
-            if (any_gap_) schedule.gaps[row.rank] = std::move(row.gaps);
-            if (comms_format_) (*schedule.actions)[row.rank] = std::move(row.actions);
         }
         return schedule;
     }
