@@ -310,9 +310,10 @@ struct Cell {
     size_t offset;
 };
 
-std::vector<Cell> split_cells(std::string_view line) {
-    std::vector<Cell> cells;
-    if (line.empty()) return cells;  // csv reads a blank line as a row without cells
+// Into `cells`, reusing its storage across rows.
+void split_cells(std::string_view line, std::vector<Cell>& cells) {
+    cells.clear();
+    if (line.empty()) return;  // csv reads a blank line as a row without cells
     size_t start = 0;
     while (true) {
         size_t comma = line.find(',', start);
@@ -321,7 +322,6 @@ std::vector<Cell> split_cells(std::string_view line) {
         if (comma == std::string_view::npos) break;
         start = comma + 1;
     }
-    return cells;
 }
 
 // One row as read: slots, the action list (compute and comm) and the empty cells before each slot.
@@ -393,9 +393,9 @@ public:
         CellParser parser(where, options_.era);
         Row row;
         row.rank = rank;
-        const auto cells = split_cells(line);
-        row.slots.reserve(cells.size());  // one allocation, not log(n) copies of a long row
-        for (const Cell& raw : cells) add_cell(row, parser.parse(raw.text, raw.offset), where, rank);
+        split_cells(line, cells_);
+        row.slots.reserve(cells_.size());  // one allocation, not log(n) copies of a long row
+        for (const Cell& raw : cells_) add_cell(row, parser.parse(raw.text, raw.offset), where, rank);
         rows_.push_back(std::move(row));
     }
 
@@ -414,6 +414,7 @@ private:
     const std::string& file_;
     const TorchCsvOptions& options_;
     std::vector<Row> rows_;  // the rows that are not blank, in order
+    std::vector<Cell> cells_;  // the current row's cells
     int row_count_ = 0;      // rows read so far, blank ones included: the rank of the next row
     std::vector<int> first_rank_of_stage_;  // -1: not seen yet
     int max_stage_ = -1, max_microbatch_ = -1;
