@@ -23,6 +23,7 @@ namespace {
 
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr std::size_t kAdviseFrom = 4 * kHugePage;
+constexpr int kMmapThreshold = 1 << 20;
 
 void advise_huge_pages(void* block, std::size_t bytes) {
     const auto first = reinterpret_cast<std::uintptr_t>(block);
@@ -31,9 +32,19 @@ void advise_huge_pages(void* block, std::size_t bytes) {
     if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
+// Blocks from the mmap threshold up to kAdviseFrom are faulted in with one call instead of one trap per page.
+void populate(void* block, std::size_t bytes) {
+    constexpr std::uintptr_t kPage = 4096;
+    const auto first = reinterpret_cast<std::uintptr_t>(block);
+    const std::uintptr_t begin = (first + kPage - 1) & ~(kPage - 1);
+    const std::uintptr_t end = (first + bytes) & ~(kPage - 1);
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+}
+
 void* allocate(std::size_t bytes) noexcept {
     void* block = std::malloc(bytes == 0 ? 1 : bytes);
     if (block && bytes >= kAdviseFrom) advise_huge_pages(block, bytes);
+    else if (block && bytes >= kMmapThreshold) populate(block, bytes);
     return block;
 }
 
@@ -47,7 +58,7 @@ void* allocate_or_throw(std::size_t bytes) {
 
 namespace pp::cli {
 
-void configure_allocation() { mallopt(M_MMAP_THRESHOLD, 1 << 20); }
+void configure_allocation() { mallopt(M_MMAP_THRESHOLD, kMmapThreshold); }
 
 }  // namespace pp::cli
 

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
+#include <iterator>
 #include <limits>
 #include <utility>
 
@@ -70,10 +72,11 @@ struct OutEdge {
     std::uint32_t target;
     EdgeInfo info;
 };
+using OutEdges = std::array<OutEdge, 13>;  // a rank-order edge and up to 2 ops x 3 dependents x 2 matches
 
-// Slot u's dependency out-edges, ordered by target slot and op within it.
-int dependency_edges(const Schedule& schedule, const ScheduleGraph& g, std::uint32_t u, std::array<OutEdge, 12>& out) {
-    int n = 0;
+// Appends slot u's dependency out-edges at out[n..], ordered by target slot and op within it; the new count.
+int add_dependency_edges(const Schedule& schedule, const ScheduleGraph& g, std::uint32_t u, OutEdges& out, int n) {
+    const int first = n;
     std::array<Op, 3> next{};
     for (const Op& op : g.slot(schedule, u)) {
         if (!g.index.in_range(op) || g.slot_of_op[g.index.id(op)] != static_cast<std::int32_t>(u)) continue;
@@ -86,11 +89,73 @@ int dependency_edges(const Schedule& schedule, const ScheduleGraph& g, std::uint
                     out[n++] = {v, {EdgeKind::Dependency, g.slot_rank[u] != g.slot_rank[v], j}};
         }
     }
-    std::sort(out.begin(), out.begin() + n, [](const OutEdge& a, const OutEdge& b) {
+    std::sort(out.begin() + first, out.begin() + n, [](const OutEdge& a, const OutEdge& b) {
         return a.target != b.target ? a.target < b.target : a.info.target_op < b.info.target_op;
     });
     return n;
 }
+
+// The graph's edges in CSR order (by source slot: its rank-order edge, then its dependents), one at a time,
+// for Boost's sorted-edges constructor: no edge list is stored beside the CSR arrays while they are built.
+class EdgeStream {
+public:
+    EdgeStream(const Schedule& schedule, const ScheduleGraph& g) : schedule_(schedule), g_(g) { load(); }
+    bool done() const { return u_ >= g_.slot_count(); }
+    const std::pair<std::uint32_t, std::uint32_t>& edge() const { return edge_; }
+    const EdgeInfo& info() const { return out_[k_].info; }
+    void next() {
+        if (++k_ < count_) return set();
+        ++u_;
+        load();
+    }
+
+private:
+    void load() {  // the edges of the first slot from u_ on that has any
+        for (; u_ < g_.slot_count(); ++u_) {
+            count_ = 0;
+            if (u_ + 1 < g_.rank_begin[g_.slot_rank[u_] + 1]) out_[count_++] = {u_ + 1, {EdgeKind::RankOrder, false, 0}};
+            count_ = add_dependency_edges(schedule_, g_, u_, out_, count_);
+            if (count_ > 0) {
+                k_ = 0;
+                return set();
+            }
+        }
+    }
+    void set() { edge_ = {u_, out_[k_].target}; }
+
+    const Schedule& schedule_;
+    const ScheduleGraph& g_;
+    std::uint32_t u_ = 0;
+    OutEdges out_{};
+    int count_ = 0, k_ = 0;
+    std::pair<std::uint32_t, std::uint32_t> edge_{};
+};
+
+// Input iterators over an EdgeStream: the edges, and their records in step (Boost reads *info before it
+// advances both, and advancing the info iterator is a no-op).
+struct EdgeCursor {
+    using iterator_category = std::input_iterator_tag;
+    using value_type = std::pair<std::uint32_t, std::uint32_t>;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const value_type*;
+    using reference = const value_type&;
+    EdgeStream* stream = nullptr;  // nullptr: the end
+
+    reference operator*() const { return stream->edge(); }
+    pointer operator->() const { return &stream->edge(); }
+    EdgeCursor& operator++() {
+        stream->next();
+        return *this;
+    }
+    bool at_end() const { return !stream || stream->done(); }
+    friend bool operator==(const EdgeCursor& a, const EdgeCursor& b) { return a.at_end() == b.at_end(); }
+};
+
+struct InfoCursor {
+    EdgeStream* stream;
+    const EdgeInfo& operator*() const { return stream->info(); }
+    InfoCursor& operator++() { return *this; }
+};
 
 void number_slots(const Schedule& schedule, ScheduleGraph& g) {
     const size_t slots = schedule.slot_count();
@@ -120,32 +185,14 @@ void number_slots(const Schedule& schedule, ScheduleGraph& g) {
 ScheduleGraph build_schedule_graph(const Schedule& schedule) {
     ScheduleGraph g(schedule.placement);
     number_slots(schedule, g);
-    // At most one rank-order edge per slot and one dependency edge per op; listed by source slot, so the
-    // in-place construction below moves nothing and the edge lists are the final CSR arrays.
+    // At most one rank-order edge per slot and one dependency edge per op.
     const std::uint64_t bound = std::uint64_t{g.slot_count()} + schedule.op_count();
     if (bound >= std::numeric_limits<std::uint32_t>::max())
         throw SizeLimitError(fmt::format("{} slots and {} ops: the schedule graph numbers edges in 32 bits",
                                          g.slot_count(), schedule.op_count()));
-    std::vector<std::uint32_t> sources, targets;
-    std::vector<EdgeInfo> infos;
-    sources.reserve(bound);
-    targets.reserve(bound);
-    infos.reserve(bound);
-    std::array<OutEdge, 12> edges{};
-    for (std::uint32_t u = 0; u < g.slot_count(); ++u) {
-        if (u + 1 < g.rank_begin[g.slot_rank[u] + 1]) {
-            sources.push_back(u);
-            targets.push_back(u + 1);
-            infos.push_back({EdgeKind::RankOrder, false, 0});
-        }
-        const int count = dependency_edges(schedule, g, u, edges);
-        for (int k = 0; k < count; ++k) {
-            sources.push_back(u);
-            targets.push_back(edges[k].target);
-            infos.push_back(edges[k].info);
-        }
-    }
-    g.graph = SlotGraph(boost::construct_inplace_from_sources_and_targets, sources, targets, infos, g.slot_count());
+    EdgeStream stream(schedule, g);
+    g.graph = SlotGraph(boost::edges_are_sorted, EdgeCursor{&stream}, EdgeCursor{}, InfoCursor{&stream}, g.slot_count(),
+                        static_cast<std::uint32_t>(bound));
     return g;
 }
 

@@ -153,6 +153,10 @@ void time_dataflow(const Schedule& schedule, const ScheduleGraph& graph, const s
         for (std::uint32_t s = last_slot; s != kNone; s = best_pred[s]) sim.critical_path.push_back(s);
         std::reverse(sim.critical_path.begin(), sim.critical_path.end());
     }
+    // Released before the conversions below, which hold a second copy of start and end for a moment.
+    std::vector<std::uint32_t>().swap(indegree);
+    std::vector<std::uint32_t>().swap(ready);
+    std::vector<std::uint32_t>().swap(best_pred);
     sim.start = as_ticks(std::move(start));
     sim.end = as_ticks(std::move(end));
 }
