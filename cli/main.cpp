@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/errors.hpp"
+#include "cli/memory_policy.hpp"
 #include "model/size_budget.hpp"
 
 #include <fmt/format.h>
@@ -58,6 +59,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    pp::cli::configure_allocation();
     // JSON mode is known before parsing, so that even a parse error answers in JSON (cli/errors.hpp).
     pp::cli::set_json_errors(pp::cli::wants_json(argc, argv));
     // The one handler: whatever a command throws becomes a message and an exit code (cli/errors.hpp).

@@ -35,8 +35,9 @@ namespace {
 
 // Reads at most kMaxTextBytes + 1 bytes: a larger file (or an endless one, such as /dev/zero or a pipe that
 // never ends) is refused once it passes the limit, instead of filling the memory.
-std::string read_bounded(std::istream& in, const std::string& path) {
+std::string read_bounded(std::istream& in, const std::string& path, std::uintmax_t expected_size = 0) {
     std::string text;
+    text.reserve(std::min<std::uintmax_t>(expected_size, kMaxTextBytes + 1));  // a regular file: one allocation
     std::vector<char> chunk(1 << 20);
     while (in) {
         in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
@@ -63,7 +64,8 @@ std::string read_file_text(const std::string& path) {
     if (std::filesystem::is_directory(path, error)) throw InputError(path, 0, 0, "is a directory, not a schedule file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path, 0, 0, "cannot open the file");
-    return read_bounded(in, path);
+    const std::uintmax_t size = std::filesystem::is_regular_file(path, error) ? std::filesystem::file_size(path, error) : 0;
+    return read_bounded(in, path, error ? 0 : size);
 }
 
 Schedule load_schedule(const std::string& path, std::optional<FileFormat> format, const TorchCsvOptions& csv) {

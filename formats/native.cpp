@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 
 namespace pp {
 namespace {
@@ -64,7 +65,8 @@ private:
 
     void read_line(const TextLine& line) {
         line_ = line.number;
-        auto words = split_words(line.text);
+        split_words(line.text, words_);  // into one buffer: a rank line of 10^5 words allocates once
+        const std::vector<Word>& words = words_;
         if (words.empty()) return;
         any_words_ = true;
         const std::string_view head = words[0].text;
@@ -139,6 +141,7 @@ private:
         placement_columns_.assign(words.begin() + 1, words.end());
     }
     std::vector<Word> placement_columns_;
+    std::vector<Word> words_;  // the current line's words
 
     // pipeline K microbatches N ranks r0 r1 ... [blocks b0 b1 ...]
     void read_pipeline(const std::vector<Word>& words) {
@@ -310,17 +313,19 @@ private:
             if (words.size() < 3 || words[2].text.substr(0, 1) != ":")
                 fail(number.column + static_cast<int>(number.text.size()), "expected ':' after the rank number");
             if (words[2].text.size() > 1) {
-                read_tokens(r, {{words[2].text.substr(1), words[2].column + 1}});
+                const Word glued{words[2].text.substr(1), words[2].column + 1};  // "rank 0 :0F0"
+                read_tokens(r, std::span<const Word>(&glued, 1));
             }
             first = 3;
         }
         if (rank_seen_[r]) fail(words[0].column, fmt::format("rank {} has a second line", r));
         rank_seen_[r] = true;
-        read_tokens(r, {words.begin() + first, words.end()});
+        read_tokens(r, std::span<const Word>(words).subspan(first));
     }
 
-    void read_tokens(int rank, const std::vector<Word>& words) {
+    void read_tokens(int rank, std::span<const Word> words) {
         auto& slots = schedule_.ranks[rank];
+        slots.reserve(slots.size() + words.size());  // one growth, not log(n) copies of a long rank
         for (const Word& word : words) {
             if (word.text == ".") {
                 note_gap(rank);

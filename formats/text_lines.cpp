@@ -62,6 +62,12 @@ bool LineCursor::next(TextLine& line) {
 
 std::vector<Word> split_words(std::string_view line) {
     std::vector<Word> words;
+    split_words(line, words);
+    return words;
+}
+
+void split_words(std::string_view line, std::vector<Word>& words) {
+    words.clear();
     size_t i = 0;
     while (i < line.size()) {
         while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
@@ -70,7 +76,6 @@ std::vector<Word> split_words(std::string_view line) {
         while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '#') ++i;
         words.push_back({line.substr(start, i - start), static_cast<int>(start) + 1});
     }
-    return words;
 }
 
 }  // namespace pp

@@ -44,5 +44,6 @@ private:
 
 // Words separated by spaces or tabs; stops at '#' (a comment).
 std::vector<Word> split_words(std::string_view line);
+void split_words(std::string_view line, std::vector<Word>& words);  // into `words`, reusing its storage
 
 }  // namespace pp

@@ -310,9 +310,10 @@ struct Cell {
     size_t offset;
 };
 
-std::vector<Cell> split_cells(std::string_view line) {
-    std::vector<Cell> cells;
-    if (line.empty()) return cells;  // csv reads a blank line as a row without cells
+// Into `cells`, reusing its storage across rows.
+void split_cells(std::string_view line, std::vector<Cell>& cells) {
+    cells.clear();
+    if (line.empty()) return;  // csv reads a blank line as a row without cells
     size_t start = 0;
     while (true) {
         size_t comma = line.find(',', start);
@@ -321,15 +322,35 @@ std::vector<Cell> split_cells(std::string_view line) {
         if (comma == std::string_view::npos) break;
         start = comma + 1;
     }
-    return cells;
 }
 
 // One row as read: slots, the action list (compute and comm) and the empty cells before each slot.
 struct Row {
     int rank = 0;
     std::vector<Slot> slots;
+    // Kept only once the row has a comm action or an empty cell (compute_only files have neither on most
+    // rows): until then they are implied by `slots` (complete_actions, complete_gaps).
     std::vector<RankAction> actions;
-    std::vector<int> gaps{0};
+    std::vector<int> gaps;
+    bool has_comm = false;
+
+    // The action list of a row read so far without comm actions: its compute slots in order.
+    void complete_actions() {
+        if (has_comm) return;
+        has_comm = true;
+        actions.reserve(slots.capacity());
+        for (size_t k = 0; k < slots.size(); ++k) actions.push_back(compute_action(static_cast<int>(k), slots[k].loc));
+    }
+    void complete_gaps() {
+        if (gaps.empty()) gaps.assign(slots.size() + 1, 0);
+    }
+    static RankAction compute_action(int slot, SourceLoc loc) {
+        RankAction action;
+        action.is_compute = true;
+        action.slot = slot;
+        action.loc = loc;
+        return action;
+    }
 };
 
 std::uint64_t op_key(OpKind kind, int stage, int microbatch) {
@@ -372,7 +393,9 @@ public:
         CellParser parser(where, options_.era);
         Row row;
         row.rank = rank;
-        for (const Cell& raw : split_cells(line)) add_cell(row, parser.parse(raw.text, raw.offset), where, rank);
+        split_cells(line, cells_);
+        row.slots.reserve(cells_.size());  // one allocation, not log(n) copies of a long row
+        for (const Cell& raw : cells_) add_cell(row, parser.parse(raw.text, raw.offset), where, rank);
         rows_.push_back(std::move(row));
     }
 
@@ -391,6 +414,7 @@ private:
     const std::string& file_;
     const TorchCsvOptions& options_;
     std::vector<Row> rows_;  // the rows that are not blank, in order
+    std::vector<Cell> cells_;  // the current row's cells
     int row_count_ = 0;      // rows read so far, blank ones included: the rank of the next row
     std::vector<int> first_rank_of_stage_;  // -1: not seen yet
     int max_stage_ = -1, max_microbatch_ = -1;
@@ -433,6 +457,7 @@ private:
         SourceLoc loc = where.loc(cell.offset);
         switch (cell.type) {
             case ParsedCell::Type::Empty:
+                row.complete_gaps();
                 ++row.gaps.back();
                 any_gap_ = true;
                 if (!first_gap_) first_gap_ = loc;
@@ -457,19 +482,16 @@ private:
                 action.stage = cell.first.stage;
                 action.microbatch = cell.first.microbatch;
                 action.loc = loc;
+                row.complete_actions();
                 row.actions.push_back(action);
                 return;
         }
     }
 
     static void add_slot(Row& row, const Slot& slot) {
-        RankAction action;
-        action.is_compute = true;
-        action.slot = static_cast<int>(row.slots.size());
-        action.loc = slot.loc;
+        if (row.has_comm) row.actions.push_back(Row::compute_action(static_cast<int>(row.slots.size()), slot.loc));
+        if (!row.gaps.empty()) row.gaps.push_back(0);
         row.slots.push_back(slot);
-        row.actions.push_back(action);
-        row.gaps.push_back(0);
     }
 
     void check_rank_count() const {
@@ -558,9 +580,9 @@ private:
         if (any_gap_) schedule.gaps.assign(static_cast<size_t>(row_count_), std::vector<int>{0});
         if (comms_format_) schedule.actions->resize(static_cast<size_t>(row_count_));
         for (Row& row : rows_) {
+            if (any_gap_) row.complete_gaps(), schedule.gaps[row.rank] = std::move(row.gaps);
+            if (comms_format_) row.complete_actions(), (*schedule.actions)[row.rank] = std::move(row.actions);
             schedule.ranks[row.rank] = std::move(row.slots);
-            if (any_gap_) schedule.gaps[row.rank] = std::move(row.gaps);
-            if (comms_format_) (*schedule.actions)[row.rank] = std::move(row.actions);
         }
         return schedule;
     }

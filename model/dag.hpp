@@ -2,8 +2,9 @@
 // The dependency DAG of a schedule, at the granularity of slots (a pair is one node):
 //   F(s-1,m) -> F(s,m);  F(last,m) -> I/B(last,m);  I/B(s+1,m) -> I/B(s,m);  I(s,m) -> W(s,m)
 // (within each pipeline), plus the rank-order edges slot k -> slot k+1 of every rank.
-// Stored as a Boost.Graph compressed_sparse_row_graph: flat arrays, so a longest path over ~400k ops
-// stays in the tens of milliseconds.
+// Stored as a Boost.Graph compressed_sparse_row_graph with 32-bit vertex and edge numbers and a 3-byte edge
+// record: flat arrays of about 11 bytes per edge, so a schedule of millions of ops is built and walked at
+// memory speed (README, "Reading speed").
 #include "model/schedule.hpp"
 
 #include <boost/graph/compressed_sparse_row_graph.hpp>
@@ -19,11 +20,11 @@ enum class EdgeKind : std::uint8_t { RankOrder, Dependency };
 struct EdgeInfo {
     EdgeKind kind = EdgeKind::RankOrder;
     bool cross_rank = false;     // a dependency whose ops live on different ranks pays the P2P latency
-    std::uint32_t from_op = 0;   // op ids (OpIndex) that the dependency links; unused for rank order
-    std::uint32_t to_op = 0;
+    std::uint8_t target_op = 0;  // a dependency's op in the target slot (ops[target_op]); see dependency_link
 };
 
-using SlotGraph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, EdgeInfo>;
+using SlotGraph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, EdgeInfo,
+                                                     boost::no_property, std::uint32_t, std::uint32_t>;
 using SlotEdge = SlotGraph::edge_descriptor;
 
 // The out-edges of a slot, for range-for loops.
@@ -43,14 +44,14 @@ struct ScheduleGraph {
     std::vector<std::int32_t> slot_of_op;   // op id -> global slot id, -1 when absent
     std::vector<std::uint32_t> rank_begin;  // slots of rank r are [rank_begin[r], rank_begin[r+1])
     std::vector<std::uint32_t> slot_rank;
-    std::vector<std::uint32_t> slot_position;  // index of the slot within its rank
     SlotGraph graph;
 
     std::uint32_t slot_count() const { return static_cast<std::uint32_t>(slot_rank.size()); }
+    std::uint32_t position(std::uint32_t global) const { return global - rank_begin[slot_rank[global]]; }  // within its rank
     bool present(const Op& op) const { return index.in_range(op) && slot_of_op[index.id(op)] >= 0; }
     std::int32_t slot_of(const Op& op) const { return index.in_range(op) ? slot_of_op[index.id(op)] : -1; }
     const Slot& slot(const Schedule& s, std::uint32_t global) const {
-        return s.ranks[slot_rank[global]][slot_position[global]];
+        return s.ranks[slot_rank[global]][position(global)];
     }
 };
 
@@ -58,8 +59,17 @@ struct ScheduleGraph {
 // A backward of stage s < last depends on whichever backward (I or B) of stage s+1 is present.
 std::optional<Op> dependency_predecessor(const ScheduleGraph& g, const Op& op, const Placement& placement);
 
+// The two ops a dependency edge into slot `target` links: the target's op and its dependency predecessor.
+struct DependencyLink {
+    Op from;
+    Op to;
+};
+DependencyLink dependency_link(const Schedule& schedule, const ScheduleGraph& g, std::uint32_t target,
+                               const EdgeInfo& info);
+
 // Builds the graph. Ops out of range and repeated occurrences are left out (the verifier reports them);
-// a dependency on a missing op gets no edge.
+// a dependency on a missing op gets no edge. Out-edges of a slot: its rank-order edge first, then its
+// dependents in slot order. A graph past 2^32 - 1 slots or edges throws SizeLimitError.
 ScheduleGraph build_schedule_graph(const Schedule& schedule);
 
 }  // namespace pp

@@ -17,11 +17,12 @@ namespace pp {
 struct Placement;
 
 // 5 x 10^7 ops: 16x the largest schedule in the bench (zbv P=64 M=8192, 3.1M ops) and, at the measured
-// kBytesPerOp, about 10 GB of peak memory for `simulate`.
+// kBytesPerOp, about 6.4 GB of peak memory for `simulate`.
 inline constexpr std::uint64_t kDefaultMaxOps = 50'000'000;
-// Peak resident memory of `pipeproof simulate` per op of the schedule it reads (measured on zbv P=64
-// M=8192 read from native text: README, "Benchmarks"); used only to print an estimate.
-inline constexpr std::uint64_t kBytesPerOp = 200;
+// Peak resident memory of `pipeproof simulate` per op of the schedule it reads (128 bytes measured on zbv
+// P=64 M=8192 read from native text and from PyTorch CSV: README, "Reading speed"); used only to print an
+// estimate.
+inline constexpr std::uint64_t kBytesPerOp = 128;
 
 // Thrown when a size is over the limit; readers turn it into an InputError at the declaration's position.
 struct SizeLimitError : std::runtime_error {
@@ -44,7 +45,7 @@ std::string format_count(std::uint64_t count);
 std::string format_bytes(std::uint64_t bytes);
 
 // Empty when `ops` is within the limit; otherwise the reason, e.g.
-// "1000000 stages x 1000000 micro-batches = 2 x 10^12 ops, about 400 TB: over the limit of 5 x 10^7 ops
+// "1000000 stages x 1000000 micro-batches = 2 x 10^12 ops, about 256 TB: over the limit of 5 x 10^7 ops
 //  (--max-ops raises it)". `what` describes how the count arises ("1000000 stages x 1000000 micro-batches").
 std::string size_problem(std::uint64_t ops, const std::string& what);
 // Throws SizeLimitError with size_problem's text when over the limit.

@@ -74,7 +74,7 @@ BatchedGraph build_batched_graph(const Schedule& schedule, const CommProgram& pr
     for (const auto& [e, cross] : edges) {
         ends.push_back(e);
         const bool same_rank = g.slot_rank[e.first] == g.slot_rank[e.second];
-        infos.push_back({same_rank ? EdgeKind::RankOrder : EdgeKind::Dependency, cross, 0, 0});
+        infos.push_back({same_rank ? EdgeKind::RankOrder : EdgeKind::Dependency, cross, 0});
     }
     g.graph = SlotGraph(boost::edges_are_unsorted_multi_pass, ends.begin(), ends.end(), infos.begin(), g.slot_count());
     out.graph = std::move(g);

@@ -195,7 +195,7 @@ ProofResult& Prover::prove_zone_bubble(bool order_checked) {
         for (const LongEdge& e : long_edges(g, places, t, zs.H, zs.E)) {
             const Rational lhs = sim.scale.to_units(sim.end[e.u]) + (e.cross ? comm : Rational(0));
             // Against the slot before v on its rank (one fixed relation: see the wedge argument).
-            const bool first = g.slot_position[e.v] == 0;
+            const bool first = g.position(e.v) == 0;
             const Rational rhs = first ? Rational(0) : sim.scale.to_units(sim.end[e.v - 1]);
             if (first || lhs > rhs) {
                 long_failure = fmt::format("at M = {} the long edge {} -> {} binds", M(t), format_slot(g.slot(s, e.u)),
@@ -211,7 +211,7 @@ ProofResult& Prover::prove_zone_bubble(bool order_checked) {
         for (const LongEdge& e : long_edges(g, places, t, zs.H, zs.E)) {
             MaxPoly lhs = st.end[e.u];
             if (e.cross) lhs.shift(comm, region);
-            if (g.slot_position[e.v] == 0) {
+            if (g.position(e.v) == 0) {
                 long_failure = fmt::format("at M = {} the long edge into {} has no slot before it on its rank", M(t),
                                            format_slot(g.slot(s, e.v)));
                 return false;

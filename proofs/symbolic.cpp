@@ -116,12 +116,12 @@ SymbolicTiming symbolic_simulate(const Schedule& schedule, const ScheduleGraph& 
     for (std::uint32_t v : dag.topo) {
         if ((done++ & 15) == 0) budget::check("timing an instance with symbolic costs");  // --time-limit
         const LinForm duration = slot_form(graph.slot(schedule, v));
-        const std::uint32_t r = graph.slot_rank[v], pos = graph.slot_position[v];
+        const std::uint32_t r = graph.slot_rank[v], pos = graph.position(v);
         if (r < options.period.size() && options.period[r] > 0 && pos >= options.period[r] && !dag.preds[v].empty()) {
             const std::uint32_t w = v - options.period[r];  // slot (r, pos - period[r])
             const auto& p = dag.preds[v];
             const auto& q = dag.preds[w];
-            bool same = graph.slot_rank[w] == r && graph.slot_position[w] == pos - options.period[r] &&
+            bool same = graph.slot_rank[w] == r && graph.position(w) == pos - options.period[r] &&
                         p.size() == q.size() && duration == slot_form(graph.slot(schedule, w));
             for (size_t k = 0; same && k < p.size(); ++k)
                 same = p[k].second == q[k].second && equals_shifted(p[k].first, q[k].first);
@@ -230,7 +230,7 @@ SymbolicTiming symbolic_simulate_reusing(const Schedule& schedule, const Schedul
     std::uint32_t done = 0;
     for (std::uint32_t v : dag.topo) {
         if ((done++ & 15) == 0) budget::check("timing an instance with symbolic costs");  // --time-limit
-        const std::uint32_t r = graph.slot_rank[v], pos = graph.slot_position[v];
+        const std::uint32_t r = graph.slot_rank[v], pos = graph.position(v);
         duration[v] = slot_form(graph.slot(schedule, v));
         const auto& p = dag.preds[v];
         if (r + 1 < rg.rank_begin.size() && pos < rg.rank_begin[r + 1] - rg.rank_begin[r]) {

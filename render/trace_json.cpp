@@ -77,7 +77,8 @@ void add_flows(json& events, const Schedule& schedule, const Simulation& sim, co
             const EdgeInfo& info = g.graph[e];
             if (info.kind != EdgeKind::Dependency || !info.cross_rank) continue;
             const std::uint32_t v = target_of(g.graph, e);
-            const std::string name = format_op(g.index.op(info.from_op)) + " -> " + format_op(g.index.op(info.to_op));
+            const DependencyLink link = dependency_link(schedule, g, v, info);
+            const std::string name = format_op(link.from) + " -> " + format_op(link.to);
             const double from_ts = static_cast<double>(sim.start[u]) * units_per_tick * options.us_per_unit;
             const double to_ts = static_cast<double>(sim.start[v]) * units_per_tick * options.us_per_unit;
             events.push_back({{"ph", "s"}, {"id", id}, {"name", name}, {"cat", "p2p"}, {"pid", g.slot_rank[u]},

@@ -205,7 +205,7 @@ TEST_CASE("hardening: declared sizes beyond the budget are refused with an estim
     const auto n = run_cli("verify " + native);
     CHECK(n.exit_code == 2);
     CHECK_THAT(n.err, Catch::StartsWith(native + ":2:14: error: 1000000 stages x 1000000 micro-batches need at least "
-                                                 "2 x 10^12 ops, about 400 TB of memory: over the limit of 5 x 10^7 ops"));
+                                                 "2 x 10^12 ops, about 256 TB of memory: over the limit of 5 x 10^7 ops"));
     // JSON: the pointer of the micro-batch count.
     const std::string json = write_temp(
         "huge.json", R"({"ranks": 1000, "pipelines": [{"microbatches": 1000000, "stage_ranks": [)" + [] {
@@ -221,7 +221,7 @@ TEST_CASE("hardening: declared sizes beyond the budget are refused with an estim
     const auto g = run_cli("generate 1f1b -P 100000 -M 100000 -o /dev/null");
     CHECK(g.exit_code == 2);
     CHECK_THAT(g.err, Catch::Contains("1f1b with 100000 ranks x 100000 micro-batches need at least 2 x 10^10 ops, "
-                                      "about 4.0 TB of memory"));
+                                      "about 2.6 TB of memory"));
     // --max-ops moves the limit both ways, before or after the subcommand.
     CHECK(run_cli("generate 1f1b -P 4 -M 8 -o /dev/null").exit_code == 0);
     const auto tight = run_cli("generate 1f1b -P 4 -M 8 -o /dev/null --max-ops 50");

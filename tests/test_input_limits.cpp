@@ -57,7 +57,7 @@ TEST_CASE("size budget: counts and estimates", "[hardening][budget]") {
     set_max_ops(68);
     CHECK_NOTHROW(require_placement_size(p));
     set_max_ops(67);
-    CHECK_THROWS_WITH(require_placement_size(p), "4 stages x 8 micro-batches need at least 68 ops, about 14 KB of "
+    CHECK_THROWS_WITH(require_placement_size(p), "4 stages x 8 micro-batches need at least 68 ops, about 8.7 KB of "
                                                  "memory: over the limit of 67 ops (--max-ops raises it)");
     set_max_ops(0);
     CHECK(max_ops() == kDefaultMaxOps);
@@ -96,7 +96,7 @@ TEST_CASE("native reader: size and position of declared counts", "[hardening][na
     set_max_ops(100);
     // 4 ranks x 13 micro-batches = 2*52 + 4 = 108 ops > 100: reported at the micro-batch count (line 3, column 14).
     CHECK(input_error([] { read_native("ranks 4\n\nmicrobatches 13\nrank 0: 0F0\n", "n.txt"); }) ==
-          "n.txt:3:14: 4 stages x 13 micro-batches need at least 108 ops, about 22 KB of memory: over the limit of "
+          "n.txt:3:14: 4 stages x 13 micro-batches need at least 108 ops, about 14 KB of memory: over the limit of "
           "100 ops (--max-ops raises it)");
     CHECK(input_error([] { read_native("ranks 2\ncosts\n", "n.txt"); }).rfind("n.txt:2:6: 'costs' needs KEY=VALUE", 0) == 0);
     // A pipeline line sets the size: the count on that line is blamed.

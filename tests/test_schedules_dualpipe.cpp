@@ -455,7 +455,7 @@ pp::Simulation certified_simulation(const Schedule& s, const pp::Costs& c) {
     const pp::ScheduleGraph graph = pp::build_schedule_graph(s);
     pp::Simulation sim = pp::simulate(s, graph, c);
     std::vector<SlotAt> path;
-    for (std::uint32_t id : sim.critical_path) path.emplace_back(graph.slot_rank[id], graph.slot_position[id]);
+    for (std::uint32_t id : sim.critical_path) path.emplace_back(graph.slot_rank[id], graph.position(id));
     REQUIRE(checked_path_length(s, path, c) == sim.scale.to_units(sim.makespan));
     return sim;
 }

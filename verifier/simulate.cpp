@@ -1,6 +1,7 @@
 #include "verifier/simulate.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <type_traits>
 
 namespace pp {
@@ -105,7 +106,8 @@ void time_dataflow(const Schedule& schedule, const ScheduleGraph& graph, const s
             ++indegree[target_of(graph.graph, e)];
 
     std::vector<T> start(n, T(0)), end(n, T(0));
-    std::vector<std::int64_t> best_pred(n, -1);
+    constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();  // slot ids are below it
+    std::vector<std::uint32_t> best_pred(n, kNone);
     std::vector<std::uint32_t> ready;
     ready.reserve(n);
     for (std::uint32_t s = 0; s < n; ++s)
@@ -119,7 +121,7 @@ void time_dataflow(const Schedule& schedule, const ScheduleGraph& graph, const s
             const std::uint32_t v = target_of(graph.graph, e);
             const EdgeInfo& info = graph.graph[e];
             const T arrival = end[u] + (info.cross_rank ? comm : no_latency);
-            if (best_pred[v] < 0 || arrival > start[v]) best_pred[v] = u, start[v] = arrival;
+            if (best_pred[v] == kNone || arrival > start[v]) best_pred[v] = u, start[v] = arrival;
             if (--indegree[v] == 0) ready.push_back(v);
         }
     }
@@ -148,9 +150,13 @@ void time_dataflow(const Schedule& schedule, const ScheduleGraph& graph, const s
     }
     if (sim.makespan > 0) sim.bubble_fraction = Rational(total_idle, sim.makespan * Ticks(ranks));
     if (n > 0) {
-        for (std::int64_t s = last_slot; s >= 0; s = best_pred[s]) sim.critical_path.push_back(static_cast<std::uint32_t>(s));
+        for (std::uint32_t s = last_slot; s != kNone; s = best_pred[s]) sim.critical_path.push_back(s);
         std::reverse(sim.critical_path.begin(), sim.critical_path.end());
     }
+    // Released before the conversions below, which hold a second copy of start and end for a moment.
+    std::vector<std::uint32_t>().swap(indegree);
+    std::vector<std::uint32_t>().swap(ready);
+    std::vector<std::uint32_t>().swap(best_pred);
     sim.start = as_ticks(std::move(start));
     sim.end = as_ticks(std::move(end));
 }

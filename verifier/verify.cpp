@@ -180,7 +180,7 @@ void check_completeness(const Schedule& s, const ScheduleGraph& g, Misplaced& ba
     auto locate = [&](const Op& op, int& rank, int& pos) {
         auto slot = g.slot_of(op);
         rank = slot < 0 ? -1 : static_cast<int>(g.slot_rank[slot]);
-        pos = slot < 0 ? -1 : static_cast<int>(g.slot_position[slot]);
+        pos = slot < 0 ? -1 : static_cast<int>(g.position(slot));
     };
     auto missing = [&](const Op& op, int owner, std::string message) {
         if (bad.intended[g.index.id(op)]) {
@@ -248,14 +248,14 @@ std::vector<bool> check_rank_order(const Schedule& s, const ScheduleGraph& g, Mi
             const EdgeInfo& info = g.graph[e];
             const std::uint32_t v = target_of(g.graph, e);
             if (info.kind != EdgeKind::Dependency || g.slot_rank[u] != g.slot_rank[v]) continue;
-            if (g.slot_position[u] < g.slot_position[v]) continue;
+            if (g.position(u) < g.position(v)) continue;
             reversed[edge_number(g.graph, e)] = true;
-            if (bad.op[info.from_op] || bad.op[info.to_op]) {
+            const auto [pred, op] = dependency_link(s, g, v, info);
+            if (bad.op[g.index.id(pred)] || bad.op[g.index.id(op)]) {
                 ++bad.follow_on;
                 continue;
             }
-            const Op pred = g.index.op(info.from_op), op = g.index.op(info.to_op);
-            const int r = static_cast<int>(g.slot_rank[v]), k = static_cast<int>(g.slot_position[v]);
+            const int r = static_cast<int>(g.slot_rank[v]), k = static_cast<int>(g.position(v));
             if (u == v) {
                 out.add(at(ViolationKind::OrderContradicts, s, r, k, &op,
                            fmt::format("{}: the overlapped unit {} pairs {} with its own dependency {}", where(r, k),
@@ -263,11 +263,11 @@ std::vector<bool> check_rank_order(const Schedule& s, const ScheduleGraph& g, Mi
             } else if (op.kind == OpKind::W && pred.kind == OpKind::I) {
                 out.add(at(ViolationKind::WBeforeI, s, r, k, &op,
                            fmt::format("{}: {} runs before its {} (position {})", where(r, k), format_op(op),
-                                       format_op(pred), g.slot_position[u])));
+                                       format_op(pred), g.position(u))));
             } else {
                 out.add(at(ViolationKind::OrderContradicts, s, r, k, &op,
                            fmt::format("{}: {} runs before its dependency {} (position {} on the same rank)", where(r, k),
-                                       format_op(op), format_op(pred), g.slot_position[u])));
+                                       format_op(op), format_op(pred), g.position(u))));
             }
         }
     }
@@ -314,8 +314,10 @@ Violation describe_deadlock(const Schedule& s, const ScheduleGraph& g, std::vect
         const std::uint32_t awaited = cycle[(j + 1) % n];
         const int waiter_rank = static_cast<int>(g.slot_rank[waiter]);
         const int awaited_rank = static_cast<int>(g.slot_rank[awaited]);
-        const std::string awaited_label = dependency ? format_op(g.index.op(link->from_op)) : slot_label(s, g, awaited);
-        const std::string waiter_label = dependency ? format_op(g.index.op(link->to_op)) : slot_label(s, g, waiter);
+        const std::optional<DependencyLink> ops =
+            dependency ? std::optional(dependency_link(s, g, waiter, *link)) : std::nullopt;
+        const std::string awaited_label = ops ? format_op(ops->from) : slot_label(s, g, awaited);
+        const std::string waiter_label = ops ? format_op(ops->to) : slot_label(s, g, waiter);
         if (i == 0) chain = fmt::format("rank {} waits at {}", waiter_rank, waiter_label);
         if (dependency) {
             chain += fmt::format("{} {}", i == 0 ? " for" : ", which waits for", awaited_label);
@@ -330,7 +332,7 @@ Violation describe_deadlock(const Schedule& s, const ScheduleGraph& g, std::vect
     }
     chain += " -- a cycle, so none of them can start";
     const std::uint32_t first = cycle.front();
-    const int r = static_cast<int>(g.slot_rank[first]), k = static_cast<int>(g.slot_position[first]);
+    const int r = static_cast<int>(g.slot_rank[first]), k = static_cast<int>(g.position(first));
     Violation v = at(ViolationKind::Deadlock, s, r, k, &g.slot(s, first).ops[0],
                      fmt::format("deadlock ({} slots blocked, shortest cycle has {}): {}", blocked, n, chain));
     v.witness = std::move(steps);
