@@ -78,8 +78,10 @@ using OutEdges = std::array<OutEdge, 13>;  // a rank-order edge and up to 2 ops 
 int add_dependency_edges(const Schedule& schedule, const ScheduleGraph& g, std::uint32_t u, OutEdges& out, int n) {
     const int first = n;
     std::array<Op, 3> next{};
-    for (const Op& op : g.slot(schedule, u)) {
+    const Slot& slot = g.slot(schedule, u);
+    for (const Op& op : slot) {
         if (!g.index.in_range(op) || g.slot_of_op[g.index.id(op)] != static_cast<std::int32_t>(u)) continue;
+        if (&op != slot.begin() && op == slot.ops[0]) continue;  // a pair of one op twice links its dependents once
         const int count = dependents(g, op, schedule.placement, next);
         for (int k = 0; k < count; ++k) {
             const auto v = static_cast<std::uint32_t>(g.slot_of(next[k]));

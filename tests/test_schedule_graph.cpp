@@ -165,3 +165,10 @@ TEST_CASE("schedule graph: each slot's out-edges equal the DAG's definition, on 
     }
     CHECK(checked >= 100);  // every family contributed at its sizes
 }
+
+TEST_CASE("schedule graph: a pair holding one op twice (no reader makes one) links like the op alone", "[graph]") {
+    Schedule s = find_family("1f1b")->generate({2, 2, std::nullopt});
+    for (Slot& slot : s.ranks[0])
+        if (slot.ops[0] == Op{OpKind::F, 0, 0, 0}) slot = Slot::pair(slot.ops[0], slot.ops[0]);
+    check_graph(s);
+}
