@@ -4,6 +4,7 @@
 #include "solver/greedy_improve.hpp"
 #include "solver/rank_relaxation.hpp"
 #include "solver/search_certificate.hpp"
+#include "solver/z3_window.hpp"
 #include "verifier/simulate.hpp"
 #include "verifier/verify.hpp"
 
@@ -135,7 +136,11 @@ public:
                                     : result_.schedule ? pick_engine(upper_units() - 1)
                                                        : SearchEngine::Auto;
         const bool exact = engine != SearchEngine::None;
-        const double search_share = !exact ? 1.0 : engine == SearchEngine::Disjunctive && inst_.size() > 200 ? 0.5 : 0.15;
+        // Without an exact engine, but with windows (z3_window.hpp) still to come, a quarter.
+        const double search_share = options_.engine == SearchEngine::None ? 1.0
+                                    : !exact                            ? 0.25
+                                    : engine == SearchEngine::Disjunctive && inst_.size() > 200 ? 0.5
+                                                                                                : 0.15;
         if (!proven_optimal()) run_greedy_portfolio(exact ? 0.2 : 0.5);
         if (result_.schedule && !proven_optimal()) improve_incumbent(search_share);
         if (!result_.schedule) {
@@ -148,12 +153,14 @@ public:
         } else if (stopped()) {
             // nothing more to do: the best schedule so far and its certified gap
         } else if (exact || options_.engine != SearchEngine::None) {
-            if (options_.relaxations) run_rank_relaxations(exact ? 0.3 : 1.0);
+            if (options_.relaxations) run_rank_relaxations(0.3);
             if (proven_optimal() || stopped()) {
             } else if (exact) {
                 run_z3();
             } else {
-                log("no exact engine fits this instance (encodings too large): heuristics, bounds and relaxations only");
+                log("no exact engine fits this instance (encodings too large): heuristics, bounds, relaxations and "
+                    "cool-down windows only");
+                run_windows();
             }
         }
         if (!stopped()) finalize_proof();
@@ -325,6 +332,11 @@ private:
             std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return per_rank[a] > per_rank[b]; });
         for (int r : order) {
             if (proven_optimal() || stopped() || Clock::now() >= until) return;
+            const size_t n = inst_.rank_tasks[r].size();  // the disjunctive size, before building anything
+            if (n + n * (n - 1) / 2 > options_.max_relaxation_variables) {
+                log("rank " + std::to_string(r) + " relaxation: too large (" + std::to_string(n) + " ops), skipped");
+                continue;
+            }
             const RankSubproblem sub = rank_subproblem(inst_, r);
             Ticks lo = lower_, hi = upper_units() - 1;
             for (bool first = true; lo <= hi && !stopped() && Clock::now() < until; first = false) {
@@ -350,6 +362,51 @@ private:
                     break;
                 }
             }
+        }
+    }
+
+    // Cool-down windows (z3_window.hpp): keep the incumbent's ops up to a time and let Z3 re-place the
+    // rest under "objective <= proven bound"; the window grows (about 250, 500, ... free ops) while Z3
+    // shows that it cannot reach the bound (which proves nothing about the bound itself).
+    void run_windows() {
+        if (inst_.pairs_allowed() || !result_.schedule || proven_optimal() || stopped()) return;
+        phase("cool-down windows");
+        const Windows w = windows_for_bound(inst_, bounds_, lower_, options_.strengthen);
+        if (w.empty_task >= 0) return;
+        for (size_t size = 250; size <= 4000 && !proven_optimal() && !stopped(); size *= 2) {
+            const auto orders = orders_of(inst_, *result_.schedule);
+            if (!orders) return;
+            const GreedySchedule g = time_orders(inst_, *orders);
+            if (!g.ok) return;
+            std::vector<Ticks> starts = g.start;
+            std::sort(starts.begin(), starts.end(), std::greater<Ticks>());
+            if (size >= starts.size()) return;
+            const Ticks from = starts[size - 1];
+            const std::vector<bool> free_task = ops_from(g.start, from);
+            const size_t n = static_cast<size_t>(std::count(free_task.begin(), free_task.end(), true));
+            const auto until = share_of_remaining(size >= 2000 ? 1.0 : 0.5);
+            if (until - Clock::now() < std::chrono::milliseconds(500)) return;
+            Z3Query q;
+            q.bound = lower_;
+            q.seed = options_.seed;
+            q.deadline = until;
+            q.interrupt = &monitor_.z3_interrupt();
+            q.max_variables = options_.max_disjunctive_variables;
+            phase("cool-down window of " + std::to_string(n) + " ops <= " + text(lower_ * inst_.quantum));
+            const Z3Outcome out = solve_window(inst_, w, g.start, free_task, q);
+            record_call(lower_, out, " (the last " + std::to_string(n) + " ops)");
+            if (out.answer == Z3Answer::Sat) {
+                Schedule s = schedule_from_starts(inst_, out.start, out.partner);
+                const Evaluation e = evaluate_schedule(inst_, s);
+                if (!e.ok || e.value > lower_ * inst_.quantum) {
+                    log("internal error: the window model does not re-time within the bound (" +
+                        (e.ok ? text(e.value) : e.problem) + ")");
+                    return;
+                }
+                offer(std::move(s), "z3 cool-down window(" + result_.origin + ")");
+                return;
+            }
+            if (out.answer != Z3Answer::Unsat) return;
         }
     }
 
