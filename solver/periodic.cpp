@@ -28,7 +28,7 @@ PeriodicModel periodic_model(const Instance& inst) {
         const Task& task = inst.tasks[t];
         if (task.op.microbatch != 0) continue;
         cls_of[t] = static_cast<int>(m.classes.size());
-        m.classes.push_back({task.op, task.rank, task.duration});
+        m.classes.push_back({task.op, task.rank, task.duration, static_cast<int>(t)});
     }
     for (const auto& e : inst.edges)
         if (e.why == Why::Dependency && cls_of[e.from] >= 0 && cls_of[e.to] >= 0)
@@ -75,7 +75,7 @@ namespace {
 
 // Is there a block of period T? Fills block.offset on success.
 z3::check_result block_at(const Instance& inst, const PeriodicModel& m, Ticks T, std::chrono::steady_clock::time_point deadline,
-                          std::vector<Ticks>& offset) {
+                          const std::vector<Ticks>* heads, int anchor, int slack, std::vector<Ticks>& offset) {
     z3::context ctx;
     z3::solver solver(ctx);
     const size_t n = m.classes.size();
@@ -85,7 +85,10 @@ z3::check_result block_at(const Instance& inst, const PeriodicModel& m, Ticks T,
         if (m.classes[c].duration > T) return z3::unsat;
         phi.push_back(ctx.int_const(("phi" + std::to_string(c)).c_str()));
         solver.add(phi[c] >= 0);
+        if (heads) solver.add(phi[c] >= int_numeral(ctx, (*heads)[m.classes[c].task]));
+        if (heads && slack >= 0) solver.add(phi[c] <= int_numeral(ctx, (*heads)[m.classes[c].task] + Ticks(slack) * T));
     }
+    if (anchor >= 0) solver.add(phi[anchor] == int_numeral(ctx, (*heads)[m.classes[anchor].task]));
     for (const auto& e : m.edges) solver.add(phi[e.to] - phi[e.from] >= num(m.classes[e.from].duration + e.lag));
     int fresh = 0;
     auto integer = [&] { return ctx.int_const(("k" + std::to_string(fresh++)).c_str()); };
@@ -140,15 +143,18 @@ z3::check_result block_at(const Instance& inst, const PeriodicModel& m, Ticks T,
         const z3::model model = solver.get_model();
         offset.resize(n);
         for (size_t c = 0; c < n; ++c) offset[c] = integer_of(model.eval(phi[c], true));
-        const Ticks least = *std::min_element(offset.begin(), offset.end());
-        for (Ticks& o : offset) o -= least;
+        if (!heads) {
+            const Ticks least = *std::min_element(offset.begin(), offset.end());
+            for (Ticks& o : offset) o -= least;
+        }
     }
     return r;
 }
 
 }  // namespace
 
-PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_clock::time_point deadline, int max_periods) {
+PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_clock::time_point deadline, int max_periods,
+                                  const std::vector<Ticks>* heads, int anchor_rank) {
     PeriodicBlock block;
     if (inst.pairs_allowed()) {
         block.reason = "overlapped pairs are not modelled by the periodic search";
@@ -159,9 +165,24 @@ PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_cloc
     block.bound = m.bound;
     block.bound_argument = m.bound_argument;
     const Ticks first = (m.bound.numerator() + m.bound.denominator() - 1) / m.bound.denominator();
+    int anchor = -1;
+    if (heads && anchor_rank >= 0)
+        for (size_t c = 0; c < m.classes.size(); ++c)
+            if (m.classes[c].rank == anchor_rank &&
+                (anchor < 0 || (*heads)[m.classes[c].task] < (*heads)[m.classes[anchor].task]))
+                anchor = static_cast<int>(c);
     for (Ticks T = first; T < first + Ticks(max_periods); ++T) {
         ++block.periods_tried;
-        const z3::check_result r = block_at(inst, m, T, deadline, block.offset);
+        // Offsets within `slack` periods of their heads first (1, 2, 4, 8), then unbounded: the earliest
+        // blocks have the shortest round trips, so repeating them gives short warm-ups and cool-downs.
+        z3::check_result r = z3::unsat;
+        for (int slack : {1, 2, 4, 8, -1}) {
+            if (!heads && slack >= 0) continue;
+            r = anchor >= 0 ? block_at(inst, m, T, deadline, heads, anchor, slack, block.offset) : z3::unsat;
+            if (r == z3::sat) block.anchored_rank = anchor_rank;
+            if (r == z3::unsat) r = block_at(inst, m, T, deadline, heads, -1, slack, block.offset);
+            if (r != z3::unsat) break;
+        }
         if (r == z3::sat) {
             block.found = true;
             block.period = T;
@@ -197,6 +218,17 @@ PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_cloc
         block.live_peak[r] = static_cast<int>((base + most).to_int64());
     }
     return block;
+}
+
+std::vector<Ticks> periodic_starts(const Instance& inst, const PeriodicBlock& block) {
+    std::map<int, size_t> class_of_cls;  // the instance's class id -> block class
+    for (size_t c = 0; c < block.classes.size(); ++c) class_of_cls[inst.tasks[block.classes[c].task].cls] = c;
+    std::vector<Ticks> start(inst.size());
+    for (size_t t = 0; t < inst.size(); ++t) {
+        const size_t c = class_of_cls.at(inst.tasks[t].cls);
+        start[t] = Ticks(inst.tasks[t].op.microbatch) * block.period + block.offset[c];
+    }
+    return start;
 }
 
 std::string check_periodic_block(const Instance& inst, const PeriodicBlock& block, int periods) {

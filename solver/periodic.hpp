@@ -32,6 +32,7 @@ struct PeriodicClass {
     Op op;        // micro-batch 0 of the class
     int rank = 0;
     Ticks duration = 0;  // quantised
+    int task = -1;       // its micro-batch-0 task in the instance
 };
 
 struct PeriodicBlock {
@@ -43,6 +44,7 @@ struct PeriodicBlock {
     std::string bound_argument;       // which rank and which term
     std::vector<int> live_peak;       // per rank, the most live activations in the steady state
     int periods_tried = 0;
+    int anchored_rank = -1;           // this rank's first class starts at its head (micro-batch 0)
     std::string reason;               // when not found
 };
 
@@ -58,9 +60,17 @@ struct PeriodicModel {
 PeriodicModel periodic_model(const Instance& inst);
 
 // Smallest integer period >= ceil(T*) that admits a block, trying T*, T*+1, ... up to `max_periods`
-// candidates or the deadline. Not for placements with pairs.
+// candidates or the deadline. Not for placements with pairs. With `heads` (per task, e.g. the search's
+// longest-path heads) every class starts no earlier than its micro-batch-0 head, and with anchor_rank
+// >= 0 the block first asks that rank's earliest class to start exactly at its head (so that rank, the
+// one the lower bound is about, never idles from its first op on), and drops that wish if it fails.
 PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_clock::time_point deadline,
-                                  int max_periods = 64);
+                                  int max_periods = 64, const std::vector<Ticks>* heads = nullptr,
+                                  int anchor_rank = -1);
+
+// The schedule that runs the block from micro-batch 0 on: op (c, m) starts at m*T + phi(c). Valid for
+// every M (each rule above holds for all m, and the live counts before the steady state are smaller).
+std::vector<Ticks> periodic_starts(const Instance& inst, const PeriodicBlock& block);
 
 // Independent check of a block: simulate K periods of it (op (c, m) at m*T + phi(c)) and test every
 // rule above directly on the ops (overlaps, dependencies, live counts). Empty when valid.

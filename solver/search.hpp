@@ -20,6 +20,7 @@
 // or not used, so that "optimal" is a claim about this space only.
 #include "model/schedule.hpp"
 #include "solver/lower_bound.hpp"
+#include "solver/periodic.hpp"
 #include "solver/search_instance.hpp"
 #include "solver/search_monitor.hpp"
 #include "solver/z3_encoding.hpp"
@@ -54,6 +55,10 @@ struct SearchOptions {
     bool relaxations = true;           // exact one-rank relaxations for the lower bound (rank_relaxation.hpp)
     size_t max_relaxation_variables = 400000;
     std::vector<WarmStart> warm_starts;
+    // Periodic block (periodic.hpp): the best steady state with its throughput certificate, and the
+    // schedule that repeats it from micro-batch 0, whose cool-down the windows then re-solve. Always on
+    // when no exact encoding fits the whole instance (large M); this asks for it on every instance.
+    bool periodic = false;
     // Watching and stopping (search_monitor.hpp): `progress` gets every new best schedule, bound and
     // phase, and the current state every `progress_interval` seconds; once `*stop` is true the search
     // ends with the best schedule so far (set it from a signal handler: the store is signal-safe).
@@ -99,6 +104,8 @@ struct SearchResult {
     Ticks warm_start_value = -1;
     double seconds = 0;
     bool stopped = false;              // ended early by a stop request
+    std::optional<PeriodicBlock> periodic;  // when computed (SearchOptions::periodic, or large M)
+    Ticks periodic_value = -1;         // the repeated block from micro-batch 0, simulator ticks
 
     Rational units(Ticks ticks) const { return scale.to_units(ticks); }
 };
