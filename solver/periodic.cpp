@@ -175,14 +175,23 @@ PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_cloc
         ++block.periods_tried;
         // Offsets within `slack` periods of their heads first (1, 2, 4, 8), then unbounded: the earliest
         // blocks have the shortest round trips, so repeating them gives short warm-ups and cool-downs.
+        // Each attempt but the last gets a quarter of the time left; one that runs out says nothing.
         z3::check_result r = z3::unsat;
+        bool undecided = false;
         for (int slack : {1, 2, 4, 8, -1}) {
             if (!heads && slack >= 0) continue;
-            r = anchor >= 0 ? block_at(inst, m, T, deadline, heads, anchor, slack, block.offset) : z3::unsat;
+            const auto now = std::chrono::steady_clock::now();
+            const auto until = slack < 0 || deadline <= now ? deadline : now + (deadline - now) / 4;
+            r = anchor >= 0 ? block_at(inst, m, T, until, heads, anchor, slack, block.offset) : z3::unsat;
             if (r == z3::sat) block.anchored_rank = anchor_rank;
-            if (r == z3::unsat) r = block_at(inst, m, T, deadline, heads, -1, slack, block.offset);
-            if (r != z3::unsat) break;
+            if (r != z3::sat) {
+                undecided = undecided || r == z3::unknown;
+                r = block_at(inst, m, T, until, heads, -1, slack, block.offset);
+            }
+            if (r == z3::sat) break;
+            undecided = undecided || r == z3::unknown;
         }
+        if (r != z3::sat && undecided) r = z3::unknown;
         if (r == z3::sat) {
             block.found = true;
             block.period = T;
