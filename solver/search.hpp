@@ -11,6 +11,9 @@
 //   3. if they differ: Z3, one fresh context per bound (windows depend on it): probe the lower bound
 //      first (a quarter of the remaining time), then prove or improve the incumbent by bisection.
 //      Time-indexed encoding when the quantised horizon is small, disjunctive difference logic otherwise.
+//      When no exact encoding fits the whole instance (large M): the periodic block (periodic.hpp,
+//      throughput certificate) repeated from micro-batch 0 as one more warm start, then cool-down
+//      windows (z3_window.hpp): Z3 re-places the incumbent's last ops under the proven bound.
 //   4. every schedule is re-verified (verify, with the memory cap) and re-timed (simulate) before it
 //      counts; the value reported is the simulator's.
 //
