@@ -75,7 +75,9 @@ namespace {
 
 // Is there a block of period T? Fills block.offset on success.
 z3::check_result block_at(const Instance& inst, const PeriodicModel& m, Ticks T, std::chrono::steady_clock::time_point deadline,
-                          const std::vector<Ticks>* heads, int anchor, int slack, std::vector<Ticks>& offset) {
+                          const std::vector<Ticks>* heads, int anchor, int slack, Z3Interrupt* interrupt,
+                          std::vector<Ticks>& offset) {
+    if (interrupt && interrupt->fired()) return z3::unknown;
     z3::context ctx;
     z3::solver solver(ctx);
     const size_t n = m.classes.size();
@@ -138,7 +140,9 @@ z3::check_result block_at(const Instance& inst, const PeriodicModel& m, Ticks T,
     p.set("timeout", static_cast<unsigned>(left));
     p.set("ctrl_c", false);
     solver.set(p);
+    if (interrupt) interrupt->attach([&ctx] { ctx.interrupt(); });
     const z3::check_result r = solver.check();
+    if (interrupt) interrupt->detach();
     if (r == z3::sat) {
         const z3::model model = solver.get_model();
         offset.resize(n);
@@ -154,7 +158,7 @@ z3::check_result block_at(const Instance& inst, const PeriodicModel& m, Ticks T,
 }  // namespace
 
 PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_clock::time_point deadline, int max_periods,
-                                  const std::vector<Ticks>* heads, int anchor_rank) {
+                                  const std::vector<Ticks>* heads, int anchor_rank, Z3Interrupt* interrupt) {
     PeriodicBlock block;
     if (inst.pairs_allowed()) {
         block.reason = "overlapped pairs are not modelled by the periodic search";
@@ -182,11 +186,11 @@ PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_cloc
             if (!heads && slack >= 0) continue;
             const auto now = std::chrono::steady_clock::now();
             const auto until = slack < 0 || deadline <= now ? deadline : now + (deadline - now) / 4;
-            r = anchor >= 0 ? block_at(inst, m, T, until, heads, anchor, slack, block.offset) : z3::unsat;
+            r = anchor >= 0 ? block_at(inst, m, T, until, heads, anchor, slack, interrupt, block.offset) : z3::unsat;
             if (r == z3::sat) block.anchored_rank = anchor_rank;
             if (r != z3::sat) {
                 undecided = undecided || r == z3::unknown;
-                r = block_at(inst, m, T, until, heads, -1, slack, block.offset);
+                r = block_at(inst, m, T, until, heads, -1, slack, interrupt, block.offset);
             }
             if (r == z3::sat) break;
             undecided = undecided || r == z3::unknown;
@@ -198,7 +202,7 @@ PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_cloc
             break;
         }
         if (r == z3::unknown) {
-            block.reason = "time limit reached at period " + to_string(T);
+            block.reason = interrupt && interrupt->fired() ? "stopped" : "time limit reached at period " + to_string(T);
             return block;
         }
     }

@@ -21,6 +21,7 @@
 // A block whose period equals T* is throughput-optimal; one above it states its gap.
 #include "model/rational.hpp"
 #include "solver/search_instance.hpp"
+#include "solver/search_monitor.hpp"
 
 #include <chrono>
 #include <string>
@@ -66,7 +67,7 @@ PeriodicModel periodic_model(const Instance& inst);
 // one the lower bound is about, never idles from its first op on), and drops that wish if it fails.
 PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_clock::time_point deadline,
                                   int max_periods = 64, const std::vector<Ticks>* heads = nullptr,
-                                  int anchor_rank = -1);
+                                  int anchor_rank = -1, Z3Interrupt* interrupt = nullptr);
 
 // The schedule that runs the block from micro-batch 0 on: op (c, m) starts at m*T + phi(c). Valid for
 // every M (each rule above holds for all m, and the live counts before the steady state are smaller).

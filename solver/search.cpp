@@ -422,7 +422,8 @@ private:
     void run_periodic() {
         if (inst_.pairs_allowed()) return;
         phase("periodic block");
-        PeriodicBlock b = find_periodic_block(inst_, share_of_remaining(0.1), 64, &bounds_.head, result_.analytic.rank);
+        PeriodicBlock b = find_periodic_block(inst_, share_of_remaining(0.1), 64, &bounds_.head, result_.analytic.rank,
+                                              &monitor_.z3_interrupt());
         if (!b.found) {
             log("periodic block: none (" + b.reason + ")");
             result_.periodic = std::move(b);
