@@ -47,6 +47,9 @@ std::vector<BenchCase> cases() {
         {"v-p8m16-cap16", "v", 8, 16, kZb15B, 16, Objective::Makespan, 120, "V map, 1F1B memory; issue 13 target OPTIMAL in 120 s"},
         {"dualpipe-p8m16-cap8", "dualpipe", 8, 16, kZb15B, 8, Objective::Makespan, 120, "bidirectional, 1F1B memory; issue 13 target OPTIMAL in 120 s"},
         {"p32m256-cap64-120s", "1f1b", 32, 256, kZb15B, 64, Objective::Span, 120, "issue 13 target OPTIMAL in 120 s"},
+        // Issue 13, any M: periodic block (throughput certificate) + cool-down windows at M = 1024.
+        {"p16m1024-cap24", "1f1b", 16, 1024, kZb15B, 24, Objective::Makespan, 120, "issue 13 any-M target OPTIMAL in 120 s"},
+        {"v-p16m1024-cap32", "v", 16, 1024, kZb15B, 32, Objective::Makespan, 120, "V map; issue 13 any-M target OPTIMAL in 120 s"},
     };
 }
 
@@ -66,6 +69,10 @@ int run_case(const BenchCase& c) {
                pp::search_status_name(r.status), r.schedule ? u(r.value) : "-", r.schedule ? u(r.lower_bound) : "-", gap,
                r.seconds, r.lower_bound_kind, r.origin, r.best_warm_start.empty() ? "-" : r.best_warm_start,
                r.warm_start_value >= 0 ? u(r.warm_start_value) : "-");
+    if (r.periodic && r.periodic->found)
+        fmt::print("{:<24} periodic block: period {} per micro-batch, throughput bound {}{}\n", "", u(r.periodic->period * r.quantum),
+                   pp::format_rational(r.periodic->bound * pp::Rational(r.quantum) / pp::Rational(r.scale.ticks_per_unit)),
+                   r.periodic_value >= 0 ? ", repeated from micro-batch 0: " + u(r.periodic_value) : std::string());
     return r.schedule ? 0 : 1;
 }
 

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 namespace pp::cli {
 namespace {
@@ -136,7 +137,7 @@ struct SearchCommand {
     std::optional<std::string> output, proof_dir, format;
     std::string engine = "auto";
     unsigned seed = 0;
-    bool json = false, no_generators = false, no_symmetry = false, quiet = false;
+    bool json = false, no_generators = false, no_symmetry = false, quiet = false, periodic = false;
     double progress_interval = 2;
 
     ChunkInput chunks;  // issue 11: op costs derived from chunk costs; --overlap chunk / chunk-FI = the derived F&B / F&I pair cost
@@ -170,6 +171,7 @@ struct SearchCommand {
         options.started = started;
         options.seed = seed;
         options.want_proof = proof_dir.has_value();
+        options.periodic = periodic;
         options.engine = engine == "time-indexed" ? SearchEngine::TimeIndexed
                          : engine == "disjunctive" ? SearchEngine::Disjunctive
                          : engine == "none"        ? SearchEngine::None
@@ -236,6 +238,17 @@ struct SearchCommand {
                                                              static_cast<double>(r.lower_bound));
             std::cout << "\nfrom: " << r.origin << "\n";
             std::cout << "argument: " << r.lower_bound_argument << "\n";
+        }
+        if (r.periodic && r.periodic->found) {
+            const PeriodicBlock& b = *r.periodic;
+            std::cout << "periodic block: period " << format_rational(r.units(b.period * r.quantum)) << " per micro-batch, "
+                      << (Rational(b.period) == b.bound ? "throughput-optimal" : "above the throughput bound")
+                      << " (bound " << format_rational(b.bound * Rational(r.quantum) / Rational(r.scale.ticks_per_unit))
+                      << ": " << b.bound_argument << ")\n";
+            int ranks = 0;
+            for (const auto& c : b.classes) ranks = std::max(ranks, c.rank + 1);
+            std::istringstream word(periodic_word(b, ranks));
+            for (std::string line; std::getline(word, line);) std::cout << "  " << line << "\n";
         }
         std::cout << fmt::format("time: {:.2f} s\n", r.seconds);
         for (const auto& line : r.log) std::cout << "  " << line << "\n";
@@ -335,6 +348,28 @@ SearchProblem search_problem_from(const std::string& placement, std::optional<in
     return problem;
 }
 
+// The steady state: period per micro-batch, the throughput bound and its argument, the block as a word.
+nlohmann::json periodic_json(const SearchResult& r) {
+    const PeriodicBlock& b = *r.periodic;
+    nlohmann::json j;
+    j["found"] = b.found;
+    put_number(j, "throughput_bound", b.bound * Rational(r.quantum) / Rational(r.scale.ticks_per_unit));
+    j["throughput_bound_argument"] = b.bound_argument;
+    if (!b.found) {
+        j["reason"] = b.reason;
+        return j;
+    }
+    put_number(j, "period", r.units(b.period * r.quantum));
+    j["throughput_optimal"] = Rational(b.period) == b.bound;
+    j["live_peak"] = b.live_peak;
+    j["anchored_rank"] = b.anchored_rank;
+    int ranks = 0;
+    for (const auto& c : b.classes) ranks = std::max(ranks, c.rank + 1);
+    j["word"] = periodic_word(b, ranks);
+    if (r.periodic_value >= 0) put_number(j, "repeated_value", r.units(r.periodic_value));
+    return j;
+}
+
 nlohmann::json search_result_json(const SearchResult& r) {
     nlohmann::json j;
     j["status"] = search_status_name(r.status);
@@ -374,6 +409,7 @@ nlohmann::json search_result_json(const SearchResult& r) {
         put_number(calls.back(), "bound", r.units(c.bound));
     }
     j["z3_calls"] = calls;
+    if (r.periodic) j["periodic"] = periodic_json(r);
     j["log"] = r.log;
     return j;
 }
@@ -406,6 +442,9 @@ Runner add_search(CLI::App& app) {
         ->check(CLI::IsMember({"auto", "time-indexed", "disjunctive", "none"}));
     sub->add_option("--seed", cmd->seed, "Z3 random seed");
     sub->add_flag("--no-generators", cmd->no_generators, "do not start from the schedule library");
+    sub->add_flag("--periodic", cmd->periodic,
+                  "also search the best periodic block (steady state) with its throughput certificate; on by itself "
+                  "when no exact encoding fits the whole instance");
     sub->add_flag("--no-symmetry-breaking", cmd->no_symmetry, "search without per-class micro-batch order (slow; for cross-checks)");
     sub->add_flag("--json", cmd->json, "machine-readable output");
     sub->add_flag("-q,--quiet", cmd->quiet, "no progress lines on standard error");

@@ -221,6 +221,92 @@ TaskBounds compute_task_bounds(const Instance& inst, bool strengthen, size_t max
     return b;
 }
 
+namespace {
+
+// Memory-aware warm-up and cool-down bound for rank r (issue 13). Let a be the least head of an op of r and h the
+// least head of an I or W of r. In [a, h) the rank can run only forwards, and at most `cap` of them
+// start before its first W ends (each F allocates at its start; nothing is freed before a W ends,
+// and no W ends before h): so it idles at least h - a - (the cap longest forwards of r) there. All
+// ops of r with tail >= t run one at a time in [a, C - t]; when that set holds an I or a W, which
+// cannot start before h, the idle interval lies inside, so C >= a + idle + load(set) + t.
+void warm_up_bound(const Instance& inst, const TaskBounds& b, int r, LowerBound& best, std::vector<Ticks>& per_rank) {
+    const auto& tasks = inst.rank_tasks[r];
+    if (tasks.empty()) return;
+    Ticks a = b.head[tasks[0]], h = -1;
+    std::vector<Ticks> forwards;
+    int first = tasks[0], first_backward = -1, last_forward = -1;
+    for (int t : tasks) {
+        if (b.head[t] < a) a = b.head[t], first = t;
+        if (inst.tasks[t].op.kind == OpKind::F) forwards.push_back(inst.tasks[t].duration);
+        else if (h < 0 || b.head[t] < h) h = b.head[t], first_backward = t;
+    }
+    if (h < 0) return;
+    std::sort(forwards.begin(), forwards.end(), std::greater<Ticks>());
+    Ticks fill = 0;
+    for (size_t k = 0; k < forwards.size() && k < static_cast<size_t>(*inst.cap); ++k) fill += forwards[k];
+    Ticks idle = std::max<Ticks>(0, h - a - fill);
+    // The mirror image at the end: let g be the least tail of a forward of r (every F of r ends by
+    // C - g). After C - g the rank runs only the I and W of the at most `cap` activations live then,
+    // (cap) x (the longest I + W of r) at most, so it idles at least g - that in [C - g, C). The two
+    // idle intervals are disjoint when h <= C - g, which a + load(r) - g >= h guarantees (C >= a +
+    // load(r)); the end interval lies inside [a, C - t] only for t = 0, so it is counted then only.
+    Ticks g = -1, backward = 0, total = 0;
+    for (int t : tasks) {
+        total += inst.tasks[t].duration;
+        if (inst.tasks[t].op.kind == OpKind::F && (g < 0 || b.tail[t] < g)) g = b.tail[t], last_forward = t;
+    }
+    for (int t : tasks)
+        if (inst.tasks[t].op.kind == OpKind::I) {
+            const int w = inst.weight_of(t);
+            backward = std::max(backward, inst.tasks[t].duration + (w >= 0 ? inst.tasks[w].duration : Ticks(0)));
+        }
+    const Ticks end_idle = g >= 0 && a + total - g >= h ? std::max<Ticks>(0, g - Ticks(*inst.cap) * backward) : Ticks(0);
+    if (idle <= 0 && end_idle <= 0) return;
+    // the best tail threshold t: ops sorted by tail, descending; the set must hold an I or W
+    std::vector<int> by_tail = tasks;
+    std::sort(by_tail.begin(), by_tail.end(), [&](int x, int y) { return b.tail[x] > b.tail[y]; });
+    Ticks load = 0, value = -1, best_load = 0, best_t = 0, best_idle = 0, best_end = 0;
+    int count = 0, best_count = 0;
+    bool has_backward = false;
+    for (int t : by_tail) {
+        load += inst.tasks[t].duration, ++count;
+        has_backward = has_backward || inst.tasks[t].op.kind != OpKind::F;
+        const Ticks extra = (has_backward ? idle : Ticks(0)) + (b.tail[t] == 0 ? end_idle : Ticks(0));
+        if (a + extra + load + b.tail[t] > value)
+            value = a + extra + load + b.tail[t], best_load = load, best_t = b.tail[t], best_count = count,
+            best_idle = has_backward ? idle : Ticks(0), best_end = b.tail[t] == 0 ? end_idle : Ticks(0);
+    }
+    if (value > per_rank[r]) per_rank[r] = value;
+    if (value <= best.value) return;
+    best = LowerBound{};
+    best.value = value;
+    best.kind = "rank-load+memory";
+    best.rank = r;
+    best.a = a;
+    best.load = best_load + best_idle + best_end;
+    best.b = best_t;
+    best.count = best_count;
+    best.head_chain = head_chain(inst, b, first_backward);
+    auto u = [&](const Ticks& v) { return units_text(inst, v); };
+    best.derivation = "rank " + std::to_string(r) + ": its first op cannot start before " + u(a) + " (" +
+                      op_text(inst, first) + ") and no I or W before " + u(h) + " (" + op_text(inst, first_backward) +
+                      "); until then it can run only forwards, at most " + std::to_string(*inst.cap) +
+                      " of them (the memory cap: nothing is freed before a W ends), " + u(fill) +
+                      " at most, so it idles at least " + u(best_idle) + " there; " +
+                      (best_end > 0 ? "every forward of it ends at least " + u(g) + " before the end (" +
+                                          op_text(inst, last_forward) + "), and after that it runs only the I and W of the at most " +
+                                          std::to_string(*inst.cap) + " activations then live, " +
+                                          u(Ticks(*inst.cap) * backward) + " at most, so it idles at least " + u(best_end) +
+                                          " more at the end; "
+                                    : std::string()) +
+                      std::to_string(best_count) + " of its " + std::to_string(tasks.size()) +
+                      " ops (those followed by at least " + u(best_t) + ") run one at a time for " + u(best_load) +
+                      ": makespan >= " + u(a) + " + " + u(best_idle) + " + " + u(best_end) + " + " + u(best_load) +
+                      " + " + u(best_t) + " = " + u(value);
+}
+
+}  // namespace
+
 LowerBound analytic_lower_bound(const Instance& inst, const TaskBounds& b) {
     LowerBound best;
     best.kind = "none";
@@ -282,6 +368,8 @@ LowerBound analytic_lower_bound(const Instance& inst, const TaskBounds& b) {
                         units_text(inst, th.b) + " = ") +
             units_text(inst, best.value);
     }
+    if (!span && inst.cap && !inst.pairs_allowed())
+        for (int r = 0; r < inst.ranks; ++r) warm_up_bound(inst, b, r, best, per_rank);
     best.per_rank = std::move(per_rank);
     return best;
 }

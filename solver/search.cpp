@@ -4,6 +4,7 @@
 #include "solver/greedy_improve.hpp"
 #include "solver/rank_relaxation.hpp"
 #include "solver/search_certificate.hpp"
+#include "solver/z3_window.hpp"
 #include "verifier/simulate.hpp"
 #include "verifier/verify.hpp"
 
@@ -135,7 +136,13 @@ public:
                                     : result_.schedule ? pick_engine(upper_units() - 1)
                                                        : SearchEngine::Auto;
         const bool exact = engine != SearchEngine::None;
-        const double search_share = !exact ? 1.0 : engine == SearchEngine::Disjunctive && inst_.size() > 200 ? 0.5 : 0.15;
+        if ((options_.periodic || (!exact && options_.engine != SearchEngine::None)) && !stopped() && !proven_optimal())
+            run_periodic();
+        // Without an exact engine, but with windows (z3_window.hpp) still to come, a quarter.
+        const double search_share = options_.engine == SearchEngine::None ? 1.0
+                                    : !exact                            ? 0.25
+                                    : engine == SearchEngine::Disjunctive && inst_.size() > 200 ? 0.5
+                                                                                                : 0.15;
         if (!proven_optimal()) run_greedy_portfolio(exact ? 0.2 : 0.5);
         if (result_.schedule && !proven_optimal()) improve_incumbent(search_share);
         if (!result_.schedule) {
@@ -148,12 +155,16 @@ public:
         } else if (stopped()) {
             // nothing more to do: the best schedule so far and its certified gap
         } else if (exact || options_.engine != SearchEngine::None) {
-            if (options_.relaxations) run_rank_relaxations(exact ? 0.3 : 1.0);
+            if (options_.relaxations) run_rank_relaxations(0.3);
             if (proven_optimal() || stopped()) {
             } else if (exact) {
                 run_z3();
             } else {
-                log("no exact engine fits this instance (encodings too large): heuristics, bounds and relaxations only");
+                log("no exact engine fits this instance (encodings too large): heuristics, bounds, relaxations and "
+                    "cool-down windows only");
+                if (result_.schedule) run_windows(*result_.schedule, result_.origin, periodic_schedule_ ? 0.6 : 1.0);
+                if (!proven_optimal() && periodic_schedule_ && result_.origin != "periodic block")
+                    run_windows(*periodic_schedule_, "periodic block", 1.0);
             }
         }
         if (!stopped()) finalize_proof();
@@ -325,6 +336,11 @@ private:
             std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return per_rank[a] > per_rank[b]; });
         for (int r : order) {
             if (proven_optimal() || stopped() || Clock::now() >= until) return;
+            const size_t n = inst_.rank_tasks[r].size();  // the disjunctive size, before building anything
+            if (n + n * (n - 1) / 2 > options_.max_relaxation_variables) {
+                log("rank " + std::to_string(r) + " relaxation: too large (" + std::to_string(n) + " ops), skipped");
+                continue;
+            }
             const RankSubproblem sub = rank_subproblem(inst_, r);
             Ticks lo = lower_, hi = upper_units() - 1;
             for (bool first = true; lo <= hi && !stopped() && Clock::now() < until; first = false) {
@@ -351,6 +367,93 @@ private:
                 }
             }
         }
+    }
+
+    // Cool-down windows (z3_window.hpp): keep the incumbent's ops up to a time and let Z3 re-place the
+    // rest under "objective <= proven bound"; the window grows (about 250, 500, ... free ops) while Z3
+    // shows that it cannot reach the bound (which proves nothing about the bound itself).
+    void run_windows(const Schedule base, const std::string& origin, double share) {
+        if (inst_.pairs_allowed() || proven_optimal() || stopped()) return;
+        phase("cool-down windows");
+        if (windows_.est.empty() || windows_bound_ != lower_)
+            windows_ = windows_for_bound(inst_, bounds_, lower_, options_.strengthen), windows_bound_ = lower_;
+        const Windows& w = windows_;
+        if (w.empty_task >= 0) return;
+        const auto end = share_of_remaining(share);
+        for (size_t size = 250; size <= 4000 && !proven_optimal() && !stopped(); size *= 2) {
+            const auto orders = orders_of(inst_, base);
+            if (!orders) return;
+            const GreedySchedule g = time_orders(inst_, *orders);
+            if (!g.ok) return;
+            std::vector<Ticks> starts = g.start;
+            std::sort(starts.begin(), starts.end(), std::greater<Ticks>());
+            if (size >= starts.size()) return;
+            const Ticks from = starts[size - 1];
+            const std::vector<bool> free_task = ops_from(g.start, from);
+            const size_t n = static_cast<size_t>(std::count(free_task.begin(), free_task.end(), true));
+            const auto until = size >= 2000 ? end : Clock::now() + (end - Clock::now()) / 2;
+            if (until - Clock::now() < std::chrono::milliseconds(500)) return;
+            Z3Query q;
+            q.bound = lower_;
+            q.seed = options_.seed;
+            q.deadline = until;
+            q.interrupt = &monitor_.z3_interrupt();
+            q.max_variables = options_.max_disjunctive_variables;
+            phase("cool-down window of " + std::to_string(n) + " ops <= " + text(lower_ * inst_.quantum));
+            const Z3Outcome out = solve_window(inst_, w, g.start, free_task, q);
+            record_call(lower_, out, " (the last " + std::to_string(n) + " ops of " + origin + ")");
+            if (out.answer == Z3Answer::Sat) {
+                Schedule s = schedule_from_starts(inst_, out.start, out.partner);
+                const Evaluation e = evaluate_schedule(inst_, s);
+                if (!e.ok || e.value > lower_ * inst_.quantum) {
+                    log("internal error: the window model does not re-time within the bound (" +
+                        (e.ok ? text(e.value) : e.problem) + ")");
+                    return;
+                }
+                offer(std::move(s), "z3 cool-down window(" + origin + ")");
+                return;
+            }
+            if (out.answer != Z3Answer::Unsat) return;
+        }
+    }
+
+    // The periodic block (periodic.hpp), anchored on the rank of the analytic bound, re-checked by
+    // simulating it op by op; the schedule repeating it from micro-batch 0 is verified and offered.
+    void run_periodic() {
+        if (inst_.pairs_allowed()) return;
+        phase("periodic block");
+        PeriodicBlock b = find_periodic_block(inst_, share_of_remaining(0.1), 64, &bounds_.head, result_.analytic.rank,
+                                              &monitor_.z3_interrupt());
+        if (!b.found) {
+            log("periodic block: none (" + b.reason + ")");
+            result_.periodic = std::move(b);
+            return;
+        }
+        Ticks reach = 0;
+        for (const Ticks& o : b.offset) reach = std::max(reach, o);
+        const int periods = static_cast<int>((reach / b.period).to_int64()) * 2 + 4;
+        const std::string bad = check_periodic_block(inst_, b, periods);
+        if (!bad.empty()) {
+            log("internal error: the periodic block fails its own check (" + bad + ")");
+            return;
+        }
+        const bool optimal = Rational(b.period) == b.bound;
+        log("periodic block: period " + text(b.period * inst_.quantum) + " per micro-batch" +
+            (inst_.problem.placement.pipeline_count() > 1 ? " (of each pipeline)" : "") + ", throughput bound " +
+            format_rational(b.bound * Rational(inst_.quantum) / Rational(inst_.scale.ticks_per_unit)) +
+            (optimal ? " (throughput-optimal: " : " (gap; ") + b.bound_argument + ")" +
+            (b.anchored_rank >= 0 ? ", rank " + std::to_string(b.anchored_rank) + " starts at its head" : ""));
+        Schedule s = schedule_from_starts(inst_, periodic_starts(inst_, b), std::vector<int>(inst_.size(), -1));
+        const Evaluation e = evaluate_schedule(inst_, s);
+        if (!e.ok) {
+            log("internal error: the repeated periodic block does not verify (" + e.problem + ")");
+        } else {
+            result_.periodic_value = e.value;
+            log("periodic block repeated from micro-batch 0: " + text(e.value));
+            periodic_schedule_ = s;
+            offer(std::move(s), "periodic block");
+        }
+        result_.periodic = std::move(b);
     }
 
     std::string relaxation_argument(int rank, const RankSubproblem& sub, Ticks bound) const {
@@ -508,6 +611,9 @@ private:
     SearchMonitor monitor_;
     std::string phase_ = "start";
     Instance inst_;
+    std::optional<Schedule> periodic_schedule_;
+    Windows windows_;  // for the proven bound windows_bound_, once computed (cool-down windows)
+    Ticks windows_bound_ = -1;
     TaskBounds bounds_, plain_bounds_;  // with and without the same-rank load strengthening
     Ticks lower_ = 0;  // proven lower bound, quantised units
     Clock::duration evaluation_time_{};  // the longest verify + simulate so far

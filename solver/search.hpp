@@ -11,6 +11,9 @@
 //   3. if they differ: Z3, one fresh context per bound (windows depend on it): probe the lower bound
 //      first (a quarter of the remaining time), then prove or improve the incumbent by bisection.
 //      Time-indexed encoding when the quantised horizon is small, disjunctive difference logic otherwise.
+//      When no exact encoding fits the whole instance (large M): the periodic block (periodic.hpp,
+//      throughput certificate) repeated from micro-batch 0 as one more warm start, then cool-down
+//      windows (z3_window.hpp): Z3 re-places the incumbent's last ops under the proven bound.
 //   4. every schedule is re-verified (verify, with the memory cap) and re-timed (simulate) before it
 //      counts; the value reported is the simulator's.
 //
@@ -20,6 +23,7 @@
 // or not used, so that "optimal" is a claim about this space only.
 #include "model/schedule.hpp"
 #include "solver/lower_bound.hpp"
+#include "solver/periodic.hpp"
 #include "solver/search_instance.hpp"
 #include "solver/search_monitor.hpp"
 #include "solver/z3_encoding.hpp"
@@ -54,6 +58,10 @@ struct SearchOptions {
     bool relaxations = true;           // exact one-rank relaxations for the lower bound (rank_relaxation.hpp)
     size_t max_relaxation_variables = 400000;
     std::vector<WarmStart> warm_starts;
+    // Periodic block (periodic.hpp): the best steady state with its throughput certificate, and the
+    // schedule that repeats it from micro-batch 0, whose cool-down the windows then re-solve. Always on
+    // when no exact encoding fits the whole instance (large M); this asks for it on every instance.
+    bool periodic = false;
     // Watching and stopping (search_monitor.hpp): `progress` gets every new best schedule, bound and
     // phase, and the current state every `progress_interval` seconds; once `*stop` is true the search
     // ends with the best schedule so far (set it from a signal handler: the store is signal-safe).
@@ -99,6 +107,8 @@ struct SearchResult {
     Ticks warm_start_value = -1;
     double seconds = 0;
     bool stopped = false;              // ended early by a stop request
+    std::optional<PeriodicBlock> periodic;  // when computed (SearchOptions::periodic, or large M)
+    Ticks periodic_value = -1;         // the repeated block from micro-batch 0, simulator ticks
 
     Rational units(Ticks ticks) const { return scale.to_units(ticks); }
 };

@@ -420,3 +420,16 @@ TEST_CASE("search: per-stage costs equal the brute force, with and without symme
         check_optimal_with_and_without_symmetry(k, bf.best);
     }
 }
+
+TEST_CASE("search: the analytic bounds (memory-aware warm-up included) never exceed the brute-force optimum", "[search]") {
+    for (const Case& k : cases()) {
+        INFO(k.name);
+        const auto bf = BruteForce(k.placement, k.costs, k.cap, false).solve();
+        REQUIRE(bf.best > 0);
+        const Instance inst = build_instance(problem_of(k));
+        const LowerBound lb = analytic_lower_bound(inst, compute_task_bounds(inst, true));
+        INFO(lb.kind << ": " << lb.derivation);
+        CHECK(lb.value * inst.quantum <= Ticks(bf.best));
+        for (const Ticks& v : lb.per_rank) CHECK(v * inst.quantum <= Ticks(bf.best));
+    }
+}
