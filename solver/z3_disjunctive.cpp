@@ -19,13 +19,6 @@
 namespace pp {
 namespace {
 
-std::string task_name(const Task& t) {
-    std::string name = std::string(1, kind_letter(t.op.kind)) + "." + std::to_string(t.op.stage) + "." +
-                       std::to_string(t.op.microbatch);
-    if (t.op.pipeline > 0) name += "@" + std::to_string(t.op.pipeline);
-    return name;
-}
-
 class DisjunctiveEncoder {
 public:
     DisjunctiveEncoder(const Instance& inst, const Windows& w, const Z3Query& query)
@@ -34,7 +27,7 @@ public:
     void build() {
         ancestors_ = same_rank_relatives(inst_, true);
         for (size_t i = 0; i < inst_.size(); ++i) {
-            start_.push_back(ctx_.int_const(("s." + task_name(inst_.tasks[i])).c_str()));
+            start_.push_back(ctx_.int_const(("s." + z3_task_name(inst_.tasks[i])).c_str()));
             add(start_[i] >= int_numeral(ctx_, w_.est[i]));
             add(start_[i] <= int_numeral(ctx_, w_.lst[i]));
         }
@@ -95,7 +88,7 @@ private:
                     add(j_then_i);
                     order_.emplace(std::make_pair(i, j), ctx_.bool_val(false));
                 } else {
-                    z3::expr o = ctx_.bool_const(("o." + task_name(inst_.tasks[i]) + "<" + task_name(inst_.tasks[j])).c_str());
+                    z3::expr o = ctx_.bool_const(("o." + z3_task_name(inst_.tasks[i]) + "<" + z3_task_name(inst_.tasks[j])).c_str());
                     ++orders_;
                     add(z3::implies(o, i_then_j));
                     add(z3::implies(!o, j_then_i));
@@ -111,8 +104,8 @@ private:
             z3::expr_vector live(ctx_);
             for (const Activation& a : inst_.activations) {
                 if (a.rank != r || a.forward == f) continue;
-                z3::expr l = ctx_.bool_const(("live." + task_name(inst_.tasks[a.forward]).substr(2) + "@" +
-                                              task_name(inst_.tasks[f])).c_str());
+                z3::expr l = ctx_.bool_const(("live." + z3_task_name(inst_.tasks[a.forward]).substr(2) + "@" +
+                                              z3_task_name(inst_.tasks[f])).c_str());
                 add(z3::implies(before(a.forward, f) && before(f, a.weight), l));
                 live.push_back(l);
             }

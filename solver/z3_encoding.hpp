@@ -17,6 +17,14 @@ namespace pp {
 using Clock = std::chrono::steady_clock;
 inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// A task's name in a formula ("F.3.7", "I.0.2@1"), so that a dumped SMT-LIB query reads like the schedule.
+inline std::string z3_task_name(const Task& t) {
+    std::string name = std::string(1, kind_letter(t.op.kind)) + "." + std::to_string(t.op.stage) + "." +
+                       std::to_string(t.op.microbatch);
+    if (t.op.pipeline > 0) name += "@" + std::to_string(t.op.pipeline);
+    return name;
+}
+
 enum class Z3Answer { Sat, Unsat, Unknown, Skipped };
 const char* z3_answer_name(Z3Answer answer);
 

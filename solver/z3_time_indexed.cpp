@@ -36,13 +36,6 @@ struct Lit {
     static Lit constant(bool value) { return Lit{value ? True : False, 0, false}; }
 };
 
-std::string task_name(const Task& t) {
-    std::string name = std::string(1, kind_letter(t.op.kind)) + "." + std::to_string(t.op.stage) + "." +
-                       std::to_string(t.op.microbatch);
-    if (t.op.pipeline > 0) name += "@" + std::to_string(t.op.pipeline);
-    return name;
-}
-
 class TimeIndexedEncoder {
 public:
     TimeIndexedEncoder(const Instance& inst, const Windows& w, const Z3Query& query)
@@ -138,7 +131,7 @@ private:
         base_.resize(inst_.size());
         for (size_t i = 0; i < inst_.size(); ++i) {
             base_[i] = vars_.size();
-            const std::string name = task_name(inst_.tasks[i]) + "<=";
+            const std::string name = z3_task_name(inst_.tasks[i]) + "<=";
             for (Ticks t = w_.est[i]; t < w_.lst[i]; ++t) new_var(name + to_string(t));
         }
     }
@@ -159,7 +152,7 @@ private:
                 for (int b : inst_.rank_tasks[r]) {
                     if (inst_.tasks[b].op.kind != OpKind::I) continue;
                     if (std::max(w_.est[f], w_.est[b]) > std::min(w_.lst[f], w_.lst[b])) continue;
-                    Lit p = new_var("pair." + task_name(inst_.tasks[f]) + "+" + task_name(inst_.tasks[b]));
+                    Lit p = new_var("pair." + z3_task_name(inst_.tasks[f]) + "+" + z3_task_name(inst_.tasks[b]));
                     pairs_.push_back({f, b, p});
                     of_task[f].push_back(p);
                     of_task[b].push_back(p);
@@ -172,7 +165,7 @@ private:
             }
         for (size_t i = 0; i < inst_.size(); ++i) {
             if (of_task[i].empty()) continue;
-            paired_[i] = new_var("paired." + task_name(inst_.tasks[i]));
+            paired_[i] = new_var("paired." + z3_task_name(inst_.tasks[i]));
             z3::expr_vector any(ctx_);
             for (const Lit& p : of_task[i]) clause({!p, paired_[i]}), any.push_back(expr_of(p));
             any.push_back(expr_of(!paired_[i]));
@@ -230,7 +223,7 @@ private:
         std::map<Ticks, std::vector<Lit>> running;
         for (int i : inst_.rank_tasks[r]) {
             const Ticks d = inst_.tasks[i].duration;
-            const std::string name = "run." + task_name(inst_.tasks[i]) + "@";
+            const std::string name = "run." + z3_task_name(inst_.tasks[i]) + "@";
             for (Ticks t = w_.est[i]; t < w_.lst[i] + d; ++t) {
                 const Lit started = y(i, t), long_ago = y(i, t - d);
                 if (started.state == Lit::False || long_ago.state == Lit::True) continue;
@@ -246,7 +239,7 @@ private:
         }
         for (const auto& p : pairs_) {
             if (inst_.tasks[p.f].rank != r) continue;
-            const std::string name = "run." + task_name(inst_.tasks[p.f]) + "+" + task_name(inst_.tasks[p.b]) + "@";
+            const std::string name = "run." + z3_task_name(inst_.tasks[p.f]) + "+" + z3_task_name(inst_.tasks[p.b]) + "@";
             for (Ticks t = std::min(w_.est[p.f], w_.est[p.b]); t < w_.lst[p.f] + *inst_.pair; ++t) {
                 const Lit started = y(p.f, t), long_ago = y(p.f, t - *inst_.pair);
                 if (started.state == Lit::False || long_ago.state == Lit::True) continue;
@@ -271,7 +264,7 @@ private:
         for (const Activation& a : inst_.activations) {
             if (a.rank != r) continue;
             const Ticks dw = inst_.tasks[a.weight].duration;
-            const std::string name = "live." + task_name(inst_.tasks[a.forward]).substr(2) + "@";
+            const std::string name = "live." + z3_task_name(inst_.tasks[a.forward]).substr(2) + "@";
             for (Ticks t : times) {
                 const Lit started = y(a.forward, t), freed = y(a.weight, t - dw);
                 if (started.state == Lit::False || freed.state == Lit::True) continue;

@@ -10,13 +10,6 @@
 namespace pp {
 namespace {
 
-std::string name_of(const Task& t) {
-    std::string name = std::string(1, kind_letter(t.op.kind)) + "." + std::to_string(t.op.stage) + "." +
-                       std::to_string(t.op.microbatch);
-    if (t.op.pipeline > 0) name += "@" + std::to_string(t.op.pipeline);
-    return name;
-}
-
 class WindowEncoder {
 public:
     WindowEncoder(const Instance& inst, const Windows& w, const std::vector<Ticks>& start,
@@ -38,7 +31,7 @@ public:
     void build() {
         for (size_t t = 0; t < inst_.size(); ++t)
             if (free_[t]) var_[t] = static_cast<int>(s_.size()), ids_.push_back(static_cast<int>(t)),
-                          s_.push_back(ctx_.int_const(("s." + name_of(inst_.tasks[t])).c_str()));
+                          s_.push_back(ctx_.int_const(("s." + z3_task_name(inst_.tasks[t])).c_str()));
         // A free op stays between the fixed ops of its rank it ran between (for a cool-down or warm-up
         // window: inside the window), so it never needs an order against a fixed op.
         for (int r = 0; r < inst_.ranks; ++r) {
@@ -117,7 +110,7 @@ private:
         } else if (!i_first) {
             add(s(i) - s(j) >= int_numeral(ctx_, dj));
         } else {
-            z3::expr o = ctx_.bool_const(("o." + name_of(ti) + "<" + name_of(tj)).c_str());
+            z3::expr o = ctx_.bool_const(("o." + z3_task_name(ti) + "<" + z3_task_name(tj)).c_str());
             ++orders_;
             add(z3::implies(o, s(j) - s(i) >= int_numeral(ctx_, di)));
             add(z3::implies(!o, s(i) - s(j) >= int_numeral(ctx_, dj)));
@@ -173,8 +166,8 @@ private:
                 z3::expr cond = ctx_.bool_val(true);
                 if (x == Tri::Open) cond = cond && s(a->forward) <= s(f);
                 if (y == Tri::Open) cond = cond && s(a->weight) + int_numeral(ctx_, inst_.tasks[a->weight].duration) > s(f);
-                z3::expr l = ctx_.bool_const(("live." + name_of(inst_.tasks[a->forward]).substr(2) + "@" +
-                                              name_of(inst_.tasks[f])).c_str());
+                z3::expr l = ctx_.bool_const(("live." + z3_task_name(inst_.tasks[a->forward]).substr(2) + "@" +
+                                              z3_task_name(inst_.tasks[f])).c_str());
                 add(z3::implies(cond, l));
                 live.push_back(l);
             }

@@ -2,6 +2,7 @@
 // against the rendezvous simulation of verifier/batched.cpp (simulate_batched), an independent path: it settles
 // batches one by one from the posted counterparts and never builds the graph. Every expected value below is a
 // simulate_batched result at a concrete M.
+#include "cost_points.hpp"
 #include "model/dag.hpp"
 #include "schedules/registry.hpp"
 #include "verifier/batched.hpp"
@@ -26,16 +27,7 @@ Schedule generate(const std::string& family, int P, int M) {
     return f->generate({P, M, std::nullopt});
 }
 
-Costs costs(Rational F, Rational I, Rational W, Rational FB, Rational comm = 0) {
-    Costs c;
-    c.base.F = F;
-    c.base.I = I;
-    c.base.W = W;
-    c.base.B = I + W;
-    c.base.FB = FB;
-    c.comm = comm;
-    return c;
-}
+using test::cost_point;
 
 Rational batched_bubble(const std::string& family, int P, int M, const Costs& c) {
     const Simulation sim = simulate_batched(generate(family, P, M), c);
@@ -70,8 +62,8 @@ std::vector<Instance> cross_check_instances() {
 }  // namespace
 
 TEST_CASE("batched timing graph: its longest paths are simulate_batched's times", "[prove]") {
-    const std::vector<Costs> points = {costs(1, 1, 1, Rational(3, 2)), costs(2, 1, 3, Rational(5, 2)),
-                                       costs(1, 2, 1, Rational(7, 4), Rational(1, 2)), costs(3, 1, 1, 5, 2)};
+    const std::vector<Costs> points = {cost_point(1, 1, 1, Rational(3, 2)), cost_point(2, 1, 3, Rational(5, 2)),
+                                       cost_point(1, 2, 1, Rational(7, 4), Rational(1, 2)), cost_point(3, 1, 1, 5, 2)};
     int compared = 0, compared_comm = 0;
     for (const Instance& inst : cross_check_instances())
         for (int M : inst.Ms) {
@@ -109,7 +101,7 @@ TEST_CASE("prove --model batched: DualPipe P=8 known values, exact costs", "[pro
     };
     for (const Known& k : {Known{Rational(3, 2), Rational(11, 2), Rational(9, 2)},
                            Known{Rational(7, 4), Rational(17, 4), Rational(15, 4)}}) {
-        const Costs c = costs(1, 1, 1, k.FB);
+        const Costs c = cost_point(1, 1, 1, k.FB);
         // The independent path first: the known values at M = 16.
         REQUIRE(batched_bubble("dualpipe", 8, 16, c) == k.batched);
         const Simulation df = simulate(generate("dualpipe", 8, 16), c);
@@ -130,11 +122,11 @@ TEST_CASE("prove --model batched, exact costs: verdicts agree with simulate_batc
         Costs c;
     };
     const std::vector<Case> cases = {
-        {"dualpipe", 4, costs(1, 1, 1, Rational(3, 2))},  {"dualpipe", 6, costs(2, 1, 3, Rational(5, 2))},
-        {"dualpipev", 3, costs(1, 1, 1, Rational(3, 2))}, {"dualpipev", 4, costs(1, 2, 1, 2)},
-        {"1f1b", 4, costs(1, 1, 1, 2)},                   {"1f1b", 5, costs(2, 1, 1, 3)},
-        {"dualpipe", 4, costs(1, 1, 1, Rational(3, 2), Rational(1, 2))},
-        {"1f1b", 4, costs(1, 1, 1, 2, 1)},
+        {"dualpipe", 4, cost_point(1, 1, 1, Rational(3, 2))},  {"dualpipe", 6, cost_point(2, 1, 3, Rational(5, 2))},
+        {"dualpipev", 3, cost_point(1, 1, 1, Rational(3, 2))}, {"dualpipev", 4, cost_point(1, 2, 1, 2)},
+        {"1f1b", 4, cost_point(1, 1, 1, 2)},                   {"1f1b", 5, cost_point(2, 1, 1, 3)},
+        {"dualpipe", 4, cost_point(1, 1, 1, Rational(3, 2), Rational(1, 2))},
+        {"1f1b", 4, cost_point(1, 1, 1, 2, 1)},
     };
     for (const Case& k : cases) {
         const ProofResult r = prove_batched(k.family, k.P, k.c);
@@ -175,7 +167,7 @@ TEST_CASE("prove --model batched, symbolic costs: the bubble polynomial is simul
 }
 
 TEST_CASE("prove --model batched: the program word and its edge classes", "[prove]") {
-    const ProofResult r = prove_batched("dualpipe", 6, costs(1, 1, 1, 2));
+    const ProofResult r = prove_batched("dualpipe", 6, cost_point(1, 1, 1, 2));
     INFO(format_proof(r));
     REQUIRE(r.verdict == Verdict::Proved);
     bool program = false, classes = false;
@@ -207,7 +199,7 @@ TEST_CASE("refute --model batched, symbolic costs: the README formula on item 1'
     const RefuteResult holds = refute("dualpipe", "bubble == (P/2-1)*(FB+B-3*W)", batched_at_p4("I == F && W <= F && FB >= B"));
     CHECK(holds.status == RefuteResult::Holds);
     // The claim holds at a few points of the region by the rendezvous simulation too.
-    for (const Costs& c : {costs(1, 1, Rational(1, 2), 2), costs(2, 2, 1, Rational(7, 2))})
+    for (const Costs& c : {cost_point(1, 1, Rational(1, 2), 2), cost_point(2, 2, 1, Rational(7, 2))})
         for (int M : {8, 12, 30}) CHECK(batched_bubble("dualpipe", 4, M, c) == *c.base.FB + c.base.I + c.base.W - Rational(3) * c.base.W);
 
     const RefuteResult refuted = refute("dualpipe", "bubble == (P/2-1)*(FB+B-3*W)", batched_at_p4("I == F && FB >= B"));

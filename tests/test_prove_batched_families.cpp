@@ -4,6 +4,7 @@
 // rendezvous simulation of verifier/batched.cpp (simulate_batched), an independent path: it settles batches one by
 // one and throws when they never complete; it never sees the prover's word, heads or witness.
 #include "cli_runner.hpp"
+#include "cost_points.hpp"
 #include "proofs/batched_failure.hpp"
 #include "proofs/prove.hpp"
 #include "proofs/symbolic.hpp"
@@ -22,16 +23,7 @@ using namespace pp;
 
 namespace {
 
-Costs costs(Rational F, Rational I, Rational W, Rational FB, Rational comm) {
-    Costs c;
-    c.base.F = F;
-    c.base.I = I;
-    c.base.W = W;
-    c.base.B = I + W;
-    c.base.FB = FB;
-    c.comm = comm;
-    return c;
-}
+using test::cost_point;
 
 FamilySpec spec_of(const std::string& family, int P) {
     std::string why;
@@ -111,7 +103,7 @@ const std::vector<std::string> kFamilies = {"gpipe",    "1f1b",    "interleaved-
 }  // namespace
 
 TEST_CASE("prove --model batched, comm > 0: every family answered at P = 2, 4, as simulation says", "[prove][batched]") {
-    const Costs c = costs(1, 1, 1, Rational(3, 2), Rational(1, 2));
+    const Costs c = cost_point(1, 1, 1, Rational(3, 2), Rational(1, 2));
     for (int P : {2, 4})
         for (const std::string& family : kFamilies) {
             if (family == "dualpipe" && P % 2) continue;
@@ -122,7 +114,7 @@ TEST_CASE("prove --model batched, comm > 0: every family answered at P = 2, 4, a
 }
 
 TEST_CASE("prove --model batched, comm > 0: the failing families at P = 8, and other costs", "[prove][batched]") {
-    const Costs c = costs(2, 1, 3, Rational(7, 2), Rational(5, 4));
+    const Costs c = cost_point(2, 1, 3, Rational(7, 2), Rational(5, 4));
     for (const std::string& family : {"interleaved-1f1b", "looped-bfs", "zb1p", "zbv", "zb-h2", "gpipe"}) {
         const FamilySpec spec = spec_of(family, 8);
         INFO(family << " P=8");
@@ -134,7 +126,7 @@ TEST_CASE("prove --model batched: a failing program is refuted the same way at e
           "[prove][batched]") {
     for (const std::string& family : {"interleaved-1f1b", "zb1p", "zbv", "zb-h2", "looped-bfs"}) {
         const FamilySpec spec = spec_of(family, 4);
-        const ProofResult exact = prove_batched(spec, costs(1, 1, 1, 2, 0));
+        const ProofResult exact = prove_batched(spec, cost_point(1, 1, 1, 2, 0));
         const ProofResult symbolic = prove_batched(spec, std::nullopt);
         INFO(family << "\n" << format_proof(symbolic));
         REQUIRE(symbolic.verdict == Verdict::Refuted);
@@ -144,10 +136,10 @@ TEST_CASE("prove --model batched: a failing program is refuted the same way at e
         CHECK(symbolic.counterexample->for_every_m_from == exact.counterexample->for_every_m_from);
         // --from-M far beyond M_d: the counterexample is an instance at or after it, and it fails there.
         const int X = *exact.counterexample->for_every_m_from + 20 * spec.step;
-        const ProofResult late = prove_batched(spec, costs(1, 1, 1, 2, 1), X);
+        const ProofResult late = prove_batched(spec, cost_point(1, 1, 1, 2, 1), X);
         REQUIRE(late.verdict == Verdict::Refuted);
         CHECK(late.counterexample->microbatches >= X);
-        CHECK_FALSE(batched_bubble(spec.generate(late.counterexample->microbatches), costs(1, 1, 1, 2, 1)).has_value());
+        CHECK_FALSE(batched_bubble(spec.generate(late.counterexample->microbatches), cost_point(1, 1, 1, 2, 1)).has_value());
     }
 }
 
@@ -168,7 +160,7 @@ TEST_CASE("prove --model batched: a broken variant (DualPipe without its referen
         REQUIRE(r.counterexample);
         CHECK(r.counterexample->kind == "comm-deadlock");
         REQUIRE(r.counterexample->for_every_m_from);
-        const Costs c = costs(1, 1, 1, 2, 0);
+        const Costs c = cost_point(1, 1, 1, 2, 0);
         for (int k : {0, 3, 11}) CHECK_FALSE(batched_bubble(broken.generate(*r.counterexample->for_every_m_from + 2 * k), c));
         // The genuine family is PROVED at comm = 0 (test_prove_batched.cpp): the difference is the program alone.
         CHECK(prove_batched(spec_of("dualpipe", P), std::nullopt).verdict == Verdict::Proved);
@@ -187,7 +179,7 @@ TEST_CASE("recurring comm failure: none in a program that runs, none when the he
     // ZB-H2 deadlocks (simulate_batched throws) but with empty heads there is nothing that recurs to report; with
     // whole programs as heads the cycle is found.
     const Schedule s = find_family("zb-h2")->generate({4, 10, std::nullopt});
-    CHECK_FALSE(batched_bubble(s, costs(1, 1, 1, 2, 0)));
+    CHECK_FALSE(batched_bubble(s, cost_point(1, 1, 1, 2, 0)));
     const CommProgram program = generic_comm_program(s);
     CHECK_FALSE(recurring_comm_failure_in_heads(s, program, std::vector<int>(4, 0)));
     std::vector<int> all;
@@ -230,7 +222,7 @@ TEST_CASE("prove gpipe --model batched, comm = 0: the zone route on the batched 
           "[prove][batched]") {
     // Exact costs: the proved b at M0 - 1 does not exist (M0 = 1 is the first M), so b at M = 1, 2 and large M.
     for (int P : {2, 4, 8})
-        for (const Costs& c : {costs(1, 1, 1, 2, 0), costs(2, 1, 3, 5, 0)}) {
+        for (const Costs& c : {cost_point(1, 1, 1, 2, 0), cost_point(2, 1, 3, 5, 0)}) {
             const FamilySpec spec = spec_of("gpipe", P);
             const ProofResult r = prove_batched(spec, c);
             INFO("P=" << P << "\n" << format_proof(r));
@@ -247,7 +239,7 @@ TEST_CASE("prove gpipe --model batched, comm = 0: the zone route on the batched 
     INFO(format_proof(r));
     REQUIRE(r.verdict == Verdict::Proved);
     REQUIRE(r.bubble_symbolic);
-    for (const Costs& c : {costs(1, 1, 1, 2, 0), costs(3, 1, 2, 4, 0), costs(1, 4, 1, 3, 0)}) {
+    for (const Costs& c : {cost_point(1, 1, 1, 2, 0), cost_point(3, 1, 2, 4, 0), cost_point(1, 4, 1, 3, 0)}) {
         const Rational expected = r.bubble_symbolic->eval(point_of(c));
         for (int M : {1, 5, 23}) CHECK(batched_bubble(spec.generate(M), c) == expected);
     }
@@ -259,13 +251,13 @@ TEST_CASE("prove gpipe --model batched, comm = 0: the zone route on the batched 
         if (M >= 3) std::reverse(s.ranks[0].end() - M, s.ranks[0].end());
         return s;
     };
-    CHECK(prove_batched(broken, costs(1, 1, 1, 2, 0)).verdict != Verdict::Proved);
+    CHECK(prove_batched(broken, cost_point(1, 1, 1, 2, 0)).verdict != Verdict::Proved);
 }
 
 TEST_CASE("prove gpipe --model batched, per-block costs and comm > 0: the proved lower bound grows, as simulation says",
           "[prove][batched]") {
     // Per-block costs keep the zone route out, so the fallback answers: bubble(M) >= comm * N_r(M), N_r affine.
-    Costs c = costs(1, 1, 1, 3, Rational(1, 2));
+    Costs c = cost_point(1, 1, 1, 3, Rational(1, 2));
     OpCosts heavy;
     heavy.F = 2, heavy.I = 2, heavy.W = 2;
     c.per_block[1] = heavy;
