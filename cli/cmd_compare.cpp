@@ -99,7 +99,7 @@ struct CompareCommand {
     static void require_valid(const Schedule& schedule, const CompareOptions& o) {
         VerdictOptions options = verdict_options(schedule, o.activations, o.comm_model);
         options.batched = o.batched;
-        const VerifyReport report = verdict(schedule, build_schedule_graph(schedule), options);
+        const VerifyReport report = verdict(schedule, options);
         if (report.ok()) return;
         std::string text = violations_text(schedule, report);
         for (const auto& v : report.violations)

@@ -26,7 +26,7 @@ void show_family(const char* name, const char* costs_text) {
     const auto timed = verify_and_simulate(schedule, costs, {});
     std::cout << "verify: OK (every op once, on its rank, dependencies respected, no deadlock)\n";
     std::cout << ascii_gantt(schedule, timed.sim);
-    std::cout << simulation_text(schedule, timed.graph, timed.sim, costs) << "\n";
+    std::cout << simulation_text(schedule, timed.slots, timed.sim, costs) << "\n";
 }
 
 void demo_search() {

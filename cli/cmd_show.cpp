@@ -26,10 +26,10 @@ void write_file(const std::string& path, const std::string& content) {
 
 // simulate's JSON document plus every slot's rank, start and end: the timeline the chart draws.
 nlohmann::json timeline_json(const Schedule& schedule, const Timed& timed, const Costs& costs) {
-    nlohmann::json j = simulation_json(schedule, timed.graph, timed.sim, costs, timed.timing);
+    nlohmann::json j = simulation_json(schedule, timed.slots, timed.sim, costs, timed.timing);
     nlohmann::json& slots = j["timeline"] = nlohmann::json::array();
-    for (std::uint32_t s = 0; s < timed.graph.slot_count(); ++s) {
-        slots.push_back({{"rank", timed.graph.slot_rank[s]}, {"slot", format_slot(timed.graph.slot(schedule, s))}});
+    for (std::uint32_t s = 0; s < timed.slots.slot_count(); ++s) {
+        slots.push_back({{"rank", timed.slots.slot_rank[s]}, {"slot", format_slot(timed.slots.slot(schedule, s))}});
         put_number(slots.back(), "start", timed.sim.scale.to_units(timed.sim.start[s]));
         put_number(slots.back(), "end", timed.sim.scale.to_units(timed.sim.end[s]));
     }
@@ -72,7 +72,7 @@ struct ShowCommand {
         if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
         std::cout << ascii_gantt(schedule, timed.sim, chart);
         if (chunk_lanes) std::cout << ascii_chunk_lanes(schedule, timed.sim, *costs.chunk_table, gantt);
-        std::cout << simulation_text(schedule, timed.graph, timed.sim, c, timed.timing);
+        std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing);
         if (costs.chunk_table) std::cout << exposure_text(schedule, *costs.chunk_table);
         if (svg_path) {
             SvgOptions options;

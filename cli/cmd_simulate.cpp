@@ -21,25 +21,25 @@ struct SimulateCommand {
         const Schedule schedule = input.load();
         const Costs c = costs.resolve(schedule);
         const auto timed = verify_and_simulate(schedule, c, costs.activations(), comm_model_from(comm_model));
-        // Under `batched`, --ops also shows the blocking batch committed before each slot.
-        std::vector<std::string> batch_before(timed.graph.slot_count());
+        // Under `batched`, --ops also shows the blocking batch committed before each slot (only --ops reads it).
+        std::vector<std::string> batch_before(ops ? timed.slots.slot_count() : 0);
         if (ops && timed.timing.model == CommModel::Batched) {
             const CommProgram program = batched_program(schedule);
             for (size_t r = 0; r < program.size(); ++r)
                 for (const CommStep& step : program[r])
                     if (step.slot >= 0 && !step.batch.empty())
-                        batch_before[timed.graph.rank_begin[r] + static_cast<std::uint32_t>(step.slot)] = format_batch(step.batch);
+                        batch_before[timed.slots.rank_begin[r] + static_cast<std::uint32_t>(step.slot)] = format_batch(step.batch);
         }
         if (json) {
-            auto j = simulation_json(schedule, timed.graph, timed.sim, c, timed.timing);
+            auto j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing);
             j["valid"] = timed.valid();
             if (!timed.valid()) {
                 j["violation_count"] = violation_count(timed.verdict);
                 for (const auto& v : timed.verdict.violations) j["violations"].push_back(violation_json(v));
             }
             if (ops)
-                for (std::uint32_t s = 0; s < timed.graph.slot_count(); ++s) {
-                    j["slots"].push_back({{"rank", timed.graph.slot_rank[s]}, {"slot", format_slot(timed.graph.slot(schedule, s))}});
+                for (std::uint32_t s = 0; s < timed.slots.slot_count(); ++s) {
+                    j["slots"].push_back({{"rank", timed.slots.slot_rank[s]}, {"slot", format_slot(timed.slots.slot(schedule, s))}});
                     put_number(j["slots"].back(), "start", timed.sim.scale.to_units(timed.sim.start[s]));
                     put_number(j["slots"].back(), "end", timed.sim.scale.to_units(timed.sim.end[s]));
                     if (!batch_before[s].empty()) j["slots"].back()["batch_before"] = batch_before[s];
@@ -48,11 +48,11 @@ struct SimulateCommand {
             std::cout << j.dump(2) << "\n";
         } else {
             if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
-            std::cout << simulation_text(schedule, timed.graph, timed.sim, c, timed.timing);
+            std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing);
             if (costs.chunk_table) std::cout << exposure_text(schedule, *costs.chunk_table);
             if (ops)
-                for (std::uint32_t s = 0; s < timed.graph.slot_count(); ++s)
-                    std::cout << "rank " << timed.graph.slot_rank[s] << " " << format_slot(timed.graph.slot(schedule, s))
+                for (std::uint32_t s = 0; s < timed.slots.slot_count(); ++s)
+                    std::cout << "rank " << timed.slots.slot_rank[s] << " " << format_slot(timed.slots.slot(schedule, s))
                               << " " << timed.sim.scale.format(timed.sim.start[s]) << " "
                               << timed.sim.scale.format(timed.sim.end[s])
                               << (batch_before[s].empty() ? "" : " after " + batch_before[s]) << "\n";

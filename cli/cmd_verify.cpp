@@ -45,7 +45,7 @@ struct VerifyCommand {
             if (const auto family = attach_reference_comm_program(schedule))
                 std::cerr << fmt::format("{}: the order is {}'s: checking its reference's P2P program\n", schedule.source, *family);
         const VerdictOptions options = verdict_options(schedule, costs.activations(), model, limit_override);
-        const VerifyReport report = verdict(schedule, build_schedule_graph(schedule), options);
+        const VerifyReport report = verdict(schedule, options);
         std::optional<std::string> torch_verdict;
         if (pytorch_compat) torch_verdict = pytorch_validate_schedule(schedule);
         const size_t suppressed = violation_count(report) - report.violations.size();

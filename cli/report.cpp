@@ -78,8 +78,7 @@ Timed verify_and_simulate(const Schedule& input, const Costs& costs, const Activ
         if (attach_reference_comm_program(copy)) recognised = std::move(copy);
     }
     const Schedule& schedule = recognised ? *recognised : input;
-    ScheduleGraph graph = build_schedule_graph(schedule);
-    VerifyReport report = verdict(schedule, graph, verdict_options(schedule, activations, model, memory_limit));
+    VerifyReport report = verdict(schedule, verdict_options(schedule, activations, model, memory_limit));
     TimingModel timing{model, model == CommModel::Batched && uses_attached_program(schedule)};
     if (!only_memory_violations(report)) {
         std::string text = violations_text(schedule, report);
@@ -92,10 +91,11 @@ Timed verify_and_simulate(const Schedule& input, const Costs& costs, const Activ
                                        timing.label() + "):\n" + text,
                                    schedule.source, std::move(listed));
     }
+    // Dataflow timing of a valid schedule needs no graph (verifier/dataflow_walk.hpp); batched timing does.
     Simulation sim = model == CommModel::Dataflow
-                         ? simulate(schedule, graph, costs, activations)
-                         : simulate_batched(schedule, graph, batched_program(schedule), costs, activations);
-    return {std::move(graph), std::move(sim), timing, std::move(report)};
+                         ? simulate(schedule, costs, activations)
+                         : simulate_batched(schedule, build_schedule_graph(schedule), batched_program(schedule), costs, activations);
+    return {number_slots(schedule), std::move(sim), timing, std::move(report)};
 }
 
 namespace {
@@ -106,7 +106,7 @@ std::string percent(const Rational& fraction) {
 
 }  // namespace
 
-std::string simulation_text(const Schedule& schedule, const ScheduleGraph& graph, const Simulation& sim, const Costs& costs,
+std::string simulation_text(const Schedule& schedule, const SlotNumbering& slots, const Simulation& sim, const Costs& costs,
                             const TimingModel& timing) {
     const auto& t = sim.scale;
     std::string text = fmt::format("{}: {} ranks, {} ops; costs {}; timing model: {}\n", schedule.source,
@@ -120,12 +120,12 @@ std::string simulation_text(const Schedule& schedule, const ScheduleGraph& graph
                             t.format(rt.last_end - rt.first_start), format_rational(rt.peak_activations));
     }
     std::vector<std::string> path;
-    for (auto s : sim.critical_path) path.push_back(fmt::format("r{}:{}", graph.slot_rank[s], format_slot(graph.slot(schedule, s))));
+    for (auto s : sim.critical_path) path.push_back(fmt::format("r{}:{}", slots.slot_rank[s], format_slot(slots.slot(schedule, s))));
     text += fmt::format("critical path ({} slots): {}\n", path.size(), fmt::join(path, " -> "));
     return text;
 }
 
-nlohmann::json simulation_json(const Schedule& schedule, const ScheduleGraph& graph, const Simulation& sim, const Costs& costs,
+nlohmann::json simulation_json(const Schedule& schedule, const SlotNumbering& slots, const Simulation& sim, const Costs& costs,
                                const TimingModel& timing) {
     auto units = [&](nlohmann::json& object, const std::string& key, Ticks ticks) { put_number(object, key, sim.scale.to_units(ticks)); };
     nlohmann::json j = {{"file", schedule.source},
@@ -145,7 +145,7 @@ nlohmann::json simulation_json(const Schedule& schedule, const ScheduleGraph& gr
         j["ranks"].push_back(std::move(rank));
     }
     for (auto s : sim.critical_path) {
-        nlohmann::json step = {{"slot", format_slot(graph.slot(schedule, s))}, {"rank", graph.slot_rank[s]}};
+        nlohmann::json step = {{"slot", format_slot(slots.slot(schedule, s))}, {"rank", slots.slot_rank[s]}};
         units(step, "start", sim.start[s]);
         units(step, "end", sim.end[s]);
         j["critical_path"].push_back(std::move(step));

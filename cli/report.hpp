@@ -27,9 +27,9 @@ struct TimingModel {
     std::string label() const;      // "dataflow", "batched (reference comm order)", "batched (generic rule)"
 };
 
-std::string simulation_text(const Schedule& schedule, const ScheduleGraph& graph, const Simulation& sim, const Costs& costs,
+std::string simulation_text(const Schedule& schedule, const SlotNumbering& slots, const Simulation& sim, const Costs& costs,
                             const TimingModel& timing = {});
-nlohmann::json simulation_json(const Schedule& schedule, const ScheduleGraph& graph, const Simulation& sim, const Costs& costs,
+nlohmann::json simulation_json(const Schedule& schedule, const SlotNumbering& slots, const Simulation& sim, const Costs& costs,
                                const TimingModel& timing = {});
 
 // --comm-model dataflow|batched, shared by the timing commands.
@@ -46,7 +46,7 @@ VerdictOptions verdict_options(const Schedule& schedule, const ActivationModel& 
 // A schedule over its memory limit is still timed -- it runs, with more memory -- and `verdict` holds the
 // violations: the caller prints invalid_banner() with the timing and exits 1.
 struct Timed {
-    ScheduleGraph graph;
+    SlotNumbering slots;  // the numbering of sim's slots
     Simulation sim;
     TimingModel timing;
     VerifyReport verdict;

@@ -367,8 +367,36 @@ private:
         return Slot::pair(first, second);
     }
 
+    // The common shape, digits and a letter only: parsed in one sweep; false sends it to read_op's careful
+    // path, which accepts or explains everything else.
+    static bool read_plain_op(std::string_view text, Op& op) {
+        const char* p = text.data();
+        const char* const end = p + text.size();
+        auto digits = [&](int& value) {
+            const char* const start = p;
+            int v = 0;
+            for (; p < end && static_cast<unsigned>(*p - '0') < 10; ++p)
+                if ((v = v * 10 + (*p - '0')) > kMaxCount) return false;
+            value = v;
+            return p != start;
+        };
+        if (!digits(op.stage) || p == end) return false;
+        switch (*p++) {
+            case 'F': op.kind = OpKind::F; break;
+            case 'I': op.kind = OpKind::I; break;
+            case 'W': op.kind = OpKind::W; break;
+            case 'B': op.kind = OpKind::B; break;
+            default: return false;
+        }
+        return digits(op.microbatch) && p == end;
+    }
+
     // <stage><F|I|W|B><micro-batch>[@<pipeline>]
     Op read_op(std::string_view text, int column) {
+        if (Op plain; read_plain_op(text, plain)) {
+            check_range(plain, column);
+            return plain;
+        }
         size_t i = 0;
         auto number = [&](const char* what) {
             const size_t start = i;

@@ -1,5 +1,9 @@
 #include "formats/text_lines.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
 namespace pp {
 namespace {
 
@@ -13,17 +17,40 @@ size_t utf8_length(std::string_view text, size_t i) {
     return length;
 }
 
-void reject_binary(std::string_view text, const std::string& file) {
-    int line = 1, column = 1;
-    for (size_t i = 0; i < text.size();) {
-        if (text[i] == '\0')
-            throw InputError(file, line, column, "a NUL byte: this is not a text file");
+// Whether any of the 8 bytes is zero or has its high bit set (not plain ASCII).
+bool has_zero_or_high_byte(std::uint64_t word) {
+    constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+    return ((word - kOnes) | word) & kHighs;
+}
+
+// The offset of the first NUL byte or invalid UTF-8 sequence, or npos. Plain ASCII goes 8 bytes at a time.
+size_t first_binary_byte(std::string_view text) {
+    const size_t n = text.size();
+    size_t i = 0;
+    while (i < n) {
+        for (std::uint64_t word; i + 8 <= n; i += 8) {
+            std::memcpy(&word, text.data() + i, 8);
+            if (has_zero_or_high_byte(word)) break;
+        }
+        if (i >= n) break;
+        if (text[i] == '\0') return i;
         const size_t length = utf8_length(text, i);
-        if (length == 0) throw InputError(file, line, column, "invalid UTF-8: this is not a text file");
-        if (text[i] == '\n') ++line, column = 0;
+        if (length == 0) return i;
         i += length;
-        column += static_cast<int>(length);
     }
+    return std::string_view::npos;
+}
+
+void reject_binary(std::string_view text, const std::string& file) {
+    const size_t bad = first_binary_byte(text);
+    if (bad == std::string_view::npos) return;
+    // Line and byte column of the bad byte, counted only now.
+    const std::string_view before = text.substr(0, bad);
+    const auto line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1;
+    const size_t line_start = before.rfind('\n') == std::string_view::npos ? 0 : before.rfind('\n') + 1;
+    const int column = static_cast<int>(bad - line_start) + 1;
+    if (text[bad] == '\0') throw InputError(file, line, column, "a NUL byte: this is not a text file");
+    throw InputError(file, line, column, "invalid UTF-8: this is not a text file");
 }
 
 }  // namespace

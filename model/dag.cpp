@@ -159,34 +159,45 @@ struct InfoCursor {
     InfoCursor& operator++() { return *this; }
 };
 
-void number_slots(const Schedule& schedule, ScheduleGraph& g) {
-    const size_t slots = schedule.slot_count();
-    if (slots >= std::numeric_limits<std::uint32_t>::max())
-        throw SizeLimitError(fmt::format("{} slots: the schedule graph numbers slots in 32 bits", slots));
+// Where each op is: its first occurrence (the verifier reports any other).
+void locate_ops(const Schedule& schedule, ScheduleGraph& g) {
     g.slot_of_op.assign(g.index.size(), -1);
-    const int ranks = static_cast<int>(schedule.ranks.size());
-    g.rank_begin.reserve(ranks + 1);
-    g.slot_rank.reserve(slots);
     std::uint32_t next = 0;
-    for (int r = 0; r < ranks; ++r) {
-        g.rank_begin.push_back(next);
-        for (size_t k = 0; k < schedule.ranks[r].size(); ++k, ++next) {
-            g.slot_rank.push_back(static_cast<std::uint32_t>(r));
-            for (const Op& op : schedule.ranks[r][k]) {
+    for (const auto& slots : schedule.ranks)
+        for (const Slot& slot : slots) {
+            for (const Op& op : slot) {
                 if (!g.index.in_range(op)) continue;
                 auto& where = g.slot_of_op[g.index.id(op)];
                 if (where < 0) where = static_cast<std::int32_t>(next);
             }
+            ++next;
         }
-    }
-    g.rank_begin.push_back(next);
 }
 
 }  // namespace
 
+SlotNumbering number_slots(const Schedule& schedule) {
+    const size_t slots = schedule.slot_count();
+    if (slots >= std::numeric_limits<std::int32_t>::max())  // slot_of_op holds slot ids as int32
+        throw SizeLimitError(fmt::format("{} slots: the schedule graph numbers slots in 31 bits", slots));
+    SlotNumbering numbering;
+    const auto ranks = static_cast<std::uint32_t>(schedule.ranks.size());
+    numbering.rank_begin.reserve(ranks + 1);
+    numbering.slot_rank.reserve(slots);
+    std::uint32_t next = 0;
+    for (std::uint32_t r = 0; r < ranks; ++r) {
+        numbering.rank_begin.push_back(next);
+        numbering.slot_rank.insert(numbering.slot_rank.end(), schedule.ranks[r].size(), r);
+        next += static_cast<std::uint32_t>(schedule.ranks[r].size());
+    }
+    numbering.rank_begin.push_back(next);
+    return numbering;
+}
+
 ScheduleGraph build_schedule_graph(const Schedule& schedule) {
     ScheduleGraph g(schedule.placement);
-    number_slots(schedule, g);
+    static_cast<SlotNumbering&>(g) = number_slots(schedule);
+    locate_ops(schedule, g);
     // At most one rank-order edge per slot and one dependency edge per op.
     const std::uint64_t bound = std::uint64_t{g.slot_count()} + schedule.op_count();
     if (bound >= std::numeric_limits<std::uint32_t>::max())

@@ -38,21 +38,29 @@ inline size_t edge_number(const SlotGraph& graph, const SlotEdge& edge) {
     return edge.idx;  // CSR edges are numbered 0..E-1 in storage order
 }
 
-struct ScheduleGraph {
-    explicit ScheduleGraph(const Placement& placement) : index(placement) {}
-    OpIndex index;
-    std::vector<std::int32_t> slot_of_op;   // op id -> global slot id, -1 when absent
+// Slots numbered 0..n-1, rank after rank: enough to name, time and print them. ScheduleGraph adds the edges.
+struct SlotNumbering {
     std::vector<std::uint32_t> rank_begin;  // slots of rank r are [rank_begin[r], rank_begin[r+1])
     std::vector<std::uint32_t> slot_rank;
-    SlotGraph graph;
 
     std::uint32_t slot_count() const { return static_cast<std::uint32_t>(slot_rank.size()); }
     std::uint32_t position(std::uint32_t global) const { return global - rank_begin[slot_rank[global]]; }  // within its rank
-    bool present(const Op& op) const { return index.in_range(op) && slot_of_op[index.id(op)] >= 0; }
-    std::int32_t slot_of(const Op& op) const { return index.in_range(op) ? slot_of_op[index.id(op)] : -1; }
     const Slot& slot(const Schedule& s, std::uint32_t global) const {
         return s.ranks[slot_rank[global]][position(global)];
     }
+};
+
+// Throws SizeLimitError past 2^32 - 2 slots.
+SlotNumbering number_slots(const Schedule& schedule);
+
+struct ScheduleGraph : SlotNumbering {
+    explicit ScheduleGraph(const Placement& placement) : index(placement) {}
+    OpIndex index;
+    std::vector<std::int32_t> slot_of_op;   // op id -> global slot id, -1 when absent
+    SlotGraph graph;
+
+    bool present(const Op& op) const { return index.in_range(op) && slot_of_op[index.id(op)] >= 0; }
+    std::int32_t slot_of(const Op& op) const { return index.in_range(op) ? slot_of_op[index.id(op)] : -1; }
 };
 
 // The dependency predecessor of op, if it is present in the graph (every op has at most one).

@@ -489,7 +489,7 @@ Simulation simulate_batched(const Schedule& schedule, const ScheduleGraph& graph
                               problems.front().message);
     Simulation sim;
     sim.scale = time_scale_for(costs);
-    const std::vector<Ticks> duration = SlotDurations(schedule.placement, costs, sim.scale).of_graph(schedule, graph);
+    const std::vector<Ticks> duration = SlotDurations(schedule.placement, costs, sim.scale).of_slots(schedule);
     const Run run = Rendezvous(schedule, graph.rank_begin, program, duration, sim.scale.to_ticks(costs.comm)).run();
     if (!run.completed)
         throw SimulationError(run.deadlock.message + (run.deadlock.witness.empty() ? "" : "; " + run.deadlock.witness.front()));

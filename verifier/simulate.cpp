@@ -1,5 +1,7 @@
 #include "verifier/simulate.hpp"
 
+#include "verifier/dataflow_walk.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <type_traits>
@@ -74,10 +76,11 @@ bool SlotDurations::machine_durations(const Schedule& schedule, std::vector<std:
     return true;
 }
 
-std::vector<Ticks> SlotDurations::of_graph(const Schedule& schedule, const ScheduleGraph& graph) const {
+std::vector<Ticks> SlotDurations::of_slots(const Schedule& schedule) const {
     std::vector<Ticks> duration;
-    duration.reserve(graph.slot_count());
-    for (std::uint32_t s = 0; s < graph.slot_count(); ++s) duration.push_back((*this)(graph.slot(schedule, s)));
+    duration.reserve(schedule.slot_count());
+    for (const auto& slots : schedule.ranks)
+        for (const Slot& slot : slots) duration.push_back((*this)(slot));
     return duration;
 }
 
@@ -94,8 +97,59 @@ std::vector<Ticks> as_ticks(std::vector<T>&& values) {
     else return Integer::from_inline_values(values);
 }
 
-// The longest path and the per-rank figures, in T = std::int64_t (when fits_machine_ticks holds, so no
-// sum can overflow) or T = Ticks (exact at any size). Totals over ranks are always Ticks.
+// Start, end and critical-path predecessor of every slot, in T = std::int64_t (when fits_machine_ticks holds,
+// so no sum can overflow) or T = Ticks (exact at any size). A slot's predecessor is the one whose arrival
+// sets its start, the lowest slot number among equal arrivals: the critical path does not depend on the
+// order in which slots are timed, so the graph's Kahn order and the dataflow walk give the same one.
+template <class T>
+struct SlotTimes {
+    explicit SlotTimes(std::uint32_t n) : start(n, T(0)), end(n, T(0)), best_pred(n, dataflow::kNoSlot) {}
+    std::vector<T> start, end;
+    std::vector<std::uint32_t> best_pred;
+
+    void offer(std::uint32_t slot, const T& arrival, std::uint32_t from) {
+        std::uint32_t& best = best_pred[slot];
+        if (best == dataflow::kNoSlot || arrival > start[slot] || (arrival == start[slot] && from < best))
+            best = from, start[slot] = arrival;
+    }
+};
+
+// The per-rank figures and the critical path from the slot times; Totals over ranks are always Ticks.
+template <class T>
+void finish_timing(const Schedule& schedule, const std::vector<std::uint32_t>& rank_begin, const std::vector<T>& duration,
+                   SlotTimes<T>&& times, Simulation& sim) {
+    const auto n = static_cast<std::uint32_t>(times.end.size());
+    const size_t ranks = schedule.ranks.size();
+    sim.ranks.resize(ranks);
+    std::uint32_t last_slot = 0;
+    T makespan(0);
+    for (std::uint32_t s = 0; s < n; ++s)
+        if (times.end[s] > makespan) makespan = times.end[s], last_slot = s;
+    sim.makespan = Ticks(makespan);
+    Ticks total_idle = 0;
+    for (size_t r = 0; r < ranks; ++r) {
+        RankTiming& t = sim.ranks[r];
+        const std::uint32_t first = rank_begin[r], stop = rank_begin[r + 1];
+        T busy(0);
+        for (std::uint32_t s = first; s < stop; ++s) busy += duration[s];
+        t.busy = Ticks(busy);
+        if (first < stop) t.first_start = Ticks(times.start[first]), t.last_end = Ticks(times.end[stop - 1]);
+        t.idle = sim.makespan - t.busy;
+        sim.bubble = std::max(sim.bubble, t.idle);
+        total_idle += t.idle;
+    }
+    if (sim.makespan > 0) sim.bubble_fraction = Rational(total_idle, sim.makespan * Ticks(ranks));
+    if (n > 0) {
+        for (std::uint32_t s = last_slot; s != dataflow::kNoSlot; s = times.best_pred[s]) sim.critical_path.push_back(s);
+        std::reverse(sim.critical_path.begin(), sim.critical_path.end());
+    }
+    // Released before the conversions below, which hold a second copy of start and end for a moment.
+    std::vector<std::uint32_t>().swap(times.best_pred);
+    sim.start = as_ticks(std::move(times.start));
+    sim.end = as_ticks(std::move(times.end));
+}
+
+// The longest path over the graph's edges, in Kahn's order.
 template <class T>
 void time_dataflow(const Schedule& schedule, const ScheduleGraph& graph, const std::vector<T>& duration, const T& comm,
                    Simulation& sim) {
@@ -105,9 +159,7 @@ void time_dataflow(const Schedule& schedule, const ScheduleGraph& graph, const s
         for (auto e : out_edges_of(graph.graph, u))
             ++indegree[target_of(graph.graph, e)];
 
-    std::vector<T> start(n, T(0)), end(n, T(0));
-    constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();  // slot ids are below it
-    std::vector<std::uint32_t> best_pred(n, kNone);
+    SlotTimes<T> times(n);
     std::vector<std::uint32_t> ready;
     ready.reserve(n);
     for (std::uint32_t s = 0; s < n; ++s)
@@ -116,49 +168,87 @@ void time_dataflow(const Schedule& schedule, const ScheduleGraph& graph, const s
     // Kahn's order: a slot is final once all its predecessors are.
     for (size_t head = 0; head < ready.size(); ++head) {
         const std::uint32_t u = ready[head];
-        end[u] = start[u] + duration[u];
+        times.end[u] = times.start[u] + duration[u];
         for (auto e : out_edges_of(graph.graph, u)) {
             const std::uint32_t v = target_of(graph.graph, e);
-            const EdgeInfo& info = graph.graph[e];
-            const T arrival = end[u] + (info.cross_rank ? comm : no_latency);
-            if (best_pred[v] == kNone || arrival > start[v]) best_pred[v] = u, start[v] = arrival;
+            times.offer(v, times.end[u] + (graph.graph[e].cross_rank ? comm : no_latency), u);
             if (--indegree[v] == 0) ready.push_back(v);
         }
     }
     if (ready.size() != n)
         throw SimulationError("the schedule deadlocks: " + std::to_string(n - ready.size()) +
                               " slots can never start (run verify for the cycle)");
-
-    const size_t ranks = schedule.ranks.size();
-    sim.ranks.resize(ranks);
-    std::uint32_t last_slot = 0;
-    T makespan(0);
-    for (std::uint32_t s = 0; s < n; ++s)
-        if (end[s] > makespan) makespan = end[s], last_slot = s;
-    sim.makespan = Ticks(makespan);
-    Ticks total_idle = 0;
-    for (size_t r = 0; r < ranks; ++r) {
-        RankTiming& t = sim.ranks[r];
-        const std::uint32_t first = graph.rank_begin[r], stop = graph.rank_begin[r + 1];
-        T busy(0);
-        for (std::uint32_t s = first; s < stop; ++s) busy += duration[s];
-        t.busy = Ticks(busy);
-        if (first < stop) t.first_start = Ticks(start[first]), t.last_end = Ticks(end[stop - 1]);
-        t.idle = sim.makespan - t.busy;
-        sim.bubble = std::max(sim.bubble, t.idle);
-        total_idle += t.idle;
-    }
-    if (sim.makespan > 0) sim.bubble_fraction = Rational(total_idle, sim.makespan * Ticks(ranks));
-    if (n > 0) {
-        for (std::uint32_t s = last_slot; s != kNone; s = best_pred[s]) sim.critical_path.push_back(s);
-        std::reverse(sim.critical_path.begin(), sim.critical_path.end());
-    }
-    // Released before the conversions below, which hold a second copy of start and end for a moment.
     std::vector<std::uint32_t>().swap(indegree);
     std::vector<std::uint32_t>().swap(ready);
-    std::vector<std::uint32_t>().swap(best_pred);
-    sim.start = as_ticks(std::move(start));
-    sim.end = as_ticks(std::move(end));
+    finish_timing(schedule, graph.rank_begin, duration, std::move(times), sim);
+}
+
+// The same longest path, timed by the dataflow walk (dataflow_walk.hpp) without building the graph: each slot
+// after its rank predecessor and the producers of what it waits for. Per cell, the slot that ran its F and
+// its backward.
+template <class T>
+class WalkClock {
+public:
+    WalkClock(std::uint32_t slots, std::size_t cells, const std::vector<T>& duration, const T& comm)
+        : times(slots), duration_(duration), comm_(comm), forward_(cells, dataflow::kNoSlot), backward_(cells, dataflow::kNoSlot) {}
+    SlotTimes<T> times;
+
+    void run(std::uint32_t slot, std::uint32_t previous, const dataflow::Wait* waits, int count) {
+        if (previous != dataflow::kNoSlot) times.offer(slot, times.end[previous], previous);
+        for (int k = 0; k < count; ++k) {
+            const std::uint32_t from = (waits[k].forward ? forward_ : backward_)[waits[k].cell];
+            times.offer(slot, waits[k].cross_rank ? times.end[from] + comm_ : times.end[from], from);
+        }
+        times.end[slot] = times.start[slot] + duration_[slot];
+    }
+    void ran(std::size_t cell, bool forward, std::uint32_t slot) { (forward ? forward_ : backward_)[cell] = slot; }
+
+private:
+    const std::vector<T>& duration_;
+    T comm_;
+    std::vector<std::uint32_t> forward_, backward_;
+};
+
+template <class T>
+bool time_by_walk(const Schedule& schedule, const std::vector<T>& duration, const T& comm, Simulation& sim) {
+    dataflow::Walk walk(schedule);
+    WalkClock<T> clock(static_cast<std::uint32_t>(duration.size()), walk.cell_count(), duration, comm);
+    if (!walk.run(clock)) return false;
+    finish_timing(schedule, walk.first_slots(), duration, std::move(clock.times), sim);
+    return true;
+}
+
+// The dependency edges of a schedule that passes the walk: one into every op but an F of stage 0, and one
+// rank-order edge after every slot but a rank's last (as build_schedule_graph makes them).
+size_t clean_edge_count(const Schedule& schedule) {
+    size_t edges = schedule.op_count();
+    for (const auto& pipeline : schedule.placement.pipelines) edges -= static_cast<size_t>(pipeline.microbatches);
+    for (const auto& slots : schedule.ranks) edges += slots.empty() ? 0 : slots.size() - 1;
+    return edges;
+}
+
+// Times the schedule with `timer(durations, comm)`, in machine integers when every duration is inline and
+// the bound of fits_machine_ticks holds for `edges`, else exactly in Ticks. False when the timer declines.
+template <class Timer>
+bool time_schedule(const Schedule& schedule, const Costs& costs, size_t edges, Simulation& sim, Timer&& timer) {
+    sim.scale = time_scale_for(costs);
+    const Ticks comm = sim.scale.to_ticks(costs.comm);
+    const SlotDurations table(schedule.placement, costs, sim.scale);
+    std::vector<std::int64_t> machine;
+    bool fits = comm.is_inline() && comm >= 0 && table.machine_durations(schedule, machine);
+    if (fits) {
+        std::int64_t total = 0;
+        for (std::int64_t d : machine) fits = fits && !__builtin_add_overflow(total, d, &total);
+        fits = fits && fits_machine_ticks(total, comm, edges);
+    }
+    if (fits) return timer(machine, comm.to_int64());
+    machine = {};
+    return timer(table.of_slots(schedule), comm);
+}
+
+void add_peaks(const Schedule& schedule, const ActivationModel& activations, Simulation& sim) {
+    const auto peaks = peak_activations(schedule, activations);
+    for (size_t r = 0; r < sim.ranks.size(); ++r) sim.ranks[r].peak_activations = peaks[r];
 }
 
 }  // namespace
@@ -166,31 +256,21 @@ void time_dataflow(const Schedule& schedule, const ScheduleGraph& graph, const s
 Simulation simulate(const Schedule& schedule, const ScheduleGraph& graph, const Costs& costs,
                     const ActivationModel& activations) {
     Simulation sim;
-    sim.scale = time_scale_for(costs);
-    const Ticks comm = sim.scale.to_ticks(costs.comm);
-    const SlotDurations table(schedule.placement, costs, sim.scale);
-
-    // The machine-integer path when every duration is inline and the bound of fits_machine_ticks holds.
-    std::vector<std::int64_t> machine;
-    bool fits = comm.is_inline() && comm >= 0 && table.machine_durations(schedule, machine);
-    if (fits) {
-        std::int64_t total = 0;
-        for (std::int64_t d : machine) fits = fits && !__builtin_add_overflow(total, d, &total);
-        fits = fits && fits_machine_ticks(total, comm, boost::num_edges(graph.graph));
-    }
-    if (fits) {
-        time_dataflow<std::int64_t>(schedule, graph, machine, comm.to_int64(), sim);
-    } else {
-        machine = {};
-        time_dataflow<Ticks>(schedule, graph, table.of_graph(schedule, graph), comm, sim);
-    }
-    const auto peaks = peak_activations(schedule, activations);
-    for (size_t r = 0; r < sim.ranks.size(); ++r) sim.ranks[r].peak_activations = peaks[r];
+    time_schedule(schedule, costs, boost::num_edges(graph.graph), sim, [&](const auto& duration, const auto& comm) {
+        time_dataflow(schedule, graph, duration, comm, sim);
+        return true;
+    });
+    add_peaks(schedule, activations, sim);
     return sim;
 }
 
 Simulation simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations) {
-    return simulate(schedule, build_schedule_graph(schedule), costs, activations);
+    Simulation sim;
+    const bool walked = time_schedule(schedule, costs, clean_edge_count(schedule), sim,
+                                      [&](const auto& duration, const auto& comm) { return time_by_walk(schedule, duration, comm, sim); });
+    if (!walked) return simulate(schedule, build_schedule_graph(schedule), costs, activations);  // times or explains
+    add_peaks(schedule, activations, sim);
+    return sim;
 }
 
 }  // namespace pp

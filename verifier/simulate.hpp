@@ -37,6 +37,8 @@ struct SimulationError : std::runtime_error {
 // Needs a schedule without deadlock (run verify first); throws SimulationError otherwise.
 Simulation simulate(const Schedule& schedule, const ScheduleGraph& graph, const Costs& costs,
                     const ActivationModel& activations = {});
+// The same timing; a schedule that passes verify() is timed by the dataflow walk (dataflow_walk.hpp) without
+// building its graph, any other through the graph. Slots are numbered as ScheduleGraph numbers them.
 Simulation simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations = {});
 
 // Slot duration in ticks under the given costs.
@@ -48,8 +50,8 @@ class SlotDurations {
 public:
     SlotDurations(const Placement& placement, const Costs& costs, const TimeScale& scale);
     Ticks operator()(const Slot& slot) const;
-    // The durations of every slot in ScheduleGraph numbering.
-    std::vector<Ticks> of_graph(const Schedule& schedule, const ScheduleGraph& graph) const;
+    // The durations of every slot, rank after rank (ScheduleGraph numbering).
+    std::vector<Ticks> of_slots(const Schedule& schedule) const;
     // The same as machine integers; false (and out unspecified) when a duration is not inline.
     bool machine_durations(const Schedule& schedule, std::vector<std::int64_t>& out) const;
 

@@ -7,14 +7,25 @@
 
 namespace pp {
 
-VerifyReport verdict(const Schedule& schedule, const ScheduleGraph& graph, const VerdictOptions& options) {
-    VerifyReport report = verify(schedule, graph, options.verify);
+namespace {
+
+VerifyReport add_communication(const Schedule& schedule, VerifyReport report, const VerdictOptions& options) {
     if (schedule.actions)
         for (auto& v : check_comms(schedule)) report.violations.push_back(std::move(v));
     if (options.model == CommModel::Batched && report.ok())
         for (auto& v : check_comm_program(schedule, batched_program(schedule, options.batched)))
             report.violations.push_back(std::move(v));
     return report;
+}
+
+}  // namespace
+
+VerifyReport verdict(const Schedule& schedule, const VerdictOptions& options) {
+    return add_communication(schedule, verify(schedule, options.verify), options);
+}
+
+VerifyReport verdict(const Schedule& schedule, const ScheduleGraph& graph, const VerdictOptions& options) {
+    return add_communication(schedule, verify(schedule, graph, options.verify), options);
 }
 
 std::size_t violation_count(const VerifyReport& report) {

@@ -19,8 +19,9 @@ struct VerdictOptions {
     BatchedOptions batched{};
 };
 
-// The graph is the schedule's (build_schedule_graph). The batched P2P program is checked only when the
-// schedule is otherwise valid (it is not defined for one that is not).
+// The batched P2P program is checked only when the schedule is otherwise valid (it is not defined for one
+// that is not). Without a graph, verify() builds one only when the schedule has a violation to explain.
+VerifyReport verdict(const Schedule& schedule, const VerdictOptions& options);
 VerifyReport verdict(const Schedule& schedule, const ScheduleGraph& graph, const VerdictOptions& options);
 
 // Violations found, listed or not: what every command prints as "N violations".

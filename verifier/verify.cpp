@@ -1,5 +1,6 @@
 #include "verifier/verify.hpp"
 
+#include "verifier/dataflow_walk.hpp"
 #include "verifier/memory.hpp"
 
 #include <boost/graph/filtered_graph.hpp>
@@ -448,7 +449,13 @@ std::vector<std::uint32_t> shortest_cycle(const ScheduleGraph& g, const std::vec
 }
 
 VerifyReport verify(const Schedule& schedule, const VerifyOptions& options) {
-    return verify(schedule, build_schedule_graph(schedule), options);
+    // The graph is built only to find and explain a violation (dataflow_walk.hpp).
+    if (!dataflow::structure_is_clean(schedule)) return verify(schedule, build_schedule_graph(schedule), options);
+    VerifyReport report;
+    Reporter out(report, options.max_reports_per_kind);
+    check_memory(schedule, options, report, out);
+    sort_by_position(report.violations);
+    return report;
 }
 
 VerifyReport verify(const Schedule& schedule, const ScheduleGraph& graph, const VerifyOptions& options) {

@@ -59,9 +59,11 @@ struct VerifyReport {
     bool ok() const { return violations.empty(); }
 };
 
+// A schedule the dataflow walk (dataflow_walk.hpp) finds clean is checked for memory only; the graph is
+// built only to find and explain a violation.
 VerifyReport verify(const Schedule& schedule, const VerifyOptions& options = {});
-// The same with the schedule's graph already built (build_schedule_graph), so callers that go on to
-// simulate build it once.
+// The same with the schedule's graph already built (build_schedule_graph), for callers that need the graph
+// anyway: every check runs on the graph.
 VerifyReport verify(const Schedule& schedule, const ScheduleGraph& graph, const VerifyOptions& options = {});
 
 // The shortest cycle through the blocked part of a graph, as global slot ids in dependency order
