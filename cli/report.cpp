@@ -78,7 +78,12 @@ Timed verify_and_simulate(const Schedule& input, const Costs& costs, const Activ
         if (attach_reference_comm_program(copy)) recognised = std::move(copy);
     }
     const Schedule& schedule = recognised ? *recognised : input;
-    VerifyReport report = verdict(schedule, verdict_options(schedule, activations, model, memory_limit));
+    // A valid schedule's dataflow timing comes from the same walk that passes it (verifier/dataflow_walk.hpp);
+    // the graph is built only to explain a violation, or for batched timing.
+    const VerdictOptions options = verdict_options(schedule, activations, model, memory_limit);
+    std::optional<Simulation> walked = model == CommModel::Dataflow ? time_if_clean(schedule, costs) : std::nullopt;
+    VerifyReport report = walked ? complete_verdict(schedule, verify_walked(schedule, options.verify), options)
+                                 : verdict(schedule, options);
     TimingModel timing{model, model == CommModel::Batched && uses_attached_program(schedule)};
     if (!only_memory_violations(report)) {
         std::string text = violations_text(schedule, report);
@@ -91,10 +96,15 @@ Timed verify_and_simulate(const Schedule& input, const Costs& costs, const Activ
                                        timing.label() + "):\n" + text,
                                    schedule.source, std::move(listed));
     }
-    // Dataflow timing of a valid schedule needs no graph (verifier/dataflow_walk.hpp); batched timing does.
-    Simulation sim = model == CommModel::Dataflow
-                         ? simulate(schedule, costs, activations)
-                         : simulate_batched(schedule, build_schedule_graph(schedule), batched_program(schedule), costs, activations);
+    Simulation sim;
+    if (walked) {
+        sim = std::move(*walked);
+        for (size_t r = 0; r < sim.ranks.size(); ++r) sim.ranks[r].peak_activations = report.peak_activations[r];
+    } else {
+        sim = model == CommModel::Dataflow
+                  ? simulate(schedule, costs, activations)
+                  : simulate_batched(schedule, build_schedule_graph(schedule), batched_program(schedule), costs, activations);
+    }
     return {number_slots(schedule), std::move(sim), timing, std::move(report)};
 }
 

@@ -114,6 +114,7 @@ TEST_CASE("dataflow walk: clean exactly when the graph finds no violation, on br
             const bool walk = dataflow::structure_is_clean(s);
             CHECK(walk == graph_says_clean(s));
             CHECK(verify(s).ok() == walk);  // the public entry takes the walk first
+            CHECK(time_if_clean(s, parse_costs("F=1,I=1,W=1,comm=1")).has_value() == walk);
             ++(walk ? clean : broken);
         }
     }

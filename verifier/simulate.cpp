@@ -264,13 +264,19 @@ Simulation simulate(const Schedule& schedule, const ScheduleGraph& graph, const 
     return sim;
 }
 
-Simulation simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations) {
+std::optional<Simulation> time_if_clean(const Schedule& schedule, const Costs& costs) {
     Simulation sim;
     const bool walked = time_schedule(schedule, costs, clean_edge_count(schedule), sim,
                                       [&](const auto& duration, const auto& comm) { return time_by_walk(schedule, duration, comm, sim); });
-    if (!walked) return simulate(schedule, build_schedule_graph(schedule), costs, activations);  // times or explains
-    add_peaks(schedule, activations, sim);
+    if (!walked) return std::nullopt;
     return sim;
+}
+
+Simulation simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations) {
+    std::optional<Simulation> sim = time_if_clean(schedule, costs);
+    if (!sim) return simulate(schedule, build_schedule_graph(schedule), costs, activations);  // times or explains
+    add_peaks(schedule, activations, *sim);
+    return std::move(*sim);
 }
 
 }  // namespace pp

@@ -40,6 +40,9 @@ Simulation simulate(const Schedule& schedule, const ScheduleGraph& graph, const 
 // The same timing; a schedule that passes verify() is timed by the dataflow walk (dataflow_walk.hpp) without
 // building its graph, any other through the graph. Slots are numbered as ScheduleGraph numbers them.
 Simulation simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations = {});
+// The walk's timing alone: nullopt when the schedule does not pass verify() (memory aside). Peak activations
+// are left at 0 -- for callers that have them from verify() already (one pass fewer over the schedule).
+std::optional<Simulation> time_if_clean(const Schedule& schedule, const Costs& costs);
 
 // Slot duration in ticks under the given costs.
 Ticks slot_duration(const Slot& slot, const Placement& placement, const Costs& costs, const TimeScale& scale);

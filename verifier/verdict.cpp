@@ -7,9 +7,7 @@
 
 namespace pp {
 
-namespace {
-
-VerifyReport add_communication(const Schedule& schedule, VerifyReport report, const VerdictOptions& options) {
+VerifyReport complete_verdict(const Schedule& schedule, VerifyReport report, const VerdictOptions& options) {
     if (schedule.actions)
         for (auto& v : check_comms(schedule)) report.violations.push_back(std::move(v));
     if (options.model == CommModel::Batched && report.ok())
@@ -18,14 +16,12 @@ VerifyReport add_communication(const Schedule& schedule, VerifyReport report, co
     return report;
 }
 
-}  // namespace
-
 VerifyReport verdict(const Schedule& schedule, const VerdictOptions& options) {
-    return add_communication(schedule, verify(schedule, options.verify), options);
+    return complete_verdict(schedule, verify(schedule, options.verify), options);
 }
 
 VerifyReport verdict(const Schedule& schedule, const ScheduleGraph& graph, const VerdictOptions& options) {
-    return add_communication(schedule, verify(schedule, graph, options.verify), options);
+    return complete_verdict(schedule, verify(schedule, graph, options.verify), options);
 }
 
 std::size_t violation_count(const VerifyReport& report) {

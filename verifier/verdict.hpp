@@ -23,6 +23,8 @@ struct VerdictOptions {
 // that is not). Without a graph, verify() builds one only when the schedule has a violation to explain.
 VerifyReport verdict(const Schedule& schedule, const VerdictOptions& options);
 VerifyReport verdict(const Schedule& schedule, const ScheduleGraph& graph, const VerdictOptions& options);
+// The verdict from verify()'s report (however it was made): adds the communication checks.
+VerifyReport complete_verdict(const Schedule& schedule, VerifyReport verified, const VerdictOptions& options);
 
 // Violations found, listed or not: what every command prints as "N violations".
 std::size_t violation_count(const VerifyReport& report);

@@ -451,6 +451,10 @@ std::vector<std::uint32_t> shortest_cycle(const ScheduleGraph& g, const std::vec
 VerifyReport verify(const Schedule& schedule, const VerifyOptions& options) {
     // The graph is built only to find and explain a violation (dataflow_walk.hpp).
     if (!dataflow::structure_is_clean(schedule)) return verify(schedule, build_schedule_graph(schedule), options);
+    return verify_walked(schedule, options);
+}
+
+VerifyReport verify_walked(const Schedule& schedule, const VerifyOptions& options) {
     VerifyReport report;
     Reporter out(report, options.max_reports_per_kind);
     check_memory(schedule, options, report, out);

@@ -62,6 +62,9 @@ struct VerifyReport {
 // A schedule the dataflow walk (dataflow_walk.hpp) finds clean is checked for memory only; the graph is
 // built only to find and explain a violation.
 VerifyReport verify(const Schedule& schedule, const VerifyOptions& options = {});
+// verify() of a schedule the dataflow walk has already passed (dataflow::structure_is_clean, or a timing by
+// time_if_clean): the memory check alone.
+VerifyReport verify_walked(const Schedule& schedule, const VerifyOptions& options = {});
 // The same with the schedule's graph already built (build_schedule_graph), for callers that need the graph
 // anyway: every check runs on the graph.
 VerifyReport verify(const Schedule& schedule, const ScheduleGraph& graph, const VerifyOptions& options = {});
