@@ -29,7 +29,7 @@ nlohmann::json timeline_json(const Schedule& schedule, const Timed& timed, const
     nlohmann::json j = simulation_json(schedule, timed.slots, timed.sim, costs, timed.timing);
     nlohmann::json& slots = j["timeline"] = nlohmann::json::array();
     for (std::uint32_t s = 0; s < timed.slots.slot_count(); ++s) {
-        slots.push_back({{"rank", timed.slots.slot_rank[s]}, {"slot", format_slot(timed.slots.slot(schedule, s))}});
+        slots.push_back({{"rank", timed.slots.rank_of(s)}, {"slot", format_slot(timed.slots.slot(schedule, s))}});
         put_number(slots.back(), "start", timed.sim.scale.to_units(timed.sim.start[s]));
         put_number(slots.back(), "end", timed.sim.scale.to_units(timed.sim.end[s]));
     }

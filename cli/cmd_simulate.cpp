@@ -20,7 +20,8 @@ struct SimulateCommand {
     int run() {
         const Schedule schedule = input.load();
         const Costs c = costs.resolve(schedule);
-        const auto timed = verify_and_simulate(schedule, c, costs.activations(), comm_model_from(comm_model));
+        const auto timed = verify_and_simulate(schedule, c, costs.activations(), comm_model_from(comm_model), std::nullopt,
+                                               ops ? SlotTimes::AllSlots : SlotTimes::SummaryOnly);
         // Under `batched`, --ops also shows the blocking batch committed before each slot (only --ops reads it).
         std::vector<std::string> batch_before(ops ? timed.slots.slot_count() : 0);
         if (ops && timed.timing.model == CommModel::Batched) {
@@ -39,7 +40,7 @@ struct SimulateCommand {
             }
             if (ops)
                 for (std::uint32_t s = 0; s < timed.slots.slot_count(); ++s) {
-                    j["slots"].push_back({{"rank", timed.slots.slot_rank[s]}, {"slot", format_slot(timed.slots.slot(schedule, s))}});
+                    j["slots"].push_back({{"rank", timed.slots.rank_of(s)}, {"slot", format_slot(timed.slots.slot(schedule, s))}});
                     put_number(j["slots"].back(), "start", timed.sim.scale.to_units(timed.sim.start[s]));
                     put_number(j["slots"].back(), "end", timed.sim.scale.to_units(timed.sim.end[s]));
                     if (!batch_before[s].empty()) j["slots"].back()["batch_before"] = batch_before[s];
@@ -52,7 +53,7 @@ struct SimulateCommand {
             if (costs.chunk_table) std::cout << exposure_text(schedule, *costs.chunk_table);
             if (ops)
                 for (std::uint32_t s = 0; s < timed.slots.slot_count(); ++s)
-                    std::cout << "rank " << timed.slots.slot_rank[s] << " " << format_slot(timed.slots.slot(schedule, s))
+                    std::cout << "rank " << timed.slots.rank_of(s) << " " << format_slot(timed.slots.slot(schedule, s))
                               << " " << timed.sim.scale.format(timed.sim.start[s]) << " "
                               << timed.sim.scale.format(timed.sim.end[s])
                               << (batch_before[s].empty() ? "" : " after " + batch_before[s]) << "\n";

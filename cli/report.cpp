@@ -70,7 +70,7 @@ void add_comm_model_option(CLI::App& app, std::string& comm_model) {
 CommModel comm_model_from(const std::string& name) { return parse_comm_model(name).value_or(CommModel::Dataflow); }
 
 Timed verify_and_simulate(const Schedule& input, const Costs& costs, const ActivationModel& activations,
-                          CommModel model, const std::optional<Rational>& memory_limit) {
+                          CommModel model, const std::optional<Rational>& memory_limit, SlotTimes kept) {
     // A file holding DualPipe's (or DualPipeV's) exact order runs its reference's P2P program.
     std::optional<Schedule> recognised;
     if (model == CommModel::Batched && !input.comm_program) {
@@ -81,7 +81,7 @@ Timed verify_and_simulate(const Schedule& input, const Costs& costs, const Activ
     // A valid schedule's dataflow timing comes from the same walk that passes it (verifier/dataflow_walk.hpp);
     // the graph is built only to explain a violation, or for batched timing.
     const VerdictOptions options = verdict_options(schedule, activations, model, memory_limit);
-    std::optional<Simulation> walked = model == CommModel::Dataflow ? time_if_clean(schedule, costs) : std::nullopt;
+    std::optional<Simulation> walked = model == CommModel::Dataflow ? time_if_clean(schedule, costs, kept) : std::nullopt;
     VerifyReport report = walked ? complete_verdict(schedule, verify_walked(schedule, options.verify), options)
                                  : verdict(schedule, options);
     TimingModel timing{model, model == CommModel::Batched && uses_attached_program(schedule)};
@@ -105,7 +105,7 @@ Timed verify_and_simulate(const Schedule& input, const Costs& costs, const Activ
                   ? simulate(schedule, costs, activations)
                   : simulate_batched(schedule, build_schedule_graph(schedule), batched_program(schedule), costs, activations);
     }
-    return {number_slots(schedule), std::move(sim), timing, std::move(report)};
+    return {number_ranks(schedule), std::move(sim), timing, std::move(report)};
 }
 
 namespace {
@@ -130,7 +130,7 @@ std::string simulation_text(const Schedule& schedule, const SlotNumbering& slots
                             t.format(rt.last_end - rt.first_start), format_rational(rt.peak_activations));
     }
     std::vector<std::string> path;
-    for (auto s : sim.critical_path) path.push_back(fmt::format("r{}:{}", slots.slot_rank[s], format_slot(slots.slot(schedule, s))));
+    for (auto s : sim.critical_path) path.push_back(fmt::format("r{}:{}", slots.rank_of(s), format_slot(slots.slot(schedule, s))));
     text += fmt::format("critical path ({} slots): {}\n", path.size(), fmt::join(path, " -> "));
     return text;
 }
@@ -154,10 +154,11 @@ nlohmann::json simulation_json(const Schedule& schedule, const SlotNumbering& sl
         put_number(rank, "peak_activations", rt.peak_activations);
         j["ranks"].push_back(std::move(rank));
     }
-    for (auto s : sim.critical_path) {
-        nlohmann::json step = {{"slot", format_slot(slots.slot(schedule, s))}, {"rank", slots.slot_rank[s]}};
-        units(step, "start", sim.start[s]);
-        units(step, "end", sim.end[s]);
+    for (size_t k = 0; k < sim.critical_path.size(); ++k) {
+        const std::uint32_t s = sim.critical_path[k];
+        nlohmann::json step = {{"slot", format_slot(slots.slot(schedule, s))}, {"rank", slots.rank_of(s)}};
+        units(step, "start", sim.path_start[k]);
+        units(step, "end", sim.path_end[k]);
         j["critical_path"].push_back(std::move(step));
     }
     return j;

@@ -60,8 +60,11 @@ struct InvalidScheduleError : SimulationError {
     std::string file;
     nlohmann::json violations;  // array of violation_json
 };
+// `kept`: whether sim holds the start and end of every slot, or (SummaryOnly) only the critical path's;
+// batched timing always holds them.
 Timed verify_and_simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations,
-                          CommModel model = CommModel::Dataflow, const std::optional<Rational>& memory_limit = std::nullopt);
+                          CommModel model = CommModel::Dataflow, const std::optional<Rational>& memory_limit = std::nullopt,
+                          SlotTimes kept = SlotTimes::AllSlots);
 // "INVALID: N violations (as `pipeproof verify` reports them); the timing below is of a schedule that breaks
 // them:" followed by violations_text.
 std::string invalid_banner(const Schedule& schedule, const VerifyReport& report);

@@ -177,17 +177,23 @@ void locate_ops(const Schedule& schedule, ScheduleGraph& g) {
 }  // namespace
 
 SlotNumbering number_slots(const Schedule& schedule) {
+    SlotNumbering numbering = number_ranks(schedule);
+    const auto ranks = static_cast<std::uint32_t>(schedule.ranks.size());
+    numbering.slot_rank.reserve(numbering.slot_count());
+    for (std::uint32_t r = 0; r < ranks; ++r) numbering.slot_rank.insert(numbering.slot_rank.end(), schedule.ranks[r].size(), r);
+    return numbering;
+}
+
+SlotNumbering number_ranks(const Schedule& schedule) {
     const size_t slots = schedule.slot_count();
     if (slots >= std::numeric_limits<std::int32_t>::max())  // slot_of_op holds slot ids as int32
         throw SizeLimitError(fmt::format("{} slots: the schedule graph numbers slots in 31 bits", slots));
     SlotNumbering numbering;
     const auto ranks = static_cast<std::uint32_t>(schedule.ranks.size());
     numbering.rank_begin.reserve(ranks + 1);
-    numbering.slot_rank.reserve(slots);
     std::uint32_t next = 0;
     for (std::uint32_t r = 0; r < ranks; ++r) {
         numbering.rank_begin.push_back(next);
-        numbering.slot_rank.insert(numbering.slot_rank.end(), schedule.ranks[r].size(), r);
         next += static_cast<std::uint32_t>(schedule.ranks[r].size());
     }
     numbering.rank_begin.push_back(next);

@@ -9,6 +9,7 @@
 
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/range/iterator_range.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -41,17 +42,27 @@ inline size_t edge_number(const SlotGraph& graph, const SlotEdge& edge) {
 // Slots numbered 0..n-1, rank after rank: enough to name, time and print them. ScheduleGraph adds the edges.
 struct SlotNumbering {
     std::vector<std::uint32_t> rank_begin;  // slots of rank r are [rank_begin[r], rank_begin[r+1])
+    // The rank of every slot, for the graph's inner loops; empty in a numbering made by number_ranks, where
+    // rank_of searches rank_begin instead (4 bytes per slot fewer, for printing a few slots of a large file).
     std::vector<std::uint32_t> slot_rank;
 
-    std::uint32_t slot_count() const { return static_cast<std::uint32_t>(slot_rank.size()); }
-    std::uint32_t position(std::uint32_t global) const { return global - rank_begin[slot_rank[global]]; }  // within its rank
+    std::uint32_t slot_count() const { return rank_begin.empty() ? 0 : rank_begin.back(); }
+    std::uint32_t rank_of(std::uint32_t global) const {
+        if (!slot_rank.empty()) return slot_rank[global];
+        // The last rank that begins at or before `global`: empty ranks before it begin there too.
+        const auto after = std::upper_bound(rank_begin.begin(), rank_begin.end(), global);
+        return static_cast<std::uint32_t>(after - rank_begin.begin() - 1);
+    }
+    std::uint32_t position(std::uint32_t global) const { return global - rank_begin[rank_of(global)]; }  // within its rank
     const Slot& slot(const Schedule& s, std::uint32_t global) const {
-        return s.ranks[slot_rank[global]][position(global)];
+        return s.ranks[rank_of(global)][position(global)];
     }
 };
 
 // Throws SizeLimitError past 2^32 - 2 slots.
 SlotNumbering number_slots(const Schedule& schedule);
+// The same numbering without slot_rank.
+SlotNumbering number_ranks(const Schedule& schedule);
 
 struct ScheduleGraph : SlotNumbering {
     explicit ScheduleGraph(const Placement& placement) : index(placement) {}

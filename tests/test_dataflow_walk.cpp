@@ -4,7 +4,7 @@
 // start and end, the per-rank figures, the critical path -- under fractional costs with and without P2P
 // latency, on the 64-bit path and on the exact one. The critical path is also checked edge by edge against
 // the graph's own edges: each step's arrival sets the next slot's start, from the lowest-numbered such
-// predecessor.
+// predecessor. The summary-only walk (what `simulate` runs without --ops) gives the same figures and path.
 #include "broken_schedules.hpp"
 #include "model/dag.hpp"
 #include "schedules/registry.hpp"
@@ -61,6 +61,33 @@ void check_critical_path(const Schedule& s, const ScheduleGraph& g, const Simula
     }
 }
 
+// The summary-only walk (SlotTimes::SummaryOnly) keeps no per-slot times but must give every figure the
+// full timing through the graph gives, and the critical path with the graph's start and end of each step.
+void check_summary_timing(const Schedule& s, const Simulation& graphed, const Costs& costs) {
+    const std::optional<Simulation> summary = time_if_clean(s, costs, SlotTimes::SummaryOnly);
+    REQUIRE(summary.has_value());
+    CHECK(summary->start.empty());
+    CHECK(summary->end.empty());
+    CHECK(summary->makespan == graphed.makespan);
+    CHECK(summary->bubble == graphed.bubble);
+    CHECK(summary->bubble_fraction == graphed.bubble_fraction);
+    CHECK(summary->critical_path == graphed.critical_path);
+    REQUIRE(summary->path_start.size() == graphed.critical_path.size());
+    REQUIRE(summary->path_end.size() == graphed.critical_path.size());
+    for (size_t k = 0; k < graphed.critical_path.size(); ++k) {
+        CHECK(summary->path_start[k] == graphed.start[graphed.critical_path[k]]);
+        CHECK(summary->path_end[k] == graphed.end[graphed.critical_path[k]]);
+    }
+    CHECK(graphed.path_start == summary->path_start);  // the graph's timing records the same path times
+    REQUIRE(summary->ranks.size() == graphed.ranks.size());
+    for (size_t r = 0; r < graphed.ranks.size(); ++r) {
+        CHECK(summary->ranks[r].busy == graphed.ranks[r].busy);
+        CHECK(summary->ranks[r].idle == graphed.ranks[r].idle);
+        CHECK(summary->ranks[r].first_start == graphed.ranks[r].first_start);
+        CHECK(summary->ranks[r].last_end == graphed.ranks[r].last_end);
+    }
+}
+
 void check_same_timing(const Schedule& s, const Costs& costs) {
     const ScheduleGraph g = build_schedule_graph(s);
     const Simulation walked = simulate(s, costs);    // the walk, for a clean schedule
@@ -80,6 +107,7 @@ void check_same_timing(const Schedule& s, const Costs& costs) {
         CHECK(walked.ranks[r].peak_activations == graphed.ranks[r].peak_activations);
     }
     check_critical_path(s, g, walked, costs);
+    check_summary_timing(s, graphed, costs);
 }
 
 const std::vector<std::string> kCosts = {

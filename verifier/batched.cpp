@@ -530,6 +530,7 @@ Simulation simulate_batched(const Schedule& schedule, const ScheduleGraph& graph
         for (std::int64_t s = last_slot; s >= 0; s = pred[s]) sim.critical_path.push_back(static_cast<std::uint32_t>(s));
         std::reverse(sim.critical_path.begin(), sim.critical_path.end());
     }
+    record_path_times(sim);
     return sim;
 }
 

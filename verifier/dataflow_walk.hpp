@@ -31,11 +31,15 @@ struct Wait {
     bool cross_rank = false;  // pays the P2P latency
 };
 
-// A clock that records nothing: the walk as a check only.
+// A clock that records nothing: the walk as a check only. A clock sees each slot run -- `id` in ScheduleGraph
+// numbering, `previous` the slot before it on its rank or kNoSlot -- and then each of its ops but W's `ran`.
 struct NoClock {
-    void run(std::uint32_t /*slot*/, std::uint32_t /*previous*/, const Wait* /*waits*/, int /*count*/) {}
-    void ran(std::size_t /*cell*/, bool /*forward*/, std::uint32_t /*slot*/) {}
+    void run(const Slot& /*slot*/, int /*rank*/, std::uint32_t /*id*/, std::uint32_t /*previous*/, const Wait* /*waits*/,
+             int /*count*/) {}
+    void ran(std::size_t /*cell*/, bool /*forward*/, std::uint32_t /*id*/) {}
 };
+
+using Waits = std::array<Wait, 2>;
 
 class Walk {
 public:
@@ -52,6 +56,13 @@ public:
     std::size_t cell_count() const { return index_.size() / kOpKinds; }
     // After run(): slots of rank r are numbered [first_slots()[r], first_slots()[r + 1]).
     const std::vector<std::uint32_t>& first_slots() const { return first_slot_; }
+    // What `slot` of rank `rank` waits for (the waits run() gave the clock for it): their number, at most 2.
+    int waits_of(const Slot& slot, int rank, Waits& waits) const {
+        int count = 0;
+        for (const Op& op : slot)
+            if (waits_for(op, rank, waits[count])) ++count;
+        return count;
+    }
 
 private:
     static constexpr std::uint8_t kRan = 4;  // bit kind + kRan: the op has run
@@ -140,26 +151,22 @@ private:
         std::vector<char> blocked(ranks, 0);
         std::vector<int> runnable(ranks);
         for (int r = 0; r < ranks; ++r) runnable[r] = ranks - 1 - r;  // rank 0 first
-        std::array<Wait, 2> waits{};
+        Waits waits{};
         while (!runnable.empty()) {
             const int r = runnable.back();
             runnable.pop_back();
             const auto& slots = s_.ranks[r];
             for (std::uint32_t& k = position[r]; k < slots.size(); ++k) {
                 const Slot& slot = slots[k];
-                int count = 0;
+                const int count = waits_of(slot, r, waits);
                 bool ready = true;
-                for (const Op& op : slot) {
-                    if (!waits_for(op, r, waits[count])) continue;
-                    ready = ready && has_run(waits[count]);
-                    ++count;
-                }
+                for (int w = 0; w < count; ++w) ready = ready && has_run(waits[w]);
                 if (!ready) {
                     blocked[r] = 1;
                     break;
                 }
                 const std::uint32_t id = first_slot_[r] + k;
-                clock.run(id, k > 0 ? id - 1 : kNoSlot, waits.data(), count);
+                clock.run(slot, r, id, k > 0 ? id - 1 : kNoSlot, waits.data(), count);
                 for (const Op& op : slot) {
                     const std::size_t cell = cell_of(op);
                     cell_[cell] |= std::uint8_t(kBit(op.kind) << kRan);

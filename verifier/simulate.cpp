@@ -46,33 +46,79 @@ Ticks SlotDurations::operator()(const Slot& slot) const {
     return own + single_[placement_.block_of(second.pipeline, second.stage) * 4 + static_cast<int>(second.kind)];
 }
 
-bool SlotDurations::machine_durations(const Schedule& schedule, std::vector<std::int64_t>& out) const {
-    // Slots in ScheduleGraph numbering are the ranks' slots one rank after another.
-    // Only non-negative inline durations: then a sum of them bounds every partial sum.
-    std::vector<std::int64_t> single(single_.size());
-    for (size_t k = 0; k < single_.size(); ++k) {
-        if (!single_[k].is_inline() || single_[k] < 0) return false;
-        single[k] = single_[k].to_int64();
+namespace {
+
+// Slot durations from a table per (block, kind), in T = std::int64_t or Ticks.
+template <class T>
+struct DurationLookup {
+    const Placement* placement = nullptr;
+    std::vector<T> single;  // [block * 4 + kind]
+    std::vector<T> pair;    // [block]: FB of the block, when has_pair[block]
+    std::vector<char> has_pair;
+    T operator()(const Slot& slot) const {
+        // Same rule as Costs::pair_duration: a pair costs FB of its forward's block, else the sum of its ops.
+        const Op& first = slot.ops[0];
+        const int block = placement->block_of(first.pipeline, first.stage);
+        const T& own = single[block * 4 + static_cast<int>(first.kind)];
+        if (!slot.is_pair()) return own;
+        if (has_pair[block]) return pair[block];
+        const Op& second = slot.ops[1];
+        return own + single[placement->block_of(second.pipeline, second.stage) * 4 + static_cast<int>(second.kind)];
     }
-    std::vector<std::int64_t> pair(pair_.size(), -1);  // -1: no FB for this block
-    for (size_t b = 0; b < pair_.size(); ++b) {
-        if (pair_[b] && (!pair_[b]->is_inline() || *pair_[b] < 0)) return false;
-        if (pair_[b]) pair[b] = pair_[b]->to_int64();
+};
+
+DurationLookup<Ticks> exact_lookup(const SlotDurations& table) {
+    DurationLookup<Ticks> lookup{&table.placement(), {}, {}, {}};
+    for (int b = 0; b < table.blocks(); ++b) {
+        for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W, OpKind::B}) lookup.single.push_back(table.single(b, kind));
+        lookup.pair.push_back(table.pair(b).value_or(Ticks(0)));
+        lookup.has_pair.push_back(table.pair(b).has_value());
     }
-    out.clear();
+    return lookup;
+}
+
+// Only non-negative inline durations: then the sum of them bounds every partial sum, and inline values are
+// below 2^62, so the sum of two (a pair) cannot overflow.
+std::optional<DurationLookup<std::int64_t>> machine_lookup(const SlotDurations& table) {
+    DurationLookup<std::int64_t> lookup{&table.placement(), {}, {}, {}};
+    for (int b = 0; b < table.blocks(); ++b) {
+        for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W, OpKind::B}) {
+            const Ticks& d = table.single(b, kind);
+            if (!d.is_inline() || d < 0) return std::nullopt;
+            lookup.single.push_back(d.to_int64());
+        }
+        const auto& fb = table.pair(b);
+        if (fb && (!fb->is_inline() || *fb < 0)) return std::nullopt;
+        lookup.pair.push_back(fb ? fb->to_int64() : 0);
+        lookup.has_pair.push_back(fb.has_value());
+    }
+    return lookup;
+}
+
+// The sum of all slot durations, or nullopt when it passes 2^63.
+std::optional<std::int64_t> machine_total(const Schedule& schedule, const DurationLookup<std::int64_t>& lookup) {
+    std::int64_t total = 0;
+    for (const auto& slots : schedule.ranks)
+        for (const Slot& slot : slots)
+            if (__builtin_add_overflow(total, lookup(slot), &total)) return std::nullopt;
+    return total;
+}
+
+template <class T>
+std::vector<T> durations_of(const Schedule& schedule, const DurationLookup<T>& lookup) {
+    std::vector<T> out;
     out.reserve(schedule.slot_count());
     for (const auto& slots : schedule.ranks)
-        for (const Slot& slot : slots) {
-            const Op& first = slot.ops[0];
-            const int block = placement_.block_of(first.pipeline, first.stage);
-            std::int64_t d = single[block * 4 + static_cast<int>(first.kind)];
-            if (slot.is_pair()) {
-                const Op& second = slot.ops[1];
-                // Inline values are below 2^62, so the sum of two cannot overflow.
-                d = pair[block] >= 0 ? pair[block] : d + single[placement_.block_of(second.pipeline, second.stage) * 4 + static_cast<int>(second.kind)];
-            }
-            out.push_back(d);
-        }
+        for (const Slot& slot : slots) out.push_back(lookup(slot));
+    return out;
+}
+
+}  // namespace
+
+bool SlotDurations::machine_durations(const Schedule& schedule, std::vector<std::int64_t>& out) const {
+    const auto lookup = machine_lookup(*this);
+    if (!lookup) return false;
+    out = durations_of(schedule, *lookup);
     return true;
 }
 
@@ -97,49 +143,72 @@ std::vector<Ticks> as_ticks(std::vector<T>&& values) {
     else return Integer::from_inline_values(values);
 }
 
-// Start, end and critical-path predecessor of every slot, in T = std::int64_t (when fits_machine_ticks holds,
-// so no sum can overflow) or T = Ticks (exact at any size). A slot's predecessor is the one whose arrival
-// sets its start, the lowest slot number among equal arrivals: the critical path does not depend on the
-// order in which slots are timed, so the graph's Kahn order and the dataflow walk give the same one.
+// A slot starts at the latest arrival among its predecessors (0 without any); its critical-path predecessor
+// is the one arriving then, the lowest slot number among equal arrivals: the critical path does not depend on
+// the order in which slots are timed, so the graph's Kahn order and the dataflow walk give the same one.
 template <class T>
-struct SlotTimes {
-    explicit SlotTimes(std::uint32_t n) : start(n, T(0)), end(n, T(0)), best_pred(n, dataflow::kNoSlot) {}
+struct LatestArrival {
+    T start{0};
+    std::uint32_t from = dataflow::kNoSlot;
+    void offer(const T& arrival, std::uint32_t slot) {
+        if (from == dataflow::kNoSlot || arrival > start || (arrival == start && slot < from)) from = slot, start = arrival;
+    }
+};
+
+// Start, end and critical-path predecessor of every slot, in T = std::int64_t (when fits_machine_ticks holds,
+// so no sum can overflow) or T = Ticks (exact at any size), offered their arrivals as LatestArrival is.
+template <class T>
+struct SlotClockTimes {
+    explicit SlotClockTimes(std::uint32_t n) : start(n, T(0)), end(n, T(0)), best_pred(n, dataflow::kNoSlot) {}
     std::vector<T> start, end;
     std::vector<std::uint32_t> best_pred;
 
     void offer(std::uint32_t slot, const T& arrival, std::uint32_t from) {
-        std::uint32_t& best = best_pred[slot];
-        if (best == dataflow::kNoSlot || arrival > start[slot] || (arrival == start[slot] && from < best))
-            best = from, start[slot] = arrival;
+        LatestArrival<T> latest{start[slot], best_pred[slot]};
+        latest.offer(arrival, from);
+        start[slot] = latest.start, best_pred[slot] = latest.from;
     }
 };
 
-// The per-rank figures and the critical path from the slot times; Totals over ranks are always Ticks.
+// The slot that ends last (the lowest such slot), the makespan, and each rank's figures from its busy time,
+// first start and last end; Totals over ranks are always Ticks.
 template <class T>
-void finish_timing(const Schedule& schedule, const std::vector<std::uint32_t>& rank_begin, const std::vector<T>& duration,
-                   SlotTimes<T>&& times, Simulation& sim) {
-    const auto n = static_cast<std::uint32_t>(times.end.size());
-    const size_t ranks = schedule.ranks.size();
+void summarise(const std::vector<std::uint32_t>& rank_begin, const std::vector<T>& end, const std::vector<T>& busy,
+               const std::vector<T>& first_start, Simulation& sim, std::uint32_t& last_slot) {
+    const auto n = static_cast<std::uint32_t>(end.size());
+    const size_t ranks = rank_begin.size() - 1;
     sim.ranks.resize(ranks);
-    std::uint32_t last_slot = 0;
+    last_slot = 0;
     T makespan(0);
     for (std::uint32_t s = 0; s < n; ++s)
-        if (times.end[s] > makespan) makespan = times.end[s], last_slot = s;
+        if (end[s] > makespan) makespan = end[s], last_slot = s;
     sim.makespan = Ticks(makespan);
     Ticks total_idle = 0;
     for (size_t r = 0; r < ranks; ++r) {
         RankTiming& t = sim.ranks[r];
         const std::uint32_t first = rank_begin[r], stop = rank_begin[r + 1];
-        T busy(0);
-        for (std::uint32_t s = first; s < stop; ++s) busy += duration[s];
-        t.busy = Ticks(busy);
-        if (first < stop) t.first_start = Ticks(times.start[first]), t.last_end = Ticks(times.end[stop - 1]);
+        t.busy = Ticks(busy[r]);
+        if (first < stop) t.first_start = Ticks(first_start[r]), t.last_end = Ticks(end[stop - 1]);
         t.idle = sim.makespan - t.busy;
         sim.bubble = std::max(sim.bubble, t.idle);
         total_idle += t.idle;
     }
     if (sim.makespan > 0) sim.bubble_fraction = Rational(total_idle, sim.makespan * Ticks(ranks));
-    if (n > 0) {
+}
+
+// The per-rank figures and the critical path from the slot times.
+template <class T>
+void finish_timing(const std::vector<std::uint32_t>& rank_begin, const std::vector<T>& duration, SlotClockTimes<T>&& times,
+                   Simulation& sim) {
+    const size_t ranks = rank_begin.size() - 1;
+    std::vector<T> busy(ranks, T(0)), first_start(ranks, T(0));
+    for (size_t r = 0; r < ranks; ++r) {
+        for (std::uint32_t s = rank_begin[r]; s < rank_begin[r + 1]; ++s) busy[r] += duration[s];
+        if (rank_begin[r] < rank_begin[r + 1]) first_start[r] = times.start[rank_begin[r]];
+    }
+    std::uint32_t last_slot = 0;
+    summarise(rank_begin, times.end, busy, first_start, sim, last_slot);
+    if (!times.end.empty()) {
         for (std::uint32_t s = last_slot; s != dataflow::kNoSlot; s = times.best_pred[s]) sim.critical_path.push_back(s);
         std::reverse(sim.critical_path.begin(), sim.critical_path.end());
     }
@@ -147,19 +216,19 @@ void finish_timing(const Schedule& schedule, const std::vector<std::uint32_t>& r
     std::vector<std::uint32_t>().swap(times.best_pred);
     sim.start = as_ticks(std::move(times.start));
     sim.end = as_ticks(std::move(times.end));
+    record_path_times(sim);
 }
 
 // The longest path over the graph's edges, in Kahn's order.
 template <class T>
-void time_dataflow(const Schedule& schedule, const ScheduleGraph& graph, const std::vector<T>& duration, const T& comm,
-                   Simulation& sim) {
+void time_dataflow(const ScheduleGraph& graph, const std::vector<T>& duration, const T& comm, Simulation& sim) {
     const std::uint32_t n = graph.slot_count();
     std::vector<std::uint32_t> indegree(n, 0);
     for (std::uint32_t u = 0; u < n; ++u)
         for (auto e : out_edges_of(graph.graph, u))
             ++indegree[target_of(graph.graph, e)];
 
-    SlotTimes<T> times(n);
+    SlotClockTimes<T> times(n);
     std::vector<std::uint32_t> ready;
     ready.reserve(n);
     for (std::uint32_t s = 0; s < n; ++s)
@@ -180,41 +249,117 @@ void time_dataflow(const Schedule& schedule, const ScheduleGraph& graph, const s
                               " slots can never start (run verify for the cycle)");
     std::vector<std::uint32_t>().swap(indegree);
     std::vector<std::uint32_t>().swap(ready);
-    finish_timing(schedule, graph.rank_begin, duration, std::move(times), sim);
+    finish_timing(graph.rank_begin, duration, std::move(times), sim);
 }
 
 // The same longest path, timed by the dataflow walk (dataflow_walk.hpp) without building the graph: each slot
 // after its rank predecessor and the producers of what it waits for. Per cell, the slot that ran its F and
 // its backward.
-template <class T>
-class WalkClock {
+class Producers {
 public:
-    WalkClock(std::uint32_t slots, std::size_t cells, const std::vector<T>& duration, const T& comm)
-        : times(slots), duration_(duration), comm_(comm), forward_(cells, dataflow::kNoSlot), backward_(cells, dataflow::kNoSlot) {}
-    SlotTimes<T> times;
-
-    void run(std::uint32_t slot, std::uint32_t previous, const dataflow::Wait* waits, int count) {
-        if (previous != dataflow::kNoSlot) times.offer(slot, times.end[previous], previous);
-        for (int k = 0; k < count; ++k) {
-            const std::uint32_t from = (waits[k].forward ? forward_ : backward_)[waits[k].cell];
-            times.offer(slot, waits[k].cross_rank ? times.end[from] + comm_ : times.end[from], from);
-        }
-        times.end[slot] = times.start[slot] + duration_[slot];
-    }
+    explicit Producers(std::size_t cells) : forward_(cells, dataflow::kNoSlot), backward_(cells, dataflow::kNoSlot) {}
+    std::uint32_t of(const dataflow::Wait& wait) const { return (wait.forward ? forward_ : backward_)[wait.cell]; }
     void ran(std::size_t cell, bool forward, std::uint32_t slot) { (forward ? forward_ : backward_)[cell] = slot; }
 
 private:
-    const std::vector<T>& duration_;
-    T comm_;
     std::vector<std::uint32_t> forward_, backward_;
 };
 
 template <class T>
-bool time_by_walk(const Schedule& schedule, const std::vector<T>& duration, const T& comm, Simulation& sim) {
+class WalkClock {
+public:
+    WalkClock(std::uint32_t slots, std::size_t cells, const std::vector<T>& duration, const T& comm)
+        : times(slots), duration_(duration), comm_(comm), producers_(cells) {}
+    SlotClockTimes<T> times;
+
+    void run(const Slot& /*slot*/, int /*rank*/, std::uint32_t id, std::uint32_t previous, const dataflow::Wait* waits,
+             int count) {
+        if (previous != dataflow::kNoSlot) times.offer(id, times.end[previous], previous);
+        for (int k = 0; k < count; ++k) {
+            const std::uint32_t from = producers_.of(waits[k]);
+            times.offer(id, waits[k].cross_rank ? times.end[from] + comm_ : times.end[from], from);
+        }
+        times.end[id] = times.start[id] + duration_[id];
+    }
+    void ran(std::size_t cell, bool forward, std::uint32_t slot) { producers_.ran(cell, forward, slot); }
+
+private:
+    const std::vector<T>& duration_;
+    T comm_;
+    Producers producers_;
+};
+
+// The walk's timing keeping only what the summary needs: each slot's end (what its dependents read) and, per
+// rank, busy time and first start. Durations are looked up per slot, and the critical path is recovered
+// afterwards by offering each slot on it its arrivals again.
+template <class T>
+class SummaryClock {
+public:
+    SummaryClock(std::uint32_t slots, std::size_t cells, size_t ranks, const DurationLookup<T>& duration, const T& comm)
+        : end(slots, T(0)), busy(ranks, T(0)), first_start(ranks, T(0)), duration_(duration), comm_(comm), producers_(cells) {}
+    std::vector<T> end, busy, first_start;
+
+    // When a slot starts: the latest of the arrivals from its rank predecessor and what it waits for.
+    LatestArrival<T> arrival(std::uint32_t previous, const dataflow::Wait* waits, int count) const {
+        LatestArrival<T> latest;
+        if (previous != dataflow::kNoSlot) latest.offer(end[previous], previous);
+        for (int k = 0; k < count; ++k) {
+            const std::uint32_t from = producers_.of(waits[k]);
+            latest.offer(waits[k].cross_rank ? end[from] + comm_ : end[from], from);
+        }
+        return latest;
+    }
+    void run(const Slot& slot, int rank, std::uint32_t id, std::uint32_t previous, const dataflow::Wait* waits, int count) {
+        const T start = arrival(previous, waits, count).start;
+        const T d = duration_(slot);
+        end[id] = start + d;
+        busy[rank] += d;
+        if (previous == dataflow::kNoSlot) first_start[rank] = start;
+    }
+    void ran(std::size_t cell, bool forward, std::uint32_t slot) { producers_.ran(cell, forward, slot); }
+
+private:
+    const DurationLookup<T>& duration_;
+    T comm_;
+    Producers producers_;
+};
+
+template <class T>
+void finish_summary(const Schedule& schedule, const dataflow::Walk& walk, SummaryClock<T>& clock, Simulation& sim) {
+    const auto& first = walk.first_slots();
+    std::uint32_t last_slot = 0;
+    summarise(first, clock.end, clock.busy, clock.first_start, sim, last_slot);
+    if (clock.end.empty()) return;
+    dataflow::Waits waits{};
+    for (std::uint32_t s = last_slot; s != dataflow::kNoSlot;) {
+        const auto rank = static_cast<std::uint32_t>(std::upper_bound(first.begin(), first.end(), s) - first.begin() - 1);
+        const Slot& slot = schedule.ranks[rank][s - first[rank]];
+        const int count = walk.waits_of(slot, static_cast<int>(rank), waits);
+        const LatestArrival<T> latest = clock.arrival(s > first[rank] ? s - 1 : dataflow::kNoSlot, waits.data(), count);
+        sim.critical_path.push_back(s);
+        sim.path_start.emplace_back(latest.start);
+        sim.path_end.emplace_back(clock.end[s]);
+        s = latest.from;
+    }
+    std::reverse(sim.critical_path.begin(), sim.critical_path.end());
+    std::reverse(sim.path_start.begin(), sim.path_start.end());
+    std::reverse(sim.path_end.begin(), sim.path_end.end());
+}
+
+template <class T>
+bool time_by_walk(const Schedule& schedule, const DurationLookup<T>& lookup, const T& comm, SlotTimes kept, Simulation& sim) {
     dataflow::Walk walk(schedule);
-    WalkClock<T> clock(static_cast<std::uint32_t>(duration.size()), walk.cell_count(), duration, comm);
+    const auto slots = static_cast<std::uint32_t>(schedule.slot_count());
+    if (kept == SlotTimes::SummaryOnly) {
+        SummaryClock<T> clock(slots, walk.cell_count(), schedule.ranks.size(), lookup, comm);
+        if (!walk.run(clock)) return false;
+        finish_summary(schedule, walk, clock, sim);
+        return true;
+    }
+    const std::vector<T> duration = durations_of(schedule, lookup);
+    WalkClock<T> clock(slots, walk.cell_count(), duration, comm);
     if (!walk.run(clock)) return false;
-    finish_timing(schedule, walk.first_slots(), duration, std::move(clock.times), sim);
+    finish_timing(walk.first_slots(), duration, std::move(clock.times), sim);
     return true;
 }
 
@@ -227,23 +372,18 @@ size_t clean_edge_count(const Schedule& schedule) {
     return edges;
 }
 
-// Times the schedule with `timer(durations, comm)`, in machine integers when every duration is inline and
-// the bound of fits_machine_ticks holds for `edges`, else exactly in Ticks. False when the timer declines.
+// Times the schedule with `timer(lookup, comm)`, in machine integers when every duration is inline and the
+// bound of fits_machine_ticks holds for `edges`, else exactly in Ticks. False when the timer declines.
 template <class Timer>
 bool time_schedule(const Schedule& schedule, const Costs& costs, size_t edges, Simulation& sim, Timer&& timer) {
     sim.scale = time_scale_for(costs);
     const Ticks comm = sim.scale.to_ticks(costs.comm);
     const SlotDurations table(schedule.placement, costs, sim.scale);
-    std::vector<std::int64_t> machine;
-    bool fits = comm.is_inline() && comm >= 0 && table.machine_durations(schedule, machine);
-    if (fits) {
-        std::int64_t total = 0;
-        for (std::int64_t d : machine) fits = fits && !__builtin_add_overflow(total, d, &total);
-        fits = fits && fits_machine_ticks(total, comm, edges);
-    }
-    if (fits) return timer(machine, comm.to_int64());
-    machine = {};
-    return timer(table.of_slots(schedule), comm);
+    if (comm.is_inline() && comm >= 0)
+        if (const auto machine = machine_lookup(table))
+            if (const auto total = machine_total(schedule, *machine); total && fits_machine_ticks(*total, comm, edges))
+                return timer(*machine, comm.to_int64());
+    return timer(exact_lookup(table), comm);
 }
 
 void add_peaks(const Schedule& schedule, const ActivationModel& activations, Simulation& sim) {
@@ -253,21 +393,27 @@ void add_peaks(const Schedule& schedule, const ActivationModel& activations, Sim
 
 }  // namespace
 
+void record_path_times(Simulation& sim) {
+    sim.path_start.clear(), sim.path_end.clear();
+    for (std::uint32_t s : sim.critical_path) sim.path_start.push_back(sim.start[s]), sim.path_end.push_back(sim.end[s]);
+}
+
 Simulation simulate(const Schedule& schedule, const ScheduleGraph& graph, const Costs& costs,
                     const ActivationModel& activations) {
     Simulation sim;
-    time_schedule(schedule, costs, boost::num_edges(graph.graph), sim, [&](const auto& duration, const auto& comm) {
-        time_dataflow(schedule, graph, duration, comm, sim);
+    time_schedule(schedule, costs, boost::num_edges(graph.graph), sim, [&](const auto& lookup, const auto& comm) {
+        time_dataflow(graph, durations_of(schedule, lookup), comm, sim);
         return true;
     });
     add_peaks(schedule, activations, sim);
     return sim;
 }
 
-std::optional<Simulation> time_if_clean(const Schedule& schedule, const Costs& costs) {
+std::optional<Simulation> time_if_clean(const Schedule& schedule, const Costs& costs, SlotTimes kept) {
     Simulation sim;
-    const bool walked = time_schedule(schedule, costs, clean_edge_count(schedule), sim,
-                                      [&](const auto& duration, const auto& comm) { return time_by_walk(schedule, duration, comm, sim); });
+    const bool walked = time_schedule(schedule, costs, clean_edge_count(schedule), sim, [&](const auto& lookup, const auto& comm) {
+        return time_by_walk(schedule, lookup, comm, kept, sim);
+    });
     if (!walked) return std::nullopt;
     return sim;
 }

@@ -28,7 +28,16 @@ struct Simulation {
     Ticks bubble = 0;               // the largest idle time of any rank
     Rational bubble_fraction{0};    // total idle / (ranks x makespan)
     std::vector<std::uint32_t> critical_path;  // global slot ids, first to last
+    std::vector<Ticks> path_start, path_end;   // of each critical_path slot (kept when start and end are not)
 };
+
+// What a timing keeps per slot. Makespan, per-rank figures and the critical path with its times are always
+// there; `start` and `end` of every slot only with AllSlots (a summary of a schedule of millions of ops needs
+// about a third of the memory without them).
+enum class SlotTimes { AllSlots, SummaryOnly };
+
+// Fills path_start and path_end from start and end.
+void record_path_times(Simulation& sim);
 
 struct SimulationError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -42,7 +51,7 @@ Simulation simulate(const Schedule& schedule, const ScheduleGraph& graph, const 
 Simulation simulate(const Schedule& schedule, const Costs& costs, const ActivationModel& activations = {});
 // The walk's timing alone: nullopt when the schedule does not pass verify() (memory aside). Peak activations
 // are left at 0 -- for callers that have them from verify() already (one pass fewer over the schedule).
-std::optional<Simulation> time_if_clean(const Schedule& schedule, const Costs& costs);
+std::optional<Simulation> time_if_clean(const Schedule& schedule, const Costs& costs, SlotTimes kept = SlotTimes::AllSlots);
 
 // Slot duration in ticks under the given costs.
 Ticks slot_duration(const Slot& slot, const Placement& placement, const Costs& costs, const TimeScale& scale);
@@ -53,6 +62,10 @@ class SlotDurations {
 public:
     SlotDurations(const Placement& placement, const Costs& costs, const TimeScale& scale);
     Ticks operator()(const Slot& slot) const;
+    const Placement& placement() const { return placement_; }
+    int blocks() const { return static_cast<int>(pair_.size()); }
+    const Ticks& single(int block, OpKind kind) const { return single_[block * 4 + static_cast<int>(kind)]; }
+    const std::optional<Ticks>& pair(int block) const { return pair_[block]; }  // FB of the block, when given
     // The durations of every slot, rank after rank (ScheduleGraph numbering).
     std::vector<Ticks> of_slots(const Schedule& schedule) const;
     // The same as machine integers; false (and out unspecified) when a duration is not inline.
