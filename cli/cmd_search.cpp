@@ -301,6 +301,7 @@ SearchProblem search_problem_from(const std::string& placement, std::optional<in
         if (!ranks || !microbatches) throw UsageError("search --placement " + placement + " needs -P and -M");
         try {
             problem.placement = placement_from_name(placement, *ranks, *microbatches);
+            problem.placement.validate();  // within the stages a pipeline can hold, too
         } catch (const std::invalid_argument& e) {
             throw UsageError(e.what());
         }

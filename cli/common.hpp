@@ -17,7 +17,7 @@ namespace pp::cli {
 enum ExitCode { kOk = 0, kViolations = 1, kBadInput = 2, kUndecided = 3 };
 
 // Ranges of the count flags (-P, -M, -V, --stages) wherever they appear; the readers allow the same.
-inline constexpr int kMaxRanks = 100'000;
+inline constexpr int kMaxRanks = kMaxStagesPerPipeline;  // 65536: one stage per rank at the least
 inline constexpr int kMaxMicrobatches = 1'000'000;
 inline constexpr int kMaxStagesPerRank = 1'000;
 inline constexpr int kMaxBlock = 1'000'000;  // model block numbers (--stage-costs), as the native reader allows

@@ -16,8 +16,8 @@ using nlohmann::json;
 
 nlohmann::ordered_json op_to_json(const Op& op) {
     return {{"kind", std::string(1, kind_letter(op.kind))},
-            {"pipeline", op.pipeline},
-            {"stage", op.stage},
+            {"pipeline", static_cast<int>(op.pipeline)},
+            {"stage", static_cast<int>(op.stage)},
             {"microbatch", op.microbatch}};
 }
 
@@ -215,13 +215,13 @@ private:
         const json& kind = member(j, at, "kind");
         static const std::map<std::string, OpKind> kinds = {{"F", OpKind::F}, {"I", OpKind::I}, {"W", OpKind::W}, {"B", OpKind::B}};
         if (!kind.is_string() || !kinds.count(kind.get<std::string>())) fail(at + "/kind", "expected \"F\", \"I\", \"W\" or \"B\"");
-        Op o;
-        o.kind = kinds.at(kind.get<std::string>());
-        o.pipeline = j.contains("pipeline") ? count(j, at, "pipeline", 0) : 0;
-        o.stage = count(j, at, "stage", 0);
-        o.microbatch = count(j, at, "microbatch", 0);
-        if (!index.in_range(o)) fail(at, fmt::format("{} is outside the placement", format_op(o)));
-        return o;
+        const OpKind k = kinds.at(kind.get<std::string>());
+        const int pipeline = j.contains("pipeline") ? count(j, at, "pipeline", 0) : 0;
+        const int stage = count(j, at, "stage", 0);
+        const int microbatch = count(j, at, "microbatch", 0);
+        if (!index.in_range(pipeline, stage, microbatch))
+            fail(at, fmt::format("{} is outside the placement", format_op(k, pipeline, stage, microbatch)));
+        return Op{k, pipeline, stage, microbatch};
     }
 
     void read_slots(const json& root, Schedule& s) const {

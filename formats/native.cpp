@@ -86,6 +86,8 @@ private:
         }
         if (head == "stages") {
             stages_ = read_count_directive(words, "the number of stages", 1);
+            if (*stages_ > kMaxStagesPerPipeline)
+                fail(words[1].column, fmt::format("{} stages: a pipeline holds at most {}", *stages_, kMaxStagesPerPipeline));
             return;
         }
         if (head == "placement") return read_placement(words);
@@ -150,10 +152,13 @@ private:
         const int k = parse_count(words[1], "a pipeline number", 0);
         if (k != static_cast<int>(pipelines_.size()))
             fail(words[1].column, fmt::format("pipelines must be numbered 0, 1, ... in order; expected {}", pipelines_.size()));
+        if (k >= kMaxPipelines) fail(words[1].column, fmt::format("pipeline {}: a schedule holds at most {} pipelines", k, kMaxPipelines));
         Pipeline p;
         p.microbatches = parse_count(words[3], "the number of micro-batches", 1);
         size_t i = 5;
         for (; i < words.size() && words[i].text != "blocks"; ++i) {
+            if (p.stage_rank.size() == static_cast<size_t>(kMaxStagesPerPipeline))
+                fail(words[i].column, fmt::format("pipeline {} lists more than {} stages, the most a pipeline holds", k, kMaxStagesPerPipeline));
             int r = parse_count(words[i], "a rank number", 0);
             if (ranks_ && r >= *ranks_) fail(words[i].column, fmt::format("rank {} is not in 0..{}", r, *ranks_ - 1));
             p.stage_rank.push_back(r);
@@ -287,6 +292,11 @@ private:
             if (size_at_.known()) line_ = size_at_.line;
             fail(size_at_.known() ? size_at_.column : column, e.what());
         }
+        try {
+            placement.validate();  // what the checks above leave: the stages a pipeline holds (model/op.hpp)
+        } catch (const std::invalid_argument& e) {
+            fail(column, e.what());
+        }
         schedule_.placement = placement;
         schedule_.ranks.assign(P, {});
         rank_seen_.assign(P, false);
@@ -367,9 +377,17 @@ private:
         return Slot::pair(first, second);
     }
 
+    // An op's numbers as written, before checked_op has placed them within the schedule (and so within
+    // what an Op can hold).
+    struct WrittenOp {
+        OpKind kind = OpKind::F;
+        int pipeline = 0, stage = 0, microbatch = 0;
+        std::string text() const { return format_op(kind, pipeline, stage, microbatch); }
+    };
+
     // The common shape, digits and a letter only: parsed in one sweep; false sends it to read_op's careful
     // path, which accepts or explains everything else.
-    static bool read_plain_op(std::string_view text, Op& op) {
+    static bool read_plain_op(std::string_view text, WrittenOp& op) {
         const char* p = text.data();
         const char* const end = p + text.size();
         auto digits = [&](int& value) {
@@ -393,10 +411,7 @@ private:
 
     // <stage><F|I|W|B><micro-batch>[@<pipeline>]
     Op read_op(std::string_view text, int column) {
-        if (Op plain; read_plain_op(text, plain)) {
-            check_range(plain, column);
-            return plain;
-        }
+        if (WrittenOp plain; read_plain_op(text, plain)) return checked_op(plain, column);
         size_t i = 0;
         auto number = [&](const char* what) {
             const size_t start = i;
@@ -408,7 +423,7 @@ private:
             }
             return parse_count({text.substr(start, i - start), column + static_cast<int>(start)}, what, 0);
         };
-        Op op;
+        WrittenOp op;
         op.stage = number("a stage number");
         if (i >= text.size()) fail(column + static_cast<int>(i), fmt::format("expected an op letter F, I, W or B after '{}'", text));
         switch (text[i]) {
@@ -430,20 +445,20 @@ private:
         }
         if (i < text.size())
             fail(column + static_cast<int>(i), fmt::format("unexpected '{}' after '{}'", text.substr(i), text.substr(0, i)));
-        check_range(op, column);
-        return op;
+        return checked_op(op, column);
     }
 
-    void check_range(const Op& op, int column) {
+    Op checked_op(const WrittenOp& op, int column) {
         const auto& placement = schedule_.placement;
         if (op.pipeline >= placement.pipeline_count())
-            fail(column, fmt::format("{}: pipeline {} does not exist (the schedule has {})", format_op(op), op.pipeline,
+            fail(column, fmt::format("{}: pipeline {} does not exist (the schedule has {})", op.text(), op.pipeline,
                                      placement.pipeline_count()));
         const auto& p = placement.pipelines[op.pipeline];
         if (op.stage >= p.stages())
-            fail(column, fmt::format("{}: stage {} is not in 0..{}", format_op(op), op.stage, p.stages() - 1));
+            fail(column, fmt::format("{}: stage {} is not in 0..{}", op.text(), op.stage, p.stages() - 1));
         if (op.microbatch >= p.microbatches)
-            fail(column, fmt::format("{}: micro-batch {} is not in 0..{}", format_op(op), op.microbatch, p.microbatches - 1));
+            fail(column, fmt::format("{}: micro-batch {} is not in 0..{}", op.text(), op.microbatch, p.microbatches - 1));
+        return Op{op.kind, op.pipeline, op.stage, op.microbatch};
     }
 
     void finish() {

@@ -28,10 +28,7 @@ size_t first_binary_byte(std::string_view text) {
     const size_t n = text.size();
     size_t i = 0;
     while (i < n) {
-        for (std::uint64_t word; i + 8 <= n; i += 8) {
-            std::memcpy(&word, text.data() + i, 8);
-            if (has_zero_or_high_byte(word)) break;
-        }
+        i += plain_ascii_prefix(text.substr(i));
         if (i >= n) break;
         if (text[i] == '\0') return i;
         const size_t length = utf8_length(text, i);
@@ -54,6 +51,17 @@ void reject_binary(std::string_view text, const std::string& file) {
 }
 
 }  // namespace
+
+size_t plain_ascii_prefix(std::string_view text) {
+    const size_t n = text.size();
+    size_t i = 0;
+    for (std::uint64_t word; i + 8 <= n; i += 8) {
+        std::memcpy(&word, text.data() + i, 8);
+        if (has_zero_or_high_byte(word)) break;
+    }
+    while (i < n && text[i] != '\0' && static_cast<unsigned char>(text[i]) < 0x80) ++i;
+    return i;
+}
 
 void check_text_size(std::string_view text, const std::string& file) {
     if (text.size() > kMaxTextBytes)

@@ -122,6 +122,8 @@ size_t utf8_sequence_length(std::string_view text, size_t i) {
 // A schedule file is text; NUL or broken UTF-8 means someone passed a binary or a wrongly encoded file.
 void check_text_bytes(std::string_view line, const Where& where) {
     for (size_t i = 0; i < line.size();) {
+        i += plain_ascii_prefix(line.substr(i));
+        if (i >= line.size()) break;
         if (line[i] == '\0') where.fail(i, "NUL byte: this looks like a binary file, expected a text CSV of actions");
         size_t length = utf8_sequence_length(line, i);
         if (length == 0) {
@@ -156,9 +158,14 @@ public:
     CellParser(const Where& where, TorchEra era) : where_(where), era_(era) {}
 
     ParsedCell parse(std::string_view raw, size_t raw_offset) const {
+        ParsedCell cell;
+        if (parse_common(raw, raw_offset, cell.first)) {
+            cell.type = ParsedCell::Type::Single;
+            cell.offset = raw_offset;
+            return cell;
+        }
         size_t offset = raw_offset;
         std::string_view text = trim(raw, offset);
-        ParsedCell cell;
         cell.offset = raw_offset;
         if (text.empty() || text == "\"\"") return cell;  // csv writes a lone empty cell as ""
         if (text.front() == '(') return parse_pair(text, offset);
@@ -174,6 +181,36 @@ public:
 private:
     const Where& where_;
     TorchEra era_;
+
+    // The common cell -- digits, F, I, W or B, digits, nothing else -- read in one sweep, as parse_plain
+    // reads it; false sends everything else (blanks, other kinds, a letter of the other era, numbers past
+    // kMaxNumber) to parse_plain, which accepts or explains it.
+    bool parse_common(std::string_view text, size_t base, PlainAction& action) const {
+        const char* p = text.data();
+        const char* const end = p + text.size();
+        auto digits = [&](int& value) {
+            const char* const start = p;
+            int v = 0;
+            for (; p < end && is_digit(*p); ++p)
+                if ((v = v * 10 + (*p - '0')) > kMaxNumber) return false;
+            value = v;
+            return p != start;
+        };
+        if (!digits(action.stage) || p == end) return false;
+        switch (*p) {
+            case 'F': action.kind = Kind::F; break;
+            case 'W': action.kind = Kind::W; break;
+            case 'B': action.kind = Kind::B; break;
+            case 'I':
+                if (era_ != TorchEra::Current) return false;
+                action.kind = Kind::I;
+                break;
+            default: return false;
+        }
+        action.offset = action.stage_offset = base;
+        action.microbatch_offset = base + static_cast<size_t>(++p - text.data());
+        return digits(action.microbatch) && p == end;
+    }
 
     int read_number(std::string_view text, size_t& pos, size_t base, const char* what) const {
         size_t start = pos;
@@ -431,6 +468,10 @@ private:
 
     // Range checks that only apply when the caller fixed the range, and the PyTorch-style map inference.
     void note_stage_and_microbatch(const PlainAction& a, const Where& where, int rank) {
+        if (a.stage >= kMaxStagesPerPipeline)
+            where.fail(a.stage_offset, "stage " + std::to_string(a.stage) + " is past the limit: a pipeline has at most " +
+                                           std::to_string(kMaxStagesPerPipeline) + " stages (0.." +
+                                           std::to_string(kMaxStagesPerPipeline - 1) + ")");
         if (auto limit = stage_limit(); limit && a.stage >= *limit)
             where.fail(a.stage_offset, "stage " + std::to_string(a.stage) + " is out of range: the schedule has " +
                                            std::to_string(*limit) + " stages (0.." + std::to_string(*limit - 1) + ")");

@@ -1,6 +1,14 @@
 #include "model/op.hpp"
 
+#include "model/size_budget.hpp"
+
 namespace pp {
+
+void throw_index_limit(const char* what, int value, int limit) {
+    if (value < 0) throw SizeLimitError(std::string("negative ") + what + " index " + std::to_string(value));
+    throw SizeLimitError(std::string(what) + " " + std::to_string(value) + " is past the limit: at most " +
+                         std::to_string(limit + 1) + " " + what + "s, numbered 0.." + std::to_string(limit));
+}
 
 char kind_letter(OpKind kind) {
     switch (kind) {
@@ -14,11 +22,13 @@ char kind_letter(OpKind kind) {
 
 bool is_backward(OpKind kind) { return kind == OpKind::I || kind == OpKind::B; }
 
-std::string format_op(const Op& op) {
-    std::string text = std::to_string(op.stage);
-    text += kind_letter(op.kind);
-    text += std::to_string(op.microbatch);
-    if (op.pipeline != 0) text += "@" + std::to_string(op.pipeline);
+std::string format_op(const Op& op) { return format_op(op.kind, op.pipeline, op.stage, op.microbatch); }
+
+std::string format_op(OpKind kind, int pipeline, int stage, int microbatch) {
+    std::string text = std::to_string(stage);
+    text += kind_letter(kind);
+    text += std::to_string(microbatch);
+    if (pipeline != 0) text += "@" + std::to_string(pipeline);
     return text;
 }
 

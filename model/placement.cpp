@@ -1,5 +1,7 @@
 #include "model/placement.hpp"
 
+#include "model/op.hpp"
+
 #include <algorithm>
 #include <numeric>
 #include <set>
@@ -47,9 +49,15 @@ std::vector<int> Placement::stages_on_rank(int pipeline, int rank) const {
 void Placement::validate() const {
     if (ranks < 1) throw std::invalid_argument("a schedule needs at least one rank");
     if (pipelines.empty()) throw std::invalid_argument("a schedule needs at least one pipeline");
+    if (pipelines.size() > static_cast<size_t>(kMaxPipelines))
+        throw std::invalid_argument(std::to_string(pipelines.size()) + " pipelines: at most " +
+                                    std::to_string(kMaxPipelines) + " are supported");
     for (size_t k = 0; k < pipelines.size(); ++k) {
         const auto& p = pipelines[k];
         if (p.stage_rank.empty()) throw std::invalid_argument("pipeline " + std::to_string(k) + " has no stages");
+        if (p.stage_rank.size() > static_cast<size_t>(kMaxStagesPerPipeline))
+            throw std::invalid_argument("pipeline " + std::to_string(k) + " has " + std::to_string(p.stage_rank.size()) +
+                                        " stages: at most " + std::to_string(kMaxStagesPerPipeline) + " are supported");
         if (p.microbatches < 1)
             throw std::invalid_argument("pipeline " + std::to_string(k) + " needs at least one micro-batch");
         if (p.stage_block.size() != p.stage_rank.size())

@@ -92,9 +92,10 @@ public:
         return (base_[op.pipeline] + static_cast<size_t>(op.stage) * mbs_[op.pipeline] + op.microbatch) * kOpKinds +
                static_cast<size_t>(op.kind);
     }
-    bool in_range(const Op& op) const {
-        return op.pipeline >= 0 && op.pipeline < static_cast<int>(base_.size()) && op.stage >= 0 &&
-               op.stage < stages_[op.pipeline] && op.microbatch >= 0 && op.microbatch < mbs_[op.pipeline];
+    bool in_range(const Op& op) const { return in_range(op.pipeline, op.stage, op.microbatch); }
+    bool in_range(int pipeline, int stage, int microbatch) const {
+        return pipeline >= 0 && pipeline < static_cast<int>(base_.size()) && stage >= 0 && stage < stages_[pipeline] &&
+               microbatch >= 0 && microbatch < mbs_[pipeline];
     }
     Op op(size_t id) const;
 

@@ -44,8 +44,8 @@ const char* colour_of(OpKind kind, bool other_chunk) {
 }
 
 json op_args(const Op& op) {
-    return {{"op", format_op(op)}, {"kind", std::string(1, kind_letter(op.kind))}, {"pipeline", op.pipeline},
-            {"stage", op.stage}, {"microbatch", op.microbatch}};
+    return {{"op", format_op(op)}, {"kind", std::string(1, kind_letter(op.kind))}, {"pipeline", static_cast<int>(op.pipeline)},
+            {"stage", static_cast<int>(op.stage)}, {"microbatch", op.microbatch}};
 }
 
 json slot_event(const Slot& slot, size_t rank, double start_us, double dur_us, const ChunkNumbers& chunks, bool pipelines) {

@@ -26,6 +26,10 @@ void require_generated_size(const std::string& family, const GenerateParams& par
     const std::uint64_t ops = saturating_add(saturating_mul(saturating_mul(saturating_mul(P, V), M), 2), P);
     require_size(ops, family + " with " + std::to_string(P) + " ranks x " + (V > 1 ? std::to_string(V) + " stages per rank x " : "") +
                           std::to_string(M) + " micro-batches");
+    // Every family's pipelines have at most P x V stages.
+    if (saturating_mul(P, V) > static_cast<std::uint64_t>(kMaxStagesPerPipeline))
+        throw SizeLimitError(fmt::format("{} with {} ranks x {} stages per rank = {} stages: a pipeline holds at most {}", family,
+                                         P, V, saturating_mul(P, V), kMaxStagesPerPipeline));
 }
 
 // Every generated schedule names where it came from, for messages and file headers.

@@ -122,7 +122,7 @@ private:
 
     auto priority(int task) const {
         const Op& op = inst_.tasks[task].op;
-        const int stage_key = rule_.later_stage_first ? -op.stage : op.stage;
+        const int stage_key = rule_.later_stage_first ? -op.stage : static_cast<int>(op.stage);
         const Ticks tail_key = rule_.longest_tail_first ? -tail_[task] : 0;
         return std::make_tuple(tail_key, rule_.kind_priority[kind_slot(op.kind)], stage_key, op.microbatch, op.pipeline);
     }

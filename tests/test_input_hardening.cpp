@@ -179,11 +179,17 @@ TEST_CASE("hardening: a CSV's inferred counts are bounded by the actions it hold
     const auto f = run_cli("verify " + fragment);
     CHECK(f.exit_code == 1);
     CHECK_THAT(f.out, Catch::Contains("[missing]"));
-    // A cell such as 999999F999999 (was std::bad_alloc, exit 134).
+    // A cell such as 999999F999999 (was std::bad_alloc, exit 134): past the 65536 stages a pipeline can hold
+    // (model/op.hpp), said where the number is; within it, 65535F999999 is still bounded by its actions.
     const std::string big = write_temp("big_cell.csv", "999999F999999\n");
     const auto b = run_cli("simulate " + big);
     CHECK(b.exit_code == 2);
-    CHECK_THAT(b.err, Catch::StartsWith(big + ":1:1: error: stage 999999 implies 1000000 stages x 1000000 micro-batches"));
+    CHECK_THAT(b.err, Catch::StartsWith(big + ":1:1: error: stage 999999 is past the limit: a pipeline has at most 65536 "
+                                              "stages (0..65535)"));
+    const std::string wide = write_temp("wide_cell.csv", "65535F999999\n");
+    const auto w = run_cli("simulate " + wide);
+    CHECK(w.exit_code == 2);
+    CHECK_THAT(w.err, Catch::StartsWith(wide + ":1:7: error: micro-batch 999999 implies 65536 stages x 1000000 micro-batches"));
     // At most two pairs per compute action (above 1024): 0F0..0F999, 1F0..1F999 and 0F1999 are 2001 actions
     // for 2 stages x 2000 micro-batches = 4000 pairs <= 4002: read, and verify reports what is missing.
     std::string row;
@@ -217,11 +223,15 @@ TEST_CASE("hardening: declared sizes beyond the budget are refused with an estim
     CHECK(j.exit_code == 2);
     CHECK_THAT(j.err, Catch::StartsWith(json + ": error: at /pipelines/0/microbatches: 1000 stages x 1000000 "
                                                "micro-batches need at least 2 x 10^9 ops"));
-    // Generators: 10^5 x 10^5 (was > 9 GB before it was stopped).
-    const auto g = run_cli("generate 1f1b -P 100000 -M 100000 -o /dev/null");
+    // Generators: 10^5 x 10^5 was > 9 GB before it was stopped; -P now ends at 65536 (model/op.hpp), and
+    // 50000 x 100000 is 5 x 10^9 (stage, micro-batch) pairs: 10^10 + 50000 ops, at 128 bytes each 1.28 TB.
+    const auto g = run_cli("generate 1f1b -P 50000 -M 100000 -o /dev/null");
     CHECK(g.exit_code == 2);
-    CHECK_THAT(g.err, Catch::Contains("1f1b with 100000 ranks x 100000 micro-batches need at least 2 x 10^10 ops, "
-                                      "about 2.6 TB of memory"));
+    CHECK_THAT(g.err, Catch::Contains("1f1b with 50000 ranks x 100000 micro-batches need at least 1 x 10^10 ops, "
+                                      "about 1.3 TB of memory"));
+    const auto wide = run_cli("generate 1f1b -P 100000 -M 1 -o /dev/null");
+    CHECK(wide.exit_code == 2);
+    CHECK_THAT(wide.err, Catch::Contains("--ranks: Value 100000 not in range 1 to 65536"));
     // --max-ops moves the limit both ways, before or after the subcommand.
     CHECK(run_cli("generate 1f1b -P 4 -M 8 -o /dev/null").exit_code == 0);
     const auto tight = run_cli("generate 1f1b -P 4 -M 8 -o /dev/null --max-ops 50");

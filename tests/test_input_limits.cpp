@@ -185,3 +185,38 @@ TEST_CASE("chunk claim parser: nesting, length, names and types are checked befo
     CHECK_FALSE(chunk_claim_holds(claim, v));
     CHECK_THROWS_AS(chunk_claim_holds(parse_chunk_claim("P / (M - 4) == 0"), v), ClaimError);
 }
+
+TEST_CASE("op limits: 256 pipelines, 65536 stages each, refused with the reason, never wrapped", "[hardening][limits]") {
+    // An Op is 8 bytes (model/op.hpp): storing an index past what it holds throws instead of wrapping.
+    Op op;
+    op.stage = 65535;
+    CHECK(op.stage == 65535);
+    CHECK_THROWS_AS(op.stage = 65536, SizeLimitError);
+    CHECK_THROWS_WITH(op.stage = 70000, "stage 70000 is past the limit: at most 65536 stages, numbered 0..65535");
+    CHECK_THROWS_AS(op.stage = -1, SizeLimitError);
+    op.pipeline = 255;
+    CHECK(op.pipeline == 255);
+    CHECK_THROWS_AS(op.pipeline = 256, SizeLimitError);
+    CHECK(op.stage == 65535);  // a refused store leaves the old value
+    CHECK(sizeof(Op) == 8);
+
+    // The largest placement it admits reads and its last stage is there: 1 rank, 65536 stages, 1 micro-batch.
+    const Schedule widest = read_native("ranks 1\nstages 65536\nmicrobatches 1\nrank 0: 65535F0\n", "w.txt");
+    CHECK(widest.placement.pipelines[0].stages() == 65536);
+    CHECK(widest.ranks[0][0].ops[0].stage == 65535);
+    // One more is refused where it is declared, in every reader and by the generators.
+    CHECK(input_error([] { read_native("ranks 1\nstages 65537\nmicrobatches 1\nrank 0:\n", "n.txt"); }) ==
+          "n.txt:2:8: 65537 stages: a pipeline holds at most 65536");
+    CHECK(input_error([] { read_native("ranks 70000\nmicrobatches 1\nrank 0:\n", "n.txt"); }) ==
+          "n.txt:3:1: pipeline 0 has 70000 stages: at most 65536 are supported");  // one stage per rank
+    CHECK(input_error([] { read_native("ranks 70000\nmicrobatches 2\nplacement bidirectional\nrank 0:\n", "n.txt"); }) ==
+          "n.txt:4:1: pipeline 0 has 70000 stages: at most 65536 are supported");
+    CHECK(input_error([] { read_torch_csv("0F0,65536B0", "t.csv"); }) ==
+          "t.csv:1:5: stage 65536 is past the limit: a pipeline has at most 65536 stages (0..65535)");
+    std::string json = R"({"format": "pipeproof-schedule", "ranks": 1, "pipelines": [{"microbatches": 1, "stage_ranks": [)";
+    for (int s = 0; s < 65537; ++s) json += s ? ",0" : "0";
+    json += R"(]}], "schedule": []})";
+    CHECK(input_error([&] { read_json(json, "j.json"); }).find("65537 stages: at most 65536 are supported") != std::string::npos);
+    CHECK_THROWS_WITH(find_family("interleaved-1f1b")->generate({40000, 1, 2}),
+                      "interleaved-1f1b with 40000 ranks x 2 stages per rank = 80000 stages: a pipeline holds at most 65536");
+}
