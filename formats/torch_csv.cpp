@@ -159,11 +159,6 @@ public:
 
     ParsedCell parse(std::string_view raw, size_t raw_offset) const {
         ParsedCell cell;
-        if (parse_common(raw, raw_offset, cell.first)) {
-            cell.type = ParsedCell::Type::Single;
-            cell.offset = raw_offset;
-            return cell;
-        }
         size_t offset = raw_offset;
         std::string_view text = trim(raw, offset);
         cell.offset = raw_offset;
@@ -177,10 +172,6 @@ public:
                                     in_quotes(text));
         return cell;
     }
-
-private:
-    const Where& where_;
-    TorchEra era_;
 
     // The common cell -- digits, F, I, W or B, digits, nothing else -- read in one sweep, as parse_plain
     // reads it; false sends everything else (blanks, other kinds, a letter of the other era, numbers past
@@ -211,6 +202,11 @@ private:
         action.microbatch_offset = base + static_cast<size_t>(++p - text.data());
         return digits(action.microbatch) && p == end;
     }
+
+private:
+    const Where& where_;
+    TorchEra era_;
+
 
     int read_number(std::string_view text, size_t& pos, size_t base, const char* what) const {
         size_t start = pos;
@@ -342,25 +338,6 @@ private:
 
 // ---- rows ----
 
-struct Cell {
-    std::string_view text;
-    size_t offset;
-};
-
-// Into `cells`, reusing its storage across rows.
-void split_cells(std::string_view line, std::vector<Cell>& cells) {
-    cells.clear();
-    if (line.empty()) return;  // csv reads a blank line as a row without cells
-    size_t start = 0;
-    while (true) {
-        size_t comma = line.find(',', start);
-        size_t end = comma == std::string_view::npos ? line.size() : comma;
-        cells.push_back({line.substr(start, end - start), start});
-        if (comma == std::string_view::npos) break;
-        start = comma + 1;
-    }
-}
-
 // One row as read: slots, the action list (compute and comm) and the empty cells before each slot.
 struct Row {
     int rank = 0;
@@ -430,9 +407,15 @@ public:
         CellParser parser(where, options_.era);
         Row row;
         row.rank = rank;
-        split_cells(line, cells_);
-        row.slots.reserve(cells_.size());  // one allocation, not log(n) copies of a long row
-        for (const Cell& raw : cells_) add_cell(row, parser.parse(raw.text, raw.offset), where, rank);
+        // One allocation, not log(n) copies of a long row; a blank line is a row without cells (as csv reads it).
+        row.slots.reserve(static_cast<size_t>(std::count(line.begin(), line.end(), ',')) + 1);
+        for (size_t start = 0; !line.empty();) {
+            const size_t comma = line.find(',', start);
+            const size_t end = comma == std::string_view::npos ? line.size() : comma;
+            add_cell(row, parser, line.substr(start, end - start), start, where, rank);
+            if (comma == std::string_view::npos) break;
+            start = comma + 1;
+        }
         rows_.push_back(std::move(row));
     }
 
@@ -451,7 +434,6 @@ private:
     const std::string& file_;
     const TorchCsvOptions& options_;
     std::vector<Row> rows_;  // the rows that are not blank, in order
-    std::vector<Cell> cells_;  // the current row's cells
     int row_count_ = 0;      // rows read so far, blank ones included: the rank of the next row
     std::vector<int> first_rank_of_stage_;  // -1: not seen yet
     int max_stage_ = -1, max_microbatch_ = -1;
@@ -492,6 +474,14 @@ private:
         any_compute_ = true;
         ++compute_ops_;
         return op;
+    }
+
+    void add_cell(Row& row, const CellParser& parser, std::string_view text, size_t offset, const Where& where, int rank) {
+        if (PlainAction common; parser.parse_common(text, offset, common)) {  // most cells: straight to a slot
+            add_slot(row, Slot::single(compute_op(common, where, rank), where.loc(offset)));
+            return;
+        }
+        add_cell(row, parser.parse(text, offset), where, rank);
     }
 
     void add_cell(Row& row, const ParsedCell& cell, const Where& where, int rank) {
