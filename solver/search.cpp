@@ -1,5 +1,6 @@
 #include "solver/search.hpp"
 
+#include "solver/cap_filled_warm_starts.hpp"
 #include "solver/greedy.hpp"
 #include "solver/greedy_improve.hpp"
 #include "solver/rank_relaxation.hpp"
@@ -229,6 +230,7 @@ private:
             starts.push_back(w);
             if (needs_rewrite(inst_, w.schedule)) starts.push_back({w.origin + "+split", into_search_space(inst_, w.schedule)});
         }
+        for (NamedSchedule& n : cap_filled_warm_starts(inst_)) starts.push_back({"cap-filled " + n.origin, std::move(n.schedule)});
         for (const WarmStart& w : starts) {
             if (result_.schedule && (stopped() || Clock::now() >= deadline_)) {
                 log("time is up: the remaining library schedules are not evaluated");

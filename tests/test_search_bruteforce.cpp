@@ -1,5 +1,7 @@
 // The search against an independent brute force on tiny instances (tag [search]).
 #include "model/placement.hpp"
+#include "schedules/families.hpp"
+#include "solver/cap_filled_warm_starts.hpp"
 #include "solver/search.hpp"
 #include "verifier/simulate.hpp"
 #include "verifier/verify.hpp"
@@ -432,4 +434,53 @@ TEST_CASE("search: the analytic bounds (memory-aware warm-up included) never exc
         CHECK(lb.value * inst.quantum <= Ticks(bf.best));
         for (const Ticks& v : lb.per_rank) CHECK(v * inst.quantum <= Ticks(bf.best));
     }
+}
+
+// Issue 13, P=32 M=256 cap 64: ZB-H2 peaks at 2P-1 and ends one W above the optimum; the hand schedule
+// with its W's lagging one micro-batch more on ranks 1..P-1 (cap_filled_warm_starts.hpp) reaches it.
+// The same happens at P=2, small enough for the brute force.
+TEST_CASE("search: the cap-filled Zero Bubble hand schedule reaches the brute-force span optimum, ZB-H2 does not", "[search]") {
+    const TinyCosts zb15{18522, 18086, 9337, 601, {}};
+    const Case k{"loop P2 M4 ZB 1.5B span cap4", loop(2, 4), zb15, 4};
+    const auto bf = BruteForce(k.placement, k.costs, k.cap, true).solve();
+    REQUIRE(bf.best > 0);
+    const Instance inst = build_instance(problem_of(k, Objective::Span));
+    Ticks best = -1;
+    for (NamedSchedule& n : cap_filled_warm_starts(inst)) {
+        INFO(n.origin);
+        const Evaluation e = evaluate_schedule(inst, n.schedule);
+        REQUIRE(e.ok);  // within the cap: every variant keeps warm-up + lag + 1 <= cap
+        CHECK(e.value >= Ticks(bf.best));
+        if (best < 0 || e.value < best) best = e.value;
+    }
+    CHECK(best == Ticks(bf.best));
+    Schedule h2 = generate_zb_h2({2, 4, std::nullopt});
+    const Evaluation paper = evaluate_schedule(inst, h2);
+    REQUIRE(paper.ok);
+    CHECK(paper.value == Ticks(bf.best + zb15.W));  // one W more on the path, as at P=32
+    // The search takes it and certifies it without a solver call.
+    const SearchResult r = search(problem_of(k, Objective::Span), quick());
+    CHECK(r.status == SearchStatus::Optimal);
+    CHECK(r.value == Ticks(bf.best));
+    CHECK(r.calls.empty());
+    check_schedule(r, k);
+}
+
+TEST_CASE("search: every cap-filled hand schedule verifies within its cap", "[search]") {
+    for (auto [P, M, cap] : {std::array<int, 3>{3, 6, 6}, {4, 8, 5}, {4, 16, 8}, {4, 16, 12}, {5, 10, 9}}) {
+        const Case k{"loop", loop(P, M), TinyCosts{3, 4, 2, 1, {}}, cap};
+        const Instance inst = build_instance(problem_of(k));
+        const auto starts = cap_filled_warm_starts(inst);
+        INFO("P=" << P << " M=" << M << " cap " << cap);
+        CHECK(!starts.empty());
+        for (const NamedSchedule& n : starts) {
+            INFO(n.origin);
+            VerifyOptions vo;
+            vo.memory_limit = Rational(cap);
+            CHECK(verify(n.schedule, vo).ok());
+        }
+    }
+    // Not for other placements, nor without a cap.
+    CHECK(cap_filled_warm_starts(build_instance(problem_of({"v", vshape(2, 4), TinyCosts{}, 4}))).empty());
+    CHECK(cap_filled_warm_starts(build_instance(problem_of({"none", loop(2, 4), TinyCosts{}, std::nullopt}))).empty());
 }
