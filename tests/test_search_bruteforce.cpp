@@ -2,6 +2,7 @@
 #include "model/placement.hpp"
 #include "schedules/families.hpp"
 #include "solver/cap_filled_warm_starts.hpp"
+#include "solver/cap_repair.hpp"
 #include "solver/search.hpp"
 #include "verifier/simulate.hpp"
 #include "verifier/verify.hpp"
@@ -483,4 +484,59 @@ TEST_CASE("search: every cap-filled hand schedule verifies within its cap", "[se
     // Not for other placements, nor without a cap.
     CHECK(cap_filled_warm_starts(build_instance(problem_of({"v", vshape(2, 4), TinyCosts{}, 4}))).empty());
     CHECK(cap_filled_warm_starts(build_instance(problem_of({"none", loop(2, 4), TinyCosts{}, std::nullopt}))).empty());
+}
+
+namespace {
+
+// The ops of one kind on one rank, in order.
+std::vector<Op> ops_of_kind(const std::vector<Slot>& slots, bool forwards) {
+    std::vector<Op> out;
+    for (const Slot& s : slots)
+        if ((s.ops[0].kind == OpKind::F) == forwards) out.push_back(s.ops[0]);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("search: a warm start over the cap is repaired by postponing forwards only", "[search]") {
+    // GPipe split into F, I, W holds every micro-batch at once: M = 4 activations per rank.
+    Schedule gpipe = generate_gpipe({2, 4, std::nullopt});
+    for (auto& slots : gpipe.ranks) {
+        std::vector<Slot> split;
+        for (const Slot& s : slots) {
+            const Op& op = s.ops[0];
+            if (op.kind != OpKind::B) {
+                split.push_back(s);
+                continue;
+            }
+            split.push_back(Slot::single({OpKind::I, op.pipeline, op.stage, op.microbatch}));
+            split.push_back(Slot::single({OpKind::W, op.pipeline, op.stage, op.microbatch}));
+        }
+        slots = split;
+    }
+    VerifyOptions at2;
+    at2.memory_limit = Rational(2);
+    REQUIRE(!verify(gpipe, at2).ok());
+    const auto repaired = repaired_to_cap(gpipe, 2);
+    REQUIRE(repaired);
+    CHECK(verify(*repaired, at2).ok());
+    for (size_t r = 0; r < gpipe.ranks.size(); ++r) {
+        // Only forwards moved: each kind's own order is unchanged.
+        CHECK(ops_of_kind(repaired->ranks[r], true) == ops_of_kind(gpipe.ranks[r], true));
+        CHECK(ops_of_kind(repaired->ranks[r], false) == ops_of_kind(gpipe.ranks[r], false));
+    }
+    CHECK_FALSE(repaired_to_cap(gpipe, 4));  // already within the cap: nothing to repair
+    // In the search: DualPipe at the 1F1B cap P (its split order peaks at P+1) becomes a warm start.
+    const Case k{"dualpipe P4 M8 cap4", Placement::bidirectional(4, 4), TinyCosts{18522, 18086, 9337, 601, {}}, 4};
+    SearchOptions o = quick();
+    o.time_limit = 2;
+    o.engine = SearchEngine::None;
+    o.warm_starts = {{"generator:dualpipe", generate_dualpipe({4, 8, std::nullopt})}};
+    const SearchResult r = search(problem_of(k), o);
+    bool used = false;
+    for (const std::string& line : r.log)
+        used = used || (line.find("dualpipe+split(backward first)+cap-repair: ") != std::string::npos &&
+                        line.find("not used") == std::string::npos);
+    CHECK(used);
+    check_schedule(r, k);
 }
