@@ -237,10 +237,15 @@ private:
             starts.push_back(w);
             const bool rewrite = needs_rewrite(inst_, w.schedule);
             if (rewrite) starts.push_back({w.origin + "+split", into_search_space(inst_, w.schedule)});
+            // Under a cap: the split that frees before it allocates, and, when some forward still
+            // exceeds the cap, that order repaired (cap_repair.hpp).
             if (!inst_.cap || inst_.pairs_allowed()) continue;
-            const Schedule in_space = rewrite ? into_search_space(inst_, w.schedule, true) : w.schedule;
+            Schedule in_space = rewrite ? into_search_space(inst_, w.schedule, true) : w.schedule;
+            const std::string name = w.origin + (rewrite ? "+split(backward first)" : "");
             if (auto repaired = repaired_to_cap(in_space, *inst_.cap))
-                starts.push_back({w.origin + (rewrite ? "+split(backward first)" : "") + "+cap-repair", std::move(*repaired)});
+                starts.push_back({name + "+cap-repair", std::move(*repaired)});
+            else if (rewrite)
+                starts.push_back({name, std::move(in_space)});
         }
         for (NamedSchedule& n : cap_filled_warm_starts(inst_)) starts.push_back({"cap-filled " + n.origin, std::move(n.schedule)});
         for (const WarmStart& w : starts) {
