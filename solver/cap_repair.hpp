@@ -7,7 +7,8 @@
 // the 1F1B cap of P it was no warm start at all and the search started from Chimera's order (855762 at
 // P=8 M=16 cap 8). Repaired, DualPipe's order verifies at 824640 and the local search from it reaches
 // 798855 (from Chimera's: 807003). It is a heuristic: the search verifies and re-times what it returns
-// (a postponed forward may starve another rank, or deadlock: then verify rejects it).
+// (a postponed forward may starve another rank, deadlock, or -- on a rank that holds two stages of one
+// micro-batch, as the V map's -- land after its own backward: then verify rejects it).
 //
 // Live activations per rank follow the order alone (F allocates at its start, W frees at its end, one
 // op at a time), the memory model of verify; fused B's and pairs are split before (search.cpp).
