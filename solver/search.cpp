@@ -1,5 +1,7 @@
 #include "solver/search.hpp"
 
+#include "solver/cap_filled_warm_starts.hpp"
+#include "solver/cap_repair.hpp"
 #include "solver/greedy.hpp"
 #include "solver/greedy_improve.hpp"
 #include "solver/rank_relaxation.hpp"
@@ -43,8 +45,9 @@ std::string outside_search_space(const Instance& inst, const Schedule& s) {
 
 // The nearest schedule inside the search space: an unpaired fused B becomes I immediately followed by
 // W; a pair of the wrong kind becomes what the search can form (F&B -> F&I then W, F&I -> F then I,
-// any pair without --overlap -> its ops one after the other).
-Schedule into_search_space(const Instance& inst, const Schedule& s) {
+// any pair without --overlap -> its ops one after the other: the F first, or with backward_first the
+// backward first, which frees an activation before the F takes one -- the order a tight cap needs).
+Schedule into_search_space(const Instance& inst, const Schedule& s, bool backward_first = false) {
     Schedule out = s;
     out.gaps.clear();
     for (auto& slots : out.ranks) {
@@ -65,6 +68,11 @@ Schedule into_search_space(const Instance& inst, const Schedule& s) {
             const Op w{OpKind::W, backward->pipeline, backward->stage, backward->microbatch};
             if (slot.is_pair() && inst.pairs_allowed() && !inst.fused_pairs()) {
                 split.push_back(Slot::pair(slot.ops[0], i));
+            } else if (slot.is_pair() && backward_first) {
+                split.push_back(Slot::single(i));
+                if (backward->kind == OpKind::B) split.push_back(Slot::single(w));
+                split.push_back(Slot::single(slot.ops[0]));
+                continue;
             } else {
                 if (slot.is_pair()) split.push_back(Slot::single(slot.ops[0]));
                 split.push_back(Slot::single(i));
@@ -227,8 +235,19 @@ private:
         for (const WarmStart& w : options_.warm_starts) {
             if (!same_placement(w.schedule.placement, inst_.problem.placement)) continue;
             starts.push_back(w);
-            if (needs_rewrite(inst_, w.schedule)) starts.push_back({w.origin + "+split", into_search_space(inst_, w.schedule)});
+            const bool rewrite = needs_rewrite(inst_, w.schedule);
+            if (rewrite) starts.push_back({w.origin + "+split", into_search_space(inst_, w.schedule)});
+            // Under a cap: the split that frees before it allocates, and, when some forward still
+            // exceeds the cap, that order repaired (cap_repair.hpp).
+            if (!inst_.cap || inst_.pairs_allowed()) continue;
+            Schedule in_space = rewrite ? into_search_space(inst_, w.schedule, true) : w.schedule;
+            const std::string name = w.origin + (rewrite ? "+split(backward first)" : "");
+            if (auto repaired = repaired_to_cap(in_space, *inst_.cap))
+                starts.push_back({name + "+cap-repair", std::move(*repaired)});
+            else if (rewrite)
+                starts.push_back({name, std::move(in_space)});
         }
+        for (NamedSchedule& n : cap_filled_warm_starts(inst_)) starts.push_back({"cap-filled " + n.origin, std::move(n.schedule)});
         for (const WarmStart& w : starts) {
             if (result_.schedule && (stopped() || Clock::now() >= deadline_)) {
                 log("time is up: the remaining library schedules are not evaluated");

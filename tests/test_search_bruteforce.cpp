@@ -1,5 +1,8 @@
 // The search against an independent brute force on tiny instances (tag [search]).
 #include "model/placement.hpp"
+#include "schedules/families.hpp"
+#include "solver/cap_filled_warm_starts.hpp"
+#include "solver/cap_repair.hpp"
 #include "solver/search.hpp"
 #include "verifier/simulate.hpp"
 #include "verifier/verify.hpp"
@@ -432,4 +435,108 @@ TEST_CASE("search: the analytic bounds (memory-aware warm-up included) never exc
         CHECK(lb.value * inst.quantum <= Ticks(bf.best));
         for (const Ticks& v : lb.per_rank) CHECK(v * inst.quantum <= Ticks(bf.best));
     }
+}
+
+// Issue 13, P=32 M=256 cap 64: ZB-H2 peaks at 2P-1 and ends one W above the optimum; the hand schedule
+// with its W's lagging one micro-batch more on ranks 1..P-1 (cap_filled_warm_starts.hpp) reaches it.
+// The same happens at P=2, small enough for the brute force.
+TEST_CASE("search: the cap-filled Zero Bubble hand schedule reaches the brute-force span optimum, ZB-H2 does not", "[search]") {
+    const TinyCosts zb15{18522, 18086, 9337, 601, {}};
+    const Case k{"loop P2 M4 ZB 1.5B span cap4", loop(2, 4), zb15, 4};
+    const auto bf = BruteForce(k.placement, k.costs, k.cap, true).solve();
+    REQUIRE(bf.best > 0);
+    const Instance inst = build_instance(problem_of(k, Objective::Span));
+    Ticks best = -1;
+    for (NamedSchedule& n : cap_filled_warm_starts(inst)) {
+        INFO(n.origin);
+        const Evaluation e = evaluate_schedule(inst, n.schedule);
+        REQUIRE(e.ok);  // within the cap: every variant keeps warm-up + lag + 1 <= cap
+        CHECK(e.value >= Ticks(bf.best));
+        if (best < 0 || e.value < best) best = e.value;
+    }
+    CHECK(best == Ticks(bf.best));
+    Schedule h2 = generate_zb_h2({2, 4, std::nullopt});
+    const Evaluation paper = evaluate_schedule(inst, h2);
+    REQUIRE(paper.ok);
+    CHECK(paper.value == Ticks(bf.best + zb15.W));  // one W more on the path, as at P=32
+    // The search takes it and certifies it without a solver call.
+    const SearchResult r = search(problem_of(k, Objective::Span), quick());
+    CHECK(r.status == SearchStatus::Optimal);
+    CHECK(r.value == Ticks(bf.best));
+    CHECK(r.calls.empty());
+    check_schedule(r, k);
+}
+
+TEST_CASE("search: every cap-filled hand schedule verifies within its cap", "[search]") {
+    for (auto [P, M, cap] : {std::array<int, 3>{3, 6, 6}, {4, 8, 5}, {4, 16, 8}, {4, 16, 12}, {5, 10, 9}}) {
+        const Case k{"loop", loop(P, M), TinyCosts{3, 4, 2, 1, {}}, cap};
+        const Instance inst = build_instance(problem_of(k));
+        const auto starts = cap_filled_warm_starts(inst);
+        INFO("P=" << P << " M=" << M << " cap " << cap);
+        CHECK(!starts.empty());
+        for (const NamedSchedule& n : starts) {
+            INFO(n.origin);
+            VerifyOptions vo;
+            vo.memory_limit = Rational(cap);
+            CHECK(verify(n.schedule, vo).ok());
+        }
+    }
+    // Not for other placements, nor without a cap.
+    CHECK(cap_filled_warm_starts(build_instance(problem_of({"v", vshape(2, 4), TinyCosts{}, 4}))).empty());
+    CHECK(cap_filled_warm_starts(build_instance(problem_of({"none", loop(2, 4), TinyCosts{}, std::nullopt}))).empty());
+}
+
+namespace {
+
+// The ops of one kind on one rank, in order.
+std::vector<Op> ops_of_kind(const std::vector<Slot>& slots, bool forwards) {
+    std::vector<Op> out;
+    for (const Slot& s : slots)
+        if ((s.ops[0].kind == OpKind::F) == forwards) out.push_back(s.ops[0]);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("search: a warm start over the cap is repaired by postponing forwards only", "[search]") {
+    // GPipe split into F, I, W holds every micro-batch at once: M = 4 activations per rank.
+    Schedule gpipe = generate_gpipe({2, 4, std::nullopt});
+    for (auto& slots : gpipe.ranks) {
+        std::vector<Slot> split;
+        for (const Slot& s : slots) {
+            const Op& op = s.ops[0];
+            if (op.kind != OpKind::B) {
+                split.push_back(s);
+                continue;
+            }
+            split.push_back(Slot::single({OpKind::I, op.pipeline, op.stage, op.microbatch}));
+            split.push_back(Slot::single({OpKind::W, op.pipeline, op.stage, op.microbatch}));
+        }
+        slots = split;
+    }
+    VerifyOptions at2;
+    at2.memory_limit = Rational(2);
+    REQUIRE(!verify(gpipe, at2).ok());
+    const auto repaired = repaired_to_cap(gpipe, 2);
+    REQUIRE(repaired);
+    CHECK(verify(*repaired, at2).ok());
+    for (size_t r = 0; r < gpipe.ranks.size(); ++r) {
+        // Only forwards moved: each kind's own order is unchanged.
+        CHECK(ops_of_kind(repaired->ranks[r], true) == ops_of_kind(gpipe.ranks[r], true));
+        CHECK(ops_of_kind(repaired->ranks[r], false) == ops_of_kind(gpipe.ranks[r], false));
+    }
+    CHECK_FALSE(repaired_to_cap(gpipe, 4));  // already within the cap: nothing to repair
+    // In the search: DualPipe at the 1F1B cap P (its split order peaks at P+1) becomes a warm start.
+    const Case k{"dualpipe P4 M8 cap4", Placement::bidirectional(4, 4), TinyCosts{18522, 18086, 9337, 601, {}}, 4};
+    SearchOptions o = quick();
+    o.time_limit = 2;
+    o.engine = SearchEngine::None;
+    o.warm_starts = {{"generator:dualpipe", generate_dualpipe({4, 8, std::nullopt})}};
+    const SearchResult r = search(problem_of(k), o);
+    bool used = false;
+    for (const std::string& line : r.log)
+        used = used || (line.find("dualpipe+split(backward first)+cap-repair: ") != std::string::npos &&
+                        line.find("not used") == std::string::npos);
+    CHECK(used);
+    check_schedule(r, k);
 }
