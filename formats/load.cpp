@@ -5,7 +5,13 @@
 #include "formats/native.hpp"
 #include "formats/text_lines.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -33,43 +39,76 @@ FileFormat parse_format_name(const std::string& name) {
 
 namespace {
 
+[[noreturn]] void refuse_nul(std::string_view text, size_t nul, const std::string& path) {
+    const size_t line_start = text.rfind('\n', nul);
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
+    const size_t column = line_start == std::string::npos ? nul + 1 : nul - line_start;
+    throw InputError(path, static_cast<int>(line), static_cast<int>(column), "a NUL byte: this is not a text file");
+}
+
 // Reads at most kMaxTextBytes + 1 bytes: a larger file (or an endless one, such as /dev/zero or a pipe that
 // never ends) is refused once it passes the limit, instead of filling the memory.
-std::string read_bounded(std::istream& in, const std::string& path, std::uintmax_t expected_size = 0) {
+std::string read_bounded(std::istream& in, const std::string& path) {
     std::string text;
-    text.reserve(std::min<std::uintmax_t>(expected_size, kMaxTextBytes + 1));  // a regular file: one allocation
     std::vector<char> chunk(1 << 20);
     while (in) {
         in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
         const size_t before = text.size();
         text.append(chunk.data(), static_cast<size_t>(in.gcount()));
         // No format allows a NUL byte: say so at once (/dev/zero) rather than after reading 2 GiB of it.
-        if (const size_t nul = text.find('\0', before); nul != std::string::npos) {
-            const size_t line_start = text.rfind('\n', nul);
-            const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
-            const size_t column = line_start == std::string::npos ? nul + 1 : nul - line_start;
-            throw InputError(path, static_cast<int>(line), static_cast<int>(column), "a NUL byte: this is not a text file");
-        }
+        if (const size_t nul = text.find('\0', before); nul != std::string::npos) refuse_nul(text, nul, path);
         if (text.size() > kMaxTextBytes) check_text_size(text, path);  // throws: over 2 GiB
     }
     if (in.bad()) throw InputError(path, 0, 0, "cannot read the file");
     return text;
 }
 
-}  // namespace
-
-std::string read_file_text(const std::string& path) {
-    if (path == "-") return read_bounded(std::cin, "-");
-    std::error_code error;
-    if (std::filesystem::is_directory(path, error)) throw InputError(path, 0, 0, "is a directory, not a schedule file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, 0, 0, "cannot open the file");
-    const std::uintmax_t size = std::filesystem::is_regular_file(path, error) ? std::filesystem::file_size(path, error) : 0;
-    return read_bounded(in, path, error ? 0 : size);
+// A regular file straight into one buffer of its size: no stream, no second copy, no zeroed pages. Nullopt
+// when the file is not regular, or changed size while being read (the stream path reads it then).
+std::optional<FileText> read_regular(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw InputError(path, 0, 0, "cannot open the file");
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat info {};
+    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
+    const auto size = static_cast<std::uint64_t>(info.st_size);
+    check_file_size(size, path);  // throws over 2 GiB
+    auto bytes = std::make_unique_for_overwrite<char[]>(size + 1);
+    size_t got = 0;
+    while (got <= size) {  // one byte past the size: a file that grew is read again by the stream path
+        const ssize_t n = ::read(fd, bytes.get() + got, size + 1 - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw InputError(path, 0, 0, "cannot read the file");
+        if (n == 0) break;
+        got += static_cast<size_t>(n);
+    }
+    if (got != size) return std::nullopt;
+    FileText text(std::move(bytes), size);
+    if (const void* nul = std::memchr(text.view().data(), '\0', size))
+        refuse_nul(text.view(), static_cast<size_t>(static_cast<const char*>(nul) - text.view().data()), path);
+    return text;
 }
 
+}  // namespace
+
+FileText read_file(const std::string& path) {
+    if (path == "-") return FileText(read_bounded(std::cin, "-"));
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error)) throw InputError(path, 0, 0, "is a directory, not a schedule file");
+    if (auto text = read_regular(path)) return std::move(*text);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, 0, 0, "cannot open the file");
+    return FileText(read_bounded(in, path));
+}
+
+std::string read_file_text(const std::string& path) { return std::string(read_file(path).view()); }
+
 Schedule load_schedule(const std::string& path, std::optional<FileFormat> format, const TorchCsvOptions& csv) {
-    const std::string text = read_file_text(path);
+    const FileText file = read_file(path);
+    const std::string_view text = file.view();
     switch (format.value_or(format_from_name(path))) {
         case FileFormat::TorchCsv: return read_torch_csv(text, path, csv);
         case FileFormat::Json: return read_json(text, path);

@@ -6,8 +6,10 @@
 #include "formats/torch_csv.hpp"
 #include "model/schedule.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace pp {
 
@@ -17,7 +19,20 @@ FileFormat format_from_name(const std::string& path);
 // "native", "torch-csv" (or "csv"), "json"; throws std::invalid_argument otherwise.
 FileFormat parse_format_name(const std::string& name);
 
+// A file's bytes ("-": standard input), at most 2 GiB, without NUL bytes: what the readers parse.
+class FileText {
+public:
+    explicit FileText(std::string text) : owned_(std::move(text)) {}
+    FileText(std::unique_ptr<char[]> bytes, std::size_t size) : bytes_(std::move(bytes)), size_(size) {}
+    std::string_view view() const { return bytes_ ? std::string_view(bytes_.get(), size_) : std::string_view(owned_); }
+
+private:
+    std::string owned_;
+    std::unique_ptr<char[]> bytes_;
+    std::size_t size_ = 0;
+};
 // Throws InputError (including for unreadable files).
+FileText read_file(const std::string& path);
 std::string read_file_text(const std::string& path);
 Schedule load_schedule(const std::string& path, std::optional<FileFormat> format, const TorchCsvOptions& csv = {});
 // PyTorch CSV lines end in CRLF as Python's csv module writes them; csv_crlf = false writes LF (as some

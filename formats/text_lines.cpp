@@ -63,10 +63,12 @@ size_t plain_ascii_prefix(std::string_view text) {
     return i;
 }
 
-void check_text_size(std::string_view text, const std::string& file) {
-    if (text.size() > kMaxTextBytes)
+void check_text_size(std::string_view text, const std::string& file) { check_file_size(text.size(), file); }
+
+void check_file_size(std::uint64_t bytes, const std::string& file) {
+    if (bytes > kMaxTextBytes)
         throw InputError(file, 0, 0,
-                         "the file has " + std::to_string(text.size()) + " bytes; files up to " +
+                         "the file has " + std::to_string(bytes) + " bytes; files up to " +
                              std::to_string(kMaxTextBytes) + " bytes (2 GiB) are read (positions are 32-bit)");
 }
 

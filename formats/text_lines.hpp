@@ -15,6 +15,7 @@ namespace pp {
 // wrapping a line number.
 inline constexpr std::size_t kMaxTextBytes = 0x7FFFFFFF;
 void check_text_size(std::string_view text, const std::string& file);
+void check_file_size(std::uint64_t bytes, const std::string& file);  // the same for a file of `bytes`
 // The length of the longest prefix of plain ASCII without NUL (what every valid file mostly is), scanned
 // 8 bytes at a time; the byte after it needs a closer look.
 std::size_t plain_ascii_prefix(std::string_view text);
