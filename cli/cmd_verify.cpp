@@ -54,7 +54,7 @@ struct VerifyCommand {
             nlohmann::json out = {{"file", schedule.source},
                                   {"valid", report.ok()},
                                   {"ranks", schedule.placement.ranks},
-                                  {"ops", schedule.op_count()},
+                                  {"ops", report.ops},
                                   {"violations", nlohmann::json::array()},
                                   {"suppressed", suppressed}};
             for (const auto& v : report.violations) out["violations"].push_back(violation_json(v));
@@ -74,7 +74,7 @@ struct VerifyCommand {
             if (report.ok())
                 std::cout << fmt::format("{}: OK: {} ranks, {} ops in {} slots; every op once, on its rank, "
                                          "dependencies respected, no deadlock{}\n",
-                                         schedule.source, schedule.placement.ranks, schedule.op_count(),
+                                         schedule.source, schedule.placement.ranks, report.ops,
                                          schedule.slot_count(),
                                          schedule.actions ? ", sends and receives match"
                                          : comm_model == "batched" ? ", blocking P2P batches match and complete"

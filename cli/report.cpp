@@ -82,7 +82,7 @@ Timed verify_and_simulate(const Schedule& input, const Costs& costs, const Activ
     // the graph is built only to explain a violation, or for batched timing.
     const VerdictOptions options = verdict_options(schedule, activations, model, memory_limit);
     std::optional<Simulation> walked = model == CommModel::Dataflow ? time_if_clean(schedule, costs, kept) : std::nullopt;
-    VerifyReport report = walked ? complete_verdict(schedule, verify_walked(schedule, options.verify), options)
+    VerifyReport report = walked ? complete_verdict(schedule, verify_walked(schedule, options.verify, walked->ops), options)
                                  : verdict(schedule, options);
     TimingModel timing{model, model == CommModel::Batched && uses_attached_program(schedule)};
     if (!only_memory_violations(report)) {
@@ -120,7 +120,7 @@ std::string simulation_text(const Schedule& schedule, const SlotNumbering& slots
                             const TimingModel& timing) {
     const auto& t = sim.scale;
     std::string text = fmt::format("{}: {} ranks, {} ops; costs {}; timing model: {}\n", schedule.source,
-                                   schedule.placement.ranks, schedule.op_count(), format_costs(costs), timing.label());
+                                   schedule.placement.ranks, sim.ops, format_costs(costs), timing.label());
     text += fmt::format("makespan {}   bubble (largest idle) {}   bubble fraction {} ({})\n", t.format(sim.makespan),
                         t.format(sim.bubble), format_rational(sim.bubble_fraction), percent(sim.bubble_fraction));
     text += fmt::format("{:>5} {:>12} {:>12} {:>12} {:>6}\n", "rank", "busy", "idle", "span", "peak");

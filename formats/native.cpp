@@ -11,7 +11,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <span>
 
 namespace pp {
 namespace {
@@ -65,12 +64,15 @@ private:
 
     void read_line(const TextLine& line) {
         line_ = line.number;
-        split_words(line.text, words_);  // into one buffer: a rank line of 10^5 words allocates once
-        const std::vector<Word>& words = words_;
-        if (words.empty()) return;
+        WordCursor cursor(line.text);
+        Word first;
+        if (!cursor.next(first)) return;
         any_words_ = true;
-        const std::string_view head = words[0].text;
-        if (head == "rank") return read_rank_line(line, words);
+        if (first.text == "rank") return read_rank_line(first, cursor);  // its ops, one at a time
+        words_.assign(1, first);  // a header line: all its words, into one reused buffer
+        for (Word word; cursor.next(word);) words_.push_back(word);
+        const std::vector<Word>& words = words_;
+        const std::string_view head = first.text;
         if (placement_ready_) fail(words[0].column, fmt::format("'{}' must come before the first rank line", head));
         if (!seen_directives_.insert(std::string(head)).second && head != "pipeline" && head != "stage-costs")
             fail(words[0].column, fmt::format("'{}' is given twice", head));
@@ -306,45 +308,37 @@ private:
     SourceLoc size_at_{};  // the micro-batch count (or last pipeline line) that sets the size, for the size check
     int line_of_placement() const { return placement_line_; }
 
-    void read_rank_line(const TextLine& line, const std::vector<Word>& words) {
+    void read_rank_line(const Word& head, WordCursor& words) {
         if (!placement_ready_) {
             const int here = line_;
-            finish_header(words[0].column);
+            finish_header(head.column);
             line_ = here;
         }
-        if (words.size() < 2) fail(words[0].column + 4, "expected 'rank N:' followed by the rank's ops");
-        Word number = words[1];
+        Word number;
+        if (!words.next(number)) fail(head.column + 4, "expected 'rank N:' followed by the rank's ops");
         bool colon_attached = !number.text.empty() && number.text.back() == ':';
         if (colon_attached) number.text.remove_suffix(1);
         const int r = parse_count(number, "a rank number", 0);
         if (r >= *ranks_) fail(number.column, fmt::format("rank {} is not in 0..{}", r, *ranks_ - 1));
-        size_t first = 2;
+        auto& slots = schedule_.ranks[r];
         if (!colon_attached) {
-            if (words.size() < 3 || words[2].text.substr(0, 1) != ":")
+            Word colon;
+            if (!words.next(colon) || colon.text.substr(0, 1) != ":")
                 fail(number.column + static_cast<int>(number.text.size()), "expected ':' after the rank number");
-            if (words[2].text.size() > 1) {
-                const Word glued{words[2].text.substr(1), words[2].column + 1};  // "rank 0 :0F0"
-                read_tokens(r, std::span<const Word>(&glued, 1));
-            }
-            first = 3;
+            if (colon.text.size() > 1) read_token(r, {colon.text.substr(1), colon.column + 1});  // "rank 0 :0F0"
         }
-        if (rank_seen_[r]) fail(words[0].column, fmt::format("rank {} has a second line", r));
+        if (rank_seen_[r]) fail(head.column, fmt::format("rank {} has a second line", r));
         rank_seen_[r] = true;
-        read_tokens(r, std::span<const Word>(words).subspan(first));
+        slots.reserve(slots.size() + words.words_left_at_most());  // one growth, not log(n) copies of a long rank
+        read_ops(r, words.line(), words.position());
+        if (slots.capacity() > slots.size() + slots.size() / 4 + 16) slots.shrink_to_fit();  // wide spacing
     }
 
-    void read_tokens(int rank, std::span<const Word> words) {
-        auto& slots = schedule_.ranks[rank];
-        slots.reserve(slots.size() + words.size());  // one growth, not log(n) copies of a long rank
-        for (const Word& word : words) {
-            if (word.text == ".") {
-                note_gap(rank);
-                continue;
-            }
-            Slot slot = word.text.front() == '(' ? read_pair(word) : Slot::single(read_op(word.text, word.column));
-            slot.loc = {line_, word.column};
-            slots.push_back(slot);
-        }
+    void read_token(int rank, const Word& word) {
+        if (word.text == ".") return note_gap(rank);
+        Slot slot = word.text.front() == '(' ? read_pair(word) : Slot::single(read_op(word.text, word.column));
+        slot.loc = {line_, word.column};
+        schedule_.ranks[rank].push_back(slot);
     }
 
     void note_gap(int rank) {
@@ -385,11 +379,9 @@ private:
         std::string text() const { return format_op(kind, pipeline, stage, microbatch); }
     };
 
-    // The common shape, digits and a letter only: parsed in one sweep; false sends it to read_op's careful
-    // path, which accepts or explains everything else.
-    static bool read_plain_op(std::string_view text, WrittenOp& op) {
-        const char* p = text.data();
-        const char* const end = p + text.size();
+    // The common shape -- digits, F, I, W or B, digits -- scanned from p on; p stops after it. False when the
+    // text there does not start with that shape (read_op's careful path accepts or explains everything).
+    static bool scan_plain_op(const char*& p, const char* const end, WrittenOp& op) {
         auto digits = [&](int& value) {
             const char* const start = p;
             int v = 0;
@@ -406,7 +398,34 @@ private:
             case 'B': op.kind = OpKind::B; break;
             default: return false;
         }
-        return digits(op.microbatch) && p == end;
+        return digits(op.microbatch);
+    }
+
+    static bool read_plain_op(std::string_view text, WrittenOp& op) {
+        const char* p = text.data();
+        return scan_plain_op(p, text.data() + text.size(), op) && p == text.data() + text.size();
+    }
+
+    static bool ends_word(const char* p, const char* end) { return p == end || *p == ' ' || *p == '\t' || *p == '#'; }
+
+    // The ops of a rank line from `from` on, as WordCursor would split them: an op of the common shape is read
+    // where it stands (most of a large file), any other word goes through read_token.
+    void read_ops(int rank, std::string_view line, size_t from) {
+        auto& slots = schedule_.ranks[rank];
+        const char* const begin = line.data();
+        const char* const end = begin + line.size();
+        for (const char* p = begin + from;;) {
+            while (p < end && (*p == ' ' || *p == '\t')) ++p;
+            if (p == end || *p == '#') return;
+            const char* const start = p;
+            const int column = static_cast<int>(start - begin) + 1;
+            if (WrittenOp op; scan_plain_op(p, end, op) && ends_word(p, end)) {
+                slots.push_back(Slot::single(checked_op(op, column), {line_, column}));
+                continue;
+            }
+            for (p = start; !ends_word(p, end);) ++p;
+            read_token(rank, {std::string_view(start, static_cast<size_t>(p - start)), column});
+        }
     }
 
     // <stage><F|I|W|B><micro-batch>[@<pipeline>]
@@ -449,6 +468,14 @@ private:
     }
 
     Op checked_op(const WrittenOp& op, int column) {
+        const auto& pipelines = schedule_.placement.pipelines;
+        if (op.pipeline >= static_cast<int>(pipelines.size()) || op.stage >= pipelines[op.pipeline].stages() ||
+            op.microbatch >= pipelines[op.pipeline].microbatches)
+            out_of_range(op, column);
+        return Op{op.kind, op.pipeline, op.stage, op.microbatch};
+    }
+
+    [[noreturn, gnu::cold, gnu::noinline]] void out_of_range(const WrittenOp& op, int column) const {
         const auto& placement = schedule_.placement;
         if (op.pipeline >= placement.pipeline_count())
             fail(column, fmt::format("{}: pipeline {} does not exist (the schedule has {})", op.text(), op.pipeline,
@@ -456,9 +483,7 @@ private:
         const auto& p = placement.pipelines[op.pipeline];
         if (op.stage >= p.stages())
             fail(column, fmt::format("{}: stage {} is not in 0..{}", op.text(), op.stage, p.stages() - 1));
-        if (op.microbatch >= p.microbatches)
-            fail(column, fmt::format("{}: micro-batch {} is not in 0..{}", op.text(), op.microbatch, p.microbatches - 1));
-        return Op{op.kind, op.pipeline, op.stage, op.microbatch};
+        fail(column, fmt::format("{}: micro-batch {} is not in 0..{}", op.text(), op.microbatch, p.microbatches - 1));
     }
 
     void finish() {

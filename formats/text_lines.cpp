@@ -1,6 +1,7 @@
 #include "formats/text_lines.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 
@@ -105,14 +106,41 @@ std::vector<Word> split_words(std::string_view line) {
 
 void split_words(std::string_view line, std::vector<Word>& words) {
     words.clear();
-    size_t i = 0;
-    while (i < line.size()) {
-        while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-        if (i >= line.size() || line[i] == '#') break;
-        const size_t start = i;
-        while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '#') ++i;
-        words.push_back({line.substr(start, i - start), static_cast<int>(start) + 1});
-    }
+    WordCursor cursor(line);
+    for (Word word; cursor.next(word);) words.push_back(word);
+}
+
+namespace {
+
+// What a byte is to the word splitter: part of a word, a separator, or the start of a comment.
+enum class ByteClass : std::uint8_t { Word, Separator, Comment };
+constexpr std::array<ByteClass, 256> kByteClass = [] {
+    std::array<ByteClass, 256> table{};
+    table[static_cast<unsigned char>(' ')] = table[static_cast<unsigned char>('\t')] = ByteClass::Separator;
+    table[static_cast<unsigned char>('#')] = ByteClass::Comment;
+    return table;
+}();
+ByteClass byte_class(char c) { return kByteClass[static_cast<unsigned char>(c)]; }
+
+}  // namespace
+
+bool WordCursor::next(Word& word) {
+    const size_t n = line_.size();
+    while (i_ < n && byte_class(line_[i_]) == ByteClass::Separator) ++i_;
+    if (done_ || i_ >= n || line_[i_] == '#') return done_ = true, false;
+    const size_t start = i_;
+    while (i_ < n && byte_class(line_[i_]) == ByteClass::Word) ++i_;
+    word = {line_.substr(start, i_ - start), static_cast<int>(start) + 1};
+    return true;
+}
+
+size_t WordCursor::words_left_at_most() const {
+    if (done_) return 0;
+    std::string_view rest = line_.substr(i_);
+    rest = rest.substr(0, rest.find('#'));
+    size_t separators = 0;
+    for (char c : rest) separators += static_cast<size_t>((c == ' ') | (c == '\t'));  // branch-free: vectorised
+    return separators + 1;
 }
 
 }  // namespace pp

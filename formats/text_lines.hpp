@@ -50,4 +50,21 @@ private:
 std::vector<Word> split_words(std::string_view line);
 void split_words(std::string_view line, std::vector<Word>& words);  // into `words`, reusing its storage
 
+// The same words one at a time, for a rank line of 10^5 ops that need not be listed first.
+class WordCursor {
+public:
+    explicit WordCursor(std::string_view line) : line_(line) {}
+    bool next(Word& word);  // false after the last word
+    // At least the number of words left (the separators before the comment, plus one): to reserve once.
+    std::size_t words_left_at_most() const;
+    // The line and where the words left start in it (for a reader that scans them itself).
+    std::string_view line() const { return line_; }
+    std::size_t position() const { return done_ ? line_.size() : i_; }
+
+private:
+    std::string_view line_;
+    std::size_t i_ = 0;
+    bool done_ = false;
+};
+
 }  // namespace pp

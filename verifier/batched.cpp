@@ -531,6 +531,7 @@ Simulation simulate_batched(const Schedule& schedule, const ScheduleGraph& graph
         std::reverse(sim.critical_path.begin(), sim.critical_path.end());
     }
     record_path_times(sim);
+    sim.ops = schedule.op_count();
     return sim;
 }
 

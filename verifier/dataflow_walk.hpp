@@ -1,10 +1,11 @@
 #pragma once
 // A clean schedule confirmed -- and timed -- in one pass over its ranks, without the dependency graph of
-// model/dag.hpp. Per (pipeline, stage, micro-batch) cell one byte records which of F, I, W, B the schedule
-// holds and which have run; each rank runs its next slot once the dependency predecessors of the slot's ops
-// have run. That is Kahn's algorithm on the slot graph with a rank's next slot as its only candidate, so it
-// reaches the end of every rank exactly when the graph has no cycle and no dependency points backwards
-// within a rank (such a dependency stops its rank at the waiting slot for good).
+// model/dag.hpp. Per (pipeline, stage, micro-batch) cell one byte records which of F, I, W, B have run;
+// each rank runs its next slot once the dependency predecessors of the slot's ops have run, checking the slot
+// as it reaches it. That is Kahn's algorithm on the slot graph with a rank's next slot as its only candidate,
+// so it reaches the end of every rank exactly when the graph has no cycle and no dependency points backwards
+// within a rank (such a dependency stops its rank at the waiting slot for good); then every op has run once,
+// and the cells say whether each holds a complete set.
 //
 // The walk only ever answers "clean". At the first irregularity -- an op out of range, on a rank that does
 // not hold its stage, held twice, a malformed pair, a cell without exactly F + B or F + I + W, a rank that
@@ -15,6 +16,7 @@
 // (README, "Reading speed").
 #include "model/schedule.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -50,12 +52,17 @@ public:
     // after its rank predecessor and the ops it waits for.
     template <class Clock>
     bool run(Clock& clock) {
-        if (!mark_present() || !cells_complete()) return false;
-        return advance_all(clock);
+        // One pass over the slots: each is checked (shape, range, placement, no op twice) when the walk
+        // reaches it, and the cells for completeness once every rank has run to its end.
+        if (!number_ranks()) return false;
+        cell_.assign(cell_count(), 0);
+        return advance_all(clock) && cells_complete();
     }
     std::size_t cell_count() const { return index_.size() / kOpKinds; }
     // After run(): slots of rank r are numbered [first_slots()[r], first_slots()[r + 1]).
     const std::vector<std::uint32_t>& first_slots() const { return first_slot_; }
+    // After a run() that returned true: the schedule's ops (each ran once), counted on the way.
+    std::size_t ops_run() const { return ops_; }
     // What `slot` of rank `rank` waits for (the waits run() gave the clock for it): their number, at most 2.
     int waits_of(const Slot& slot, int rank, Waits& waits) const {
         int count = 0;
@@ -65,38 +72,38 @@ public:
     }
 
 private:
-    static constexpr std::uint8_t kRan = 4;  // bit kind + kRan: the op has run
     static constexpr std::uint8_t kBit(OpKind kind) { return std::uint8_t(1u << static_cast<unsigned>(kind)); }
+
+    static constexpr std::size_t kPrefetchAhead = 4;  // slots: one 64-byte line ahead of a 28-byte slot
 
     const Schedule& s_;
     OpIndex index_;
-    std::vector<std::uint8_t> cell_;  // present and ran bits per cell
+    std::vector<std::uint8_t> cell_;  // per cell, bit `kind` of each of its ops that has run
     std::vector<std::uint32_t> first_slot_;  // of each rank, in ScheduleGraph numbering
+    std::size_t ops_ = 0;
 
     std::size_t cell_of(const Op& op) const { return index_.id(op) / kOpKinds; }
     int last_stage(const Op& op) const { return s_.placement.pipelines[op.pipeline].stages() - 1; }
 
-    // Range, placement, no op twice, pairs one F and one backward.
-    bool mark_present() {
-        cell_.assign(index_.size() / kOpKinds, 0);
+    // Slot numbers in ScheduleGraph's numbering, within its 31 bits (number_slots refuses more, with the reason).
+    bool number_ranks() {
         first_slot_.reserve(s_.ranks.size() + 1);
         std::uint64_t next = 0;
-        for (std::size_t r = 0; r < s_.ranks.size(); ++r) {
+        for (const auto& slots : s_.ranks) {
             first_slot_.push_back(static_cast<std::uint32_t>(next));
-            for (const Slot& slot : s_.ranks[r]) {
-                if (slot.count < 1 || slot.count > 2) return false;
-                if (slot.is_pair() && (slot.ops[0].kind != OpKind::F || !is_backward(slot.ops[1].kind))) return false;
-                for (const Op& op : slot) {
-                    if (!index_.in_range(op) || s_.placement.rank_of(op.pipeline, op.stage) != static_cast<int>(r)) return false;
-                    std::uint8_t& bits = cell_[cell_of(op)];
-                    if (bits & kBit(op.kind)) return false;
-                    bits |= kBit(op.kind);
-                }
-            }
-            next += s_.ranks[r].size();
-            if (next >= std::numeric_limits<std::int32_t>::max()) return false;  // number_slots refuses it, with the reason
+            next += slots.size();
+            if (next >= std::numeric_limits<std::int32_t>::max()) return false;
         }
         first_slot_.push_back(static_cast<std::uint32_t>(next));
+        return true;
+    }
+
+    // One or two ops, a pair one F and one backward, every op in range and on rank r.
+    bool well_formed(const Slot& slot, int r) const {
+        if (slot.count < 1 || slot.count > 2) return false;
+        if (slot.is_pair() && (slot.ops[0].kind != OpKind::F || !is_backward(slot.ops[1].kind))) return false;
+        for (const Op& op : slot)
+            if (!index_.in_range(op) || s_.placement.rank_of(op.pipeline, op.stage) != r) return false;
         return true;
     }
 
@@ -133,8 +140,8 @@ private:
 
     bool has_run(const Wait& wait) const {
         const std::uint8_t bits = cell_[wait.cell];
-        if (wait.forward) return bits & (kBit(OpKind::F) << kRan);
-        return bits & ((kBit(OpKind::I) | kBit(OpKind::B)) << kRan);
+        if (wait.forward) return bits & kBit(OpKind::F);
+        return bits & (kBit(OpKind::I) | kBit(OpKind::B));
     }
 
     // The rank that holds the dependents of op on another stage, or -1.
@@ -158,6 +165,10 @@ private:
             const auto& slots = s_.ranks[r];
             for (std::uint32_t& k = position[r]; k < slots.size(); ++k) {
                 const Slot& slot = slots[k];
+                // The line of slots after this one, for when this rank comes back to them: 64 ranks' slot
+                // streams are more than the hardware prefetcher follows.
+                __builtin_prefetch(slots.data() + std::min<std::size_t>(k + kPrefetchAhead, slots.size() - 1));
+                if (!well_formed(slot, r)) return false;
                 const int count = waits_of(slot, r, waits);
                 bool ready = true;
                 for (int w = 0; w < count; ++w) ready = ready && has_run(waits[w]);
@@ -167,12 +178,19 @@ private:
                 }
                 const std::uint32_t id = first_slot_[r] + k;
                 clock.run(slot, r, id, k > 0 ? id - 1 : kNoSlot, waits.data(), count);
+                ops_ += slot.count;
                 for (const Op& op : slot) {
                     const std::size_t cell = cell_of(op);
-                    cell_[cell] |= std::uint8_t(kBit(op.kind) << kRan);
+                    if (cell_[cell] & kBit(op.kind)) return false;  // held twice
+                    cell_[cell] |= kBit(op.kind);
                     if (op.kind != OpKind::W) clock.ran(cell, op.kind == OpKind::F, id);
                     const int waiting = dependents_rank(op);
-                    if (waiting >= 0 && blocked[waiting]) blocked[waiting] = 0, runnable.push_back(waiting);
+                    if (waiting >= 0 && blocked[waiting]) {
+                        blocked[waiting] = 0, runnable.push_back(waiting);
+                        // Its next slot is far from this rank's in memory: start loading it now, while this
+                        // rank runs on (the walk is bound by such misses, not by arithmetic).
+                        __builtin_prefetch(s_.ranks[waiting].data() + position[waiting]);
+                    }
                 }
             }
         }

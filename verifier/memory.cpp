@@ -33,19 +33,24 @@ struct Sweep {
         if constexpr (std::is_same_v<T, Ticks>) return x;
         else return x.to_int64();
     }
+    // Per kind, what an op allocates when it starts and releases when it ends (F, I, W, B).
+    T allocates(OpKind kind) const { return kind == OpKind::F ? alloc : T(0); }
+    T releases(OpKind kind) const {
+        switch (kind) {
+            case OpKind::I: return free_at_i;
+            case OpKind::W: return free_at_w;
+            case OpKind::B: return alloc;
+            default: return T(0);
+        }
+    }
     T allocated(const Slot& slot) const {
-        T total(0);
-        for (const Op& op : slot)
-            if (op.kind == OpKind::F) total += alloc;
+        T total = allocates(slot.ops[0].kind);
+        if (slot.is_pair()) total += allocates(slot.ops[1].kind);
         return total;
     }
     T released(const Slot& slot) const {
-        T total(0);
-        for (const Op& op : slot) {
-            if (op.kind == OpKind::I) total += free_at_i;
-            if (op.kind == OpKind::W) total += free_at_w;
-            if (op.kind == OpKind::B) total += alloc;
-        }
+        T total = releases(slot.ops[0].kind);
+        if (slot.is_pair()) total += releases(slot.ops[1].kind);
         return total;
     }
     std::vector<Rational> profile(const std::vector<Slot>& slots, const TimeScale& scale) const {

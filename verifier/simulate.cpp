@@ -104,6 +104,24 @@ std::optional<std::int64_t> machine_total(const Schedule& schedule, const Durati
     return total;
 }
 
+// At least that sum, from the table alone: the slots times the longest slot any table entry gives (a pair
+// costs its FB or the sum of two ops); nullopt past 2^63.
+std::optional<std::int64_t> machine_total_bound(const Schedule& schedule, const DurationLookup<std::int64_t>& lookup) {
+    std::int64_t single = 0, pair = 0;
+    for (std::int64_t d : lookup.single) single = std::max(single, d);
+    for (std::int64_t d : lookup.pair) pair = std::max(pair, d);
+    std::int64_t longest = 0, total = 0;
+    if (__builtin_add_overflow(single, single, &longest)) return std::nullopt;  // both are below 2^62
+    longest = std::max(longest, pair);
+    if (__builtin_mul_overflow(longest, static_cast<std::int64_t>(schedule.slot_count()), &total)) return std::nullopt;
+    return total;
+}
+
+bool fits_machine_total(const Schedule& schedule, const DurationLookup<std::int64_t>& lookup, const Ticks& comm, size_t edges) {
+    const auto total = machine_total(schedule, lookup);
+    return total && fits_machine_ticks(*total, comm, edges);
+}
+
 template <class T>
 std::vector<T> durations_of(const Schedule& schedule, const DurationLookup<T>& lookup) {
     std::vector<T> out;
@@ -354,23 +372,20 @@ bool time_by_walk(const Schedule& schedule, const DurationLookup<T>& lookup, con
         SummaryClock<T> clock(slots, walk.cell_count(), schedule.ranks.size(), lookup, comm);
         if (!walk.run(clock)) return false;
         finish_summary(schedule, walk, clock, sim);
+        sim.ops = walk.ops_run();
         return true;
     }
     const std::vector<T> duration = durations_of(schedule, lookup);
     WalkClock<T> clock(slots, walk.cell_count(), duration, comm);
     if (!walk.run(clock)) return false;
     finish_timing(walk.first_slots(), duration, std::move(clock.times), sim);
+    sim.ops = walk.ops_run();
     return true;
 }
 
-// The dependency edges of a schedule that passes the walk: one into every op but an F of stage 0, and one
-// rank-order edge after every slot but a rank's last (as build_schedule_graph makes them).
-size_t clean_edge_count(const Schedule& schedule) {
-    size_t edges = schedule.op_count();
-    for (const auto& pipeline : schedule.placement.pipelines) edges -= static_cast<size_t>(pipeline.microbatches);
-    for (const auto& slots : schedule.ranks) edges += slots.empty() ? 0 : slots.size() - 1;
-    return edges;
-}
+// At least the dependency edges of a schedule that passes the walk: at most one into each of a slot's two
+// ops and one rank-order edge after it. A bound is enough: it only decides whether the 64-bit path is safe.
+size_t clean_edge_bound(const Schedule& schedule) { return 3 * schedule.slot_count(); }
 
 // Times the schedule with `timer(lookup, comm)`, in machine integers when every duration is inline and the
 // bound of fits_machine_ticks holds for `edges`, else exactly in Ticks. False when the timer declines.
@@ -380,9 +395,13 @@ bool time_schedule(const Schedule& schedule, const Costs& costs, size_t edges, S
     const Ticks comm = sim.scale.to_ticks(costs.comm);
     const SlotDurations table(schedule.placement, costs, sim.scale);
     if (comm.is_inline() && comm >= 0)
-        if (const auto machine = machine_lookup(table))
-            if (const auto total = machine_total(schedule, *machine); total && fits_machine_ticks(*total, comm, edges))
+        if (const auto machine = machine_lookup(table)) {
+            // The longest slot times the slots bounds the total; only when that bound does not fit is the
+            // total itself summed (a pass over the schedule).
+            const auto total = machine_total_bound(schedule, *machine);
+            if ((total && fits_machine_ticks(*total, comm, edges)) || fits_machine_total(schedule, *machine, comm, edges))
                 return timer(*machine, comm.to_int64());
+        }
     return timer(exact_lookup(table), comm);
 }
 
@@ -405,13 +424,14 @@ Simulation simulate(const Schedule& schedule, const ScheduleGraph& graph, const 
         time_dataflow(graph, durations_of(schedule, lookup), comm, sim);
         return true;
     });
+    sim.ops = schedule.op_count();
     add_peaks(schedule, activations, sim);
     return sim;
 }
 
 std::optional<Simulation> time_if_clean(const Schedule& schedule, const Costs& costs, SlotTimes kept) {
     Simulation sim;
-    const bool walked = time_schedule(schedule, costs, clean_edge_count(schedule), sim, [&](const auto& lookup, const auto& comm) {
+    const bool walked = time_schedule(schedule, costs, clean_edge_bound(schedule), sim, [&](const auto& lookup, const auto& comm) {
         return time_by_walk(schedule, lookup, comm, kept, sim);
     });
     if (!walked) return std::nullopt;

@@ -28,6 +28,7 @@ struct Simulation {
     Ticks bubble = 0;               // the largest idle time of any rank
     Rational bubble_fraction{0};    // total idle / (ranks x makespan)
     std::vector<std::uint32_t> critical_path;  // global slot ids, first to last
+    size_t ops = 0;                            // in the schedule
     std::vector<Ticks> path_start, path_end;   // of each critical_path slot (kept when start and end are not)
 };
 

@@ -450,12 +450,15 @@ std::vector<std::uint32_t> shortest_cycle(const ScheduleGraph& g, const std::vec
 
 VerifyReport verify(const Schedule& schedule, const VerifyOptions& options) {
     // The graph is built only to find and explain a violation (dataflow_walk.hpp).
-    if (!dataflow::structure_is_clean(schedule)) return verify(schedule, build_schedule_graph(schedule), options);
-    return verify_walked(schedule, options);
+    dataflow::Walk walk(schedule);
+    dataflow::NoClock clock;
+    if (!walk.run(clock)) return verify(schedule, build_schedule_graph(schedule), options);
+    return verify_walked(schedule, options, walk.ops_run());
 }
 
-VerifyReport verify_walked(const Schedule& schedule, const VerifyOptions& options) {
+VerifyReport verify_walked(const Schedule& schedule, const VerifyOptions& options, size_t ops) {
     VerifyReport report;
+    report.ops = ops;
     Reporter out(report, options.max_reports_per_kind);
     check_memory(schedule, options, report, out);
     sort_by_position(report.violations);
@@ -464,6 +467,7 @@ VerifyReport verify_walked(const Schedule& schedule, const VerifyOptions& option
 
 VerifyReport verify(const Schedule& schedule, const ScheduleGraph& graph, const VerifyOptions& options) {
     VerifyReport report;
+    report.ops = schedule.op_count();
     Reporter out(report, options.max_reports_per_kind);
     Misplaced bad = check_slots(schedule, graph.index, out);
     check_completeness(schedule, graph, bad, out);

@@ -56,15 +56,16 @@ struct VerifyReport {
     // op it was meant to be missing): counted here, not listed. Violations are sorted by file position.
     size_t follow_on = 0;
     std::vector<Rational> peak_activations;  // per rank (order-based; timing-independent)
+    size_t ops = 0;                          // in the schedule
     bool ok() const { return violations.empty(); }
 };
 
 // A schedule the dataflow walk (dataflow_walk.hpp) finds clean is checked for memory only; the graph is
 // built only to find and explain a violation.
 VerifyReport verify(const Schedule& schedule, const VerifyOptions& options = {});
-// verify() of a schedule the dataflow walk has already passed (dataflow::structure_is_clean, or a timing by
-// time_if_clean): the memory check alone.
-VerifyReport verify_walked(const Schedule& schedule, const VerifyOptions& options = {});
+// verify() of a schedule the dataflow walk has already passed (dataflow::Walk, or a timing by time_if_clean),
+// which counted its `ops`: the memory check alone.
+VerifyReport verify_walked(const Schedule& schedule, const VerifyOptions& options, size_t ops);
 // The same with the schedule's graph already built (build_schedule_graph), for callers that need the graph
 // anyway: every check runs on the graph.
 VerifyReport verify(const Schedule& schedule, const ScheduleGraph& graph, const VerifyOptions& options = {});
