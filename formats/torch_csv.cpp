@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -442,6 +443,10 @@ private:
     bool any_compute_ = false, comms_format_ = false, any_gap_ = false;
     std::optional<SourceLoc> first_gap_;
 
+    // Stage and micro-batch numbers from these on are refused (out_of_range says why).
+    int stage_bound_ = std::min(stage_limit().value_or(kMaxStagesPerPipeline), kMaxStagesPerPipeline);
+    int microbatch_bound_ = options_.microbatches.value_or(std::numeric_limits<int>::max());
+
     std::optional<int> stage_limit() const {
         if (options_.stages) return options_.stages;
         if (options_.stage_rank) return static_cast<int>(options_.stage_rank->size());
@@ -450,6 +455,14 @@ private:
 
     // Range checks that only apply when the caller fixed the range, and the PyTorch-style map inference.
     void note_stage_and_microbatch(const PlainAction& a, const Where& where, int rank) {
+        if (a.stage >= stage_bound_ || a.microbatch >= microbatch_bound_) out_of_range(a, where);
+        if (a.stage > max_stage_) max_stage_ = a.stage, max_stage_at_ = where.loc(a.stage_offset);
+        if (a.microbatch > max_microbatch_) max_microbatch_ = a.microbatch, max_microbatch_at_ = where.loc(a.microbatch_offset);
+        if (static_cast<int>(first_rank_of_stage_.size()) <= a.stage) first_rank_of_stage_.resize(a.stage + 1, -1);
+        if (first_rank_of_stage_[a.stage] < 0) first_rank_of_stage_[a.stage] = rank;
+    }
+
+    [[noreturn, gnu::cold, gnu::noinline]] void out_of_range(const PlainAction& a, const Where& where) const {
         if (a.stage >= kMaxStagesPerPipeline)
             where.fail(a.stage_offset, "stage " + std::to_string(a.stage) + " is past the limit: a pipeline has at most " +
                                            std::to_string(kMaxStagesPerPipeline) + " stages (0.." +
@@ -457,15 +470,9 @@ private:
         if (auto limit = stage_limit(); limit && a.stage >= *limit)
             where.fail(a.stage_offset, "stage " + std::to_string(a.stage) + " is out of range: the schedule has " +
                                            std::to_string(*limit) + " stages (0.." + std::to_string(*limit - 1) + ")");
-        if (options_.microbatches && a.microbatch >= *options_.microbatches)
-            where.fail(a.microbatch_offset, "micro-batch " + std::to_string(a.microbatch) +
-                                                " is out of range: the schedule has " +
-                                                std::to_string(*options_.microbatches) + " micro-batches (0.." +
-                                                std::to_string(*options_.microbatches - 1) + ")");
-        if (a.stage > max_stage_) max_stage_ = a.stage, max_stage_at_ = where.loc(a.stage_offset);
-        if (a.microbatch > max_microbatch_) max_microbatch_ = a.microbatch, max_microbatch_at_ = where.loc(a.microbatch_offset);
-        if (static_cast<int>(first_rank_of_stage_.size()) <= a.stage) first_rank_of_stage_.resize(a.stage + 1, -1);
-        if (first_rank_of_stage_[a.stage] < 0) first_rank_of_stage_[a.stage] = rank;
+        where.fail(a.microbatch_offset, "micro-batch " + std::to_string(a.microbatch) +
+                                            " is out of range: the schedule has " + std::to_string(*options_.microbatches) +
+                                            " micro-batches (0.." + std::to_string(*options_.microbatches - 1) + ")");
     }
 
     Op compute_op(const PlainAction& a, const Where& where, int rank) {
