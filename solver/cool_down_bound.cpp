@@ -11,6 +11,8 @@ const Ticks kUnreached{-(std::int64_t{1} << 60)};
 constexpr size_t kMaxCandidates = 64;
 constexpr int kMaxOwnOps = 8;        // ops of f's micro-batch on the rank (2 per stage it holds)
 constexpr size_t kMaxLabels = 32;    // Pareto labels kept per state before merging
+// Fewer fillers than the cap allows would not be a relaxation, so a larger cap skips the bound.
+constexpr int kMaxFillers = 40;
 
 // The ops of one candidate's micro-batch on its rank: release after end(f), tail, direct preds.
 struct OwnOp {
@@ -181,6 +183,7 @@ std::vector<CoolDownIdle> cool_down_idle(const Instance& inst, const TaskBounds&
         Fill fill = base;
         fill.fillers = base.fillers - activations;
         if (fill.fillers < 0) return {};  // below the memory floor: reported elsewhere
+        if (fill.fillers > kMaxFillers) return {};
         out.push_back(least_idle_after(inst, b, f, own, fill));
     }
     return out;

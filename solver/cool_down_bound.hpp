@@ -42,7 +42,7 @@ struct CoolDownIdle {
 };
 
 // One entry per candidate last forward of rank r; empty when the bound does not apply (no cap,
-// unequal I or W costs on r, too many candidates or ops).
+// unequal I or W costs on r, too many candidates or ops, a cap above 40 + the micro-batch's activations).
 std::vector<CoolDownIdle> cool_down_idle(const Instance& inst, const TaskBounds& bounds, int rank);
 
 }  // namespace pp
