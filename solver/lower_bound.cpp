@@ -1,5 +1,7 @@
 #include "solver/lower_bound.hpp"
 
+#include "solver/cool_down_bound.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -261,7 +263,19 @@ void warm_up_bound(const Instance& inst, const TaskBounds& b, int r, LowerBound&
             backward = std::max(backward, inst.tasks[t].duration + (w >= 0 ? inst.tasks[w].duration : Ticks(0)));
         }
     const Ticks end_idle = g >= 0 && a + total - g >= h ? std::max<Ticks>(0, g - Ticks(*inst.cap) * backward) : Ticks(0);
-    if (idle <= 0 && end_idle <= 0) return;
+    // The exact cool-down (cool_down_bound.hpp): for each forward f that may be the rank's last, the
+    // least idle after it ends, plus the warm-up idle when f cannot end before h (then [a, h) lies before
+    // end(f)); the least over the candidates holds whichever is last.
+    Ticks cool_extra = -1, cool_idle = 0, cool_end = 0;
+    int cool_forward = -1;
+    for (const CoolDownIdle& c : cool_down_idle(inst, b, r)) {
+        const bool before = b.head[c.last_forward] + inst.tasks[c.last_forward].duration >= h;
+        const Ticks extra = (before ? idle : Ticks(0)) + c.idle;
+        if (cool_forward < 0 || extra < cool_extra)
+            cool_extra = extra, cool_idle = before ? idle : Ticks(0), cool_end = c.idle, cool_forward = c.last_forward;
+    }
+    const bool cool_wins = cool_forward >= 0 && cool_extra > idle + end_idle;
+    if (idle <= 0 && end_idle <= 0 && !cool_wins) return;
     // the best tail threshold t: ops sorted by tail, descending; the set must hold an I or W
     std::vector<int> by_tail = tasks;
     std::sort(by_tail.begin(), by_tail.end(), [&](int x, int y) { return b.tail[x] > b.tail[y]; });
@@ -271,10 +285,12 @@ void warm_up_bound(const Instance& inst, const TaskBounds& b, int r, LowerBound&
     for (int t : by_tail) {
         load += inst.tasks[t].duration, ++count;
         has_backward = has_backward || inst.tasks[t].op.kind != OpKind::F;
-        const Ticks extra = (has_backward ? idle : Ticks(0)) + (b.tail[t] == 0 ? end_idle : Ticks(0));
-        if (a + extra + load + b.tail[t] > value)
-            value = a + extra + load + b.tail[t], best_load = load, best_t = b.tail[t], best_count = count,
-            best_idle = has_backward ? idle : Ticks(0), best_end = b.tail[t] == 0 ? end_idle : Ticks(0);
+        const bool at_end = b.tail[t] == 0;
+        const Ticks warm = at_end && cool_wins ? cool_idle : has_backward ? idle : Ticks(0);
+        const Ticks end = !at_end ? Ticks(0) : cool_wins ? cool_end : end_idle;
+        if (a + warm + end + load + b.tail[t] > value)
+            value = a + warm + end + load + b.tail[t], best_load = load, best_t = b.tail[t], best_count = count,
+            best_idle = warm, best_end = end;
     }
     if (value > per_rank[r]) per_rank[r] = value;
     if (value <= best.value) return;
@@ -293,7 +309,15 @@ void warm_up_bound(const Instance& inst, const TaskBounds& b, int r, LowerBound&
                       "); until then it can run only forwards, at most " + std::to_string(*inst.cap) +
                       " of them (the memory cap: nothing is freed before a W ends), " + u(fill) +
                       " at most, so it idles at least " + u(best_idle) + " there; " +
-                      (best_end > 0 ? "every forward of it ends at least " + u(g) + " before the end (" +
+                      (best_end > 0 && cool_wins
+                           ? "after its last forward (" + op_text(inst, cool_forward) +
+                                 ") it runs only the I and W of the at most " + std::to_string(*inst.cap) +
+                                 " activations then live, the returning input gradients of that micro-batch no earlier "
+                                 "than their dependency paths allow and every op followed by its tail; the best such "
+                                 "order (an exact one-machine programme, solver/cool_down_bound.hpp) idles at least " +
+                                 u(best_end) + " after it; "
+                           : std::string()) +
+                      (best_end > 0 && !cool_wins ? "every forward of it ends at least " + u(g) + " before the end (" +
                                           op_text(inst, last_forward) + "), and after that it runs only the I and W of the at most " +
                                           std::to_string(*inst.cap) + " activations then live, " +
                                           u(Ticks(*inst.cap) * backward) + " at most, so it idles at least " + u(best_end) +

@@ -3,6 +3,7 @@
 #include "schedules/families.hpp"
 #include "solver/cap_filled_warm_starts.hpp"
 #include "solver/cap_repair.hpp"
+#include "solver/cool_down_bound.hpp"
 #include "solver/search.hpp"
 #include "verifier/simulate.hpp"
 #include "verifier/verify.hpp"
@@ -539,4 +540,57 @@ TEST_CASE("search: a warm start over the cap is repaired by postponing forwards 
                         line.find("not used") == std::string::npos);
     CHECK(used);
     check_schedule(r, k);
+}
+
+// Issue 13, the V map's cool-down (solver/cool_down_bound.hpp): after rank P-1's last forward F(P, M-1)
+// the gradient of that micro-batch returns after D = (P-1)(F+I+2comm), and after I(P-1, M-1) the chain
+// to rank 0 and its W needs E = (P-1)(I+comm)+W. With cap 2P the rank holds 2P activations then: when the
+// 2P-2 other I's and one W fill D, whole W's cannot cover E exactly, and the best order idles
+// E - (2P-1)W after its last forward (by hand: W's deferred past I(P-1, M-1) are all but one).
+TEST_CASE("search: the exact cool-down idle of the V map's last rank equals the hand value", "[search]") {
+    const TinyCosts zb15{18522, 18086, 9337, 601, {}};
+    for (int P : {2, 3, 4}) {
+        INFO("P=" << P);
+        const Case k{"v ZB 1.5B cap 2P", vshape(P, 2 * P), zb15, 2 * P};
+        const Instance inst = build_instance(problem_of(k));
+        const std::int64_t D = (P - 1) * (zb15.F + zb15.I + 2 * zb15.comm), E = (P - 1) * (zb15.I + zb15.comm) + zb15.W;
+        REQUIRE((2 * P - 2) * zb15.I + zb15.W >= D);  // the D window can be filled: only the end idles
+        const auto cool = cool_down_idle(inst, compute_task_bounds(inst, true), P - 1);
+        REQUIRE(cool.size() == 1);
+        CHECK(inst.tasks[cool[0].last_forward].op == Op{OpKind::F, 0, P, 2 * P - 1});
+        CHECK(cool[0].idle * inst.quantum == Ticks(E - (2 * P - 1) * zb15.W));
+    }
+}
+
+// P=8: the 14 other I's and one W fall short of D by 7(F-I+2comm) - W, and E - 15W remains at the end;
+// together that is the aggregate (D + 2I + E) - 16(I+W) the rank bound already had.
+TEST_CASE("search: at V P=8 cap 16 the exact cool-down idle equals the aggregate one", "[search]") {
+    const TinyCosts zb15{18522, 18086, 9337, 601, {}};
+    const Case k{"v P8 M16 ZB 1.5B cap 16", vshape(8, 16), zb15, 16};
+    const Instance inst = build_instance(problem_of(k));
+    const auto cool = cool_down_idle(inst, compute_task_bounds(inst, true), 7);
+    REQUIRE(cool.size() == 1);
+    const std::int64_t D = 7 * (zb15.F + zb15.I + 2 * zb15.comm), E = 7 * (zb15.I + zb15.comm) + zb15.W;
+    CHECK(cool[0].idle * inst.quantum == Ticks(D + 2 * zb15.I + E - 16 * (zb15.I + zb15.W)));
+}
+
+// The bound with the exact cool-down never exceeds a brute-force optimum, and on the V map with the
+// Zero Bubble cost ratios it meets it.
+TEST_CASE("search: the cool-down bound never exceeds the brute-force optimum", "[search]") {
+    const TinyCosts zb15{18522, 18086, 9337, 601, {}}, uneven{3, 4, 2, 1, {}};
+    for (const Case& k : {Case{"v P2 M2 ZB cap4", vshape(2, 2), zb15, 4}, Case{"v P2 M3 ZB cap4", vshape(2, 3), zb15, 4},
+                          Case{"v P2 M3 ZB cap3", vshape(2, 3), zb15, 3}, Case{"v P2 M3 uneven cap2", vshape(2, 3), uneven, 2},
+                          Case{"loop P2 M4 ZB cap2", loop(2, 4), zb15, 2}, Case{"loop P3 M3 ZB cap2", loop(3, 3), zb15, 2},
+                          Case{"dualpipe P2 M4 ZB cap2", Placement::bidirectional(2, 2), zb15, 2}}) {
+        INFO(k.name);
+        const auto bf = BruteForce(k.placement, k.costs, k.cap, false).solve();
+        REQUIRE(bf.best > 0);
+        const Instance inst = build_instance(problem_of(k));
+        const TaskBounds bounds = compute_task_bounds(inst, true);
+        const LowerBound lb = analytic_lower_bound(inst, bounds);
+        INFO(lb.kind << ": " << lb.derivation << " / brute force " << bf.best);
+        CHECK(lb.value * inst.quantum <= Ticks(bf.best));
+        for (const Ticks& v : lb.per_rank) CHECK(v * inst.quantum <= Ticks(bf.best));
+        if (k.name == "v P2 M3 ZB cap4") CHECK(lb.value * inst.quantum == Ticks(bf.best));
+    }
 }
