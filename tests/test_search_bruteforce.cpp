@@ -38,6 +38,10 @@
 namespace pp::test {
 
 struct TinyCosts {
+    TinyCosts() = default;
+    TinyCosts(std::int64_t f, std::int64_t i, std::int64_t w, std::int64_t c, std::optional<std::int64_t> fb = {},
+              bool fused_pairs = false)
+        : F(f), I(i), W(w), comm(c), FB(fb), fused(fused_pairs) {}
     std::int64_t F = 1, I = 1, W = 1, comm = 0;
     std::optional<std::int64_t> FB;  // pairs allowed when set
     bool fused = false;              // pairs are F&B (I and W of one micro-batch), else F&I
