@@ -19,9 +19,10 @@ struct Placement;
 // 5 x 10^7 ops: 16x the largest schedule in the bench (zbv P=64 M=8192, 3.1M ops) and, at the measured
 // kBytesPerOp, about 6.4 GB of peak memory for `simulate`.
 inline constexpr std::uint64_t kDefaultMaxOps = 50'000'000;
-// Peak resident memory of `pipeproof simulate` per op of the schedule it reads, rounded up: 94-101 bytes
-// measured on zbv P=64, M = 2048..8192, from native text and from PyTorch CSV (README, "Reading speed");
-// used only to print an estimate.
+// Peak resident memory per op of the schedule a command reads, rounded up with margin; used only to print an
+// estimate. Measured on zbv P=64, M = 2048..8192, native text and PyTorch CSV (README, "Reading speed"):
+// verify and simulate of a valid file 42-53 bytes, an invalid one (the graph is built to explain it) about 73,
+// simulate --ops (every slot's times kept) about 84.
 inline constexpr std::uint64_t kBytesPerOp = 128;
 
 // Thrown when a size is over the limit; readers turn it into an InputError at the declaration's position.
