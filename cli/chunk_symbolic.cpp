@@ -1,6 +1,7 @@
 // `formula` and `refute` with --chunk-costs symbolic (issue 11): the slot formulas of proofs/chunk_formula.hpp
 // and the counterexample search of proofs/chunk_refute.hpp, printed.
 #include "cli/chunk_cli.hpp"
+#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "proofs/chunk_formula.hpp"
 #include "proofs/chunk_refute.hpp"
@@ -116,7 +117,7 @@ int run_chunk_refute(const std::string& claim, const std::string& family, int p_
         }
         j["searched"] = {{"instances", r.instances}, {"cost_points", r.points}};
         j["notes"] = r.notes;
-        std::cout << j.dump(2) << "\n";
+        std::cout << json_text(j, 2) << "\n";
         return r.refuted ? kViolations : kUndecided;
     }
     std::cout << "claim: " << r.claim << "\nfamily: " << r.family << "\n";

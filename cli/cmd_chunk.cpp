@@ -4,6 +4,7 @@
 // order was found and whether it is proved optimal; --emit-proof writes the SMT-LIB2 query "no order
 // finishes one tick earlier" (unsat for a stock z3). Exit 0, or 3 when `best` could not be proved optimal.
 #include "cli/chunk_cli.hpp"
+#include "formats/json_text.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "render/chunk_timeline.hpp"
@@ -66,7 +67,7 @@ struct ChunkCommand {
             j["exposed_intervals"] = exposed;
             j["exact"]["exposed_intervals"] = exposed_exact;
             if (!t.certificate_smt2.empty()) j["certificate"] = "SMT-LIB2 query 'every component finishes one tick earlier' (unsat): --emit-proof DIR";
-            std::cout << j.dump(2) << "\n";
+            std::cout << json_text(j, 2) << "\n";
         } else {
             std::cout << title << "; chunk costs " << format_chunk_costs(table.chunk) << "\n";
             std::cout << fmt::format("duration {}   exposed_comm {}   network {}   compute {}{}\n", format_rational(tl.duration),
@@ -104,7 +105,7 @@ struct ChunkCommand {
                          ? "no certificate: the duration is 0, or contention makes start times non-linear (enumeration decided)"
                          : "the order in `order` finishes by `duration` (re-time it: pipeproof chunk --pattern with that order); "
                            "certificate.smt2 asks whether any order finishes one tick earlier: unsat";
-        write_text(*proof_dir + "/best.json", j.dump(2) + "\n");
+        write_text(*proof_dir + "/best.json", json_text(j, 2) + "\n");
     }
 };
 

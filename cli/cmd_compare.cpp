@@ -2,6 +2,7 @@
 // idle per rank, the Zero Bubble paper's bubble rate, peak activations, parameter copies and, given
 // --tokens-per-microbatch and --seconds-per-unit, GPU utilisation and GPU-hours per million tokens.
 #include "cli/commands.hpp"
+#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "schedules/registry.hpp"
@@ -289,7 +290,7 @@ struct CompareCommand {
             }
             j["rows"].push_back(r);
         }
-        std::cout << j.dump(2) << "\n";
+        std::cout << json_text(j, 2) << "\n";
     }
 };
 

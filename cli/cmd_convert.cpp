@@ -18,11 +18,7 @@ struct ConvertCommand {
         const Schedule schedule = input.load();
         auto format = parse_optional_format(to);
         if (!format && output == "-") format = FileFormat::Native;
-        try {
-            save_schedule(schedule, output, format, parse_era(out_era), line_end == "crlf");
-        } catch (const std::invalid_argument& e) {
-            throw UsageError(e.what());
-        }
+        write_schedule_output(schedule, output, format, parse_era(out_era), line_end == "crlf");
         return kOk;
     }
 };

@@ -2,6 +2,7 @@
 // every admissible M from M0 on, with the region of cost space of each piece (proofs/formula.hpp).
 // Exit: 0 formula derived (periodicity proved), 3 no formula / not proved, 2 bad input.
 #include "cli/commands.hpp"
+#include "formats/json_text.hpp"
 #include "cli/chunk_point.hpp"
 #include "cli/common.hpp"
 #include "cli/formula_json.hpp"
@@ -82,7 +83,7 @@ struct FormulaCommand {
                 j["bubble"] = {{"valid_from_M", result.bubble_from_m}, {"pieces", pieces_json(result.bubble, b)}};
                 if (published) j["bubble"]["published"] = published_json(*published, b);
             }
-            std::cout << j.dump(2) << "\n";
+            std::cout << json_text(j, 2) << "\n";
         } else {
             std::cout << format_formula(result, b);
             if (published) std::cout << "    " << format_published(*published, b) << "\n";

@@ -1,5 +1,6 @@
 // pipeproof list / generate NAME -P -M [-V]: the schedule library.
 #include "cli/commands.hpp"
+#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "schedules/registry.hpp"
 
@@ -27,11 +28,7 @@ struct GenerateCommand {
         const Schedule schedule = family->generate({ranks, microbatches, stages_per_rank});
         auto out_format = parse_optional_format(format);
         if (!out_format && output == "-") out_format = FileFormat::Native;
-        try {
-            save_schedule(schedule, output, out_format, parse_era(era), line_end == "crlf");
-        } catch (const std::invalid_argument& e) {
-            throw UsageError(e.what());
-        }
+        write_schedule_output(schedule, output, out_format, parse_era(era), line_end == "crlf");
         return kOk;
     }
 };
@@ -52,7 +49,7 @@ Runner add_list(CLI::App& app) {
                 std::cout << fmt::format("{:<17} {}\n{:<17} parameters: {}; requires: {}; order from: {}\n", f.name, f.summary, "",
                                          f.parameters, f.preconditions, f.source);
         }
-        if (*json) std::cout << all.dump(2) << "\n";
+        if (*json) std::cout << json_text(all, 2) << "\n";
         return kOk;
     };
 }

@@ -2,6 +2,7 @@
 // family and M for a cluster and a model, from simulated schedules and stated estimates (planner/).
 // Every setting is a flag and a `key = value` line of the config file; flags win over the file.
 #include "cli/commands.hpp"
+#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "planner/chunk_plan.hpp"
 #include "formats/input_error.hpp"
@@ -130,7 +131,7 @@ struct PlanCommand {
             plan::PlanRequest request;
             plan::apply_settings(request, settings);
             const plan::PlanResult result = plan::make_plan(request);
-            std::cout << (json ? plan_json(result).dump(2) + "\n" : plan::plan_text(result));
+            std::cout << (json ? json_text(plan_json(result), 2) + "\n" : plan::plan_text(result));
             if (result.nothing_fits) return kViolations;  // no recommendation: nothing fits in GPU memory
         } catch (const plan::PlanSpecError& e) {
             throw UsageError((config ? *config + ": " : std::string()) + e.what());

@@ -2,6 +2,7 @@
 // Statements for every admissible micro-batch count (proofs/prove.hpp, proofs/method.md).
 // Exit: 0 PROVED, 1 REFUTED, 3 UNKNOWN, 2 bad input.
 #include "cli/commands.hpp"
+#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "cli/watchdog.hpp"
 #include "cli/formula_json.hpp"
@@ -151,7 +152,7 @@ struct ProveCommand {
         if (json) {
             nlohmann::json j = proof_json(result, b);
             if (readable) j["bubble_readable"] = readable_json(*readable, b);
-            std::cout << j.dump(2) << "\n";
+            std::cout << json_text(j, 2) << "\n";
         } else {
             std::string text = format_proof(result, b);
             if (readable) {  // right after the result line, before the assumptions and obligations

@@ -3,6 +3,7 @@
 // Exit: 1 counterexample found (the claim is false), 0 the claim holds over the searched space, 3 undecided,
 // 2 bad input.
 #include "cli/commands.hpp"
+#include "formats/json_text.hpp"
 #include "cli/chunk_point.hpp"
 #include "cli/common.hpp"
 #include "cli/watchdog.hpp"
@@ -126,7 +127,7 @@ struct RefuteCommand {
             }
             j["searched"] = {{"instances", r.instances}, {"cost_points", r.cost_points}, {"solver_calls", r.solver_calls}};
             j["notes"] = r.notes;
-            std::cout << j.dump(2) << "\n";
+            std::cout << json_text(j, 2) << "\n";
         } else {
             std::cout << "claim: " << claim << "\n";
             if (claim_read != claim)  // the notations clash on B: say how the claim was read

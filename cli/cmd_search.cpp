@@ -2,6 +2,7 @@
 // (solver/search.hpp). Exit 0 with a schedule (OPTIMAL or FEASIBLE), 1 when proven infeasible, 3 when
 // nothing was found in time.
 #include "cli/search_io.hpp"
+#include "formats/json_text.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/stop_signal.hpp"
@@ -103,7 +104,7 @@ void write_proof(const SearchResult& r, const std::string& dir, const SearchProb
     std::filesystem::create_directories(dir);
     const auto path = [&](const std::string& name) { return (std::filesystem::path(dir) / name).string(); };
     nlohmann::json cert = search_result_json(r);
-    std::ofstream(path("certificate.json")) << cert.dump(2) << "\n";
+    std::ofstream(path("certificate.json")) << json_text(cert, 2) << "\n";
     std::string readme = "pipeproof search certificate\n\nstatus: " + std::string(search_status_name(r.status)) + "\n";
     if (r.schedule) {
         save_schedule(*r.schedule, path("schedule.txt"), FileFormat::Native);
@@ -194,11 +195,7 @@ struct SearchCommand {
             r.schedule->costs.reset();
         }
         if (r.schedule && output) {
-            try {
-                save_schedule(*r.schedule, *output, parse_optional_format(format));
-            } catch (const std::invalid_argument& e) {
-                throw UsageError(e.what());
-            }
+            write_schedule_output(*r.schedule, *output, parse_optional_format(format));
         }
         if (proof_dir) write_proof(r, *proof_dir, problem);
         if (json) {
@@ -212,7 +209,7 @@ struct SearchCommand {
                 put_numbers(j, "network_comm", e.network);
                 j["chunks"] = chunk_table_json(*chunk_table);
             }
-            std::cout << j.dump(2) << "\n";
+            std::cout << json_text(j, 2) << "\n";
         } else {
             print_text(r, chunk_table ? &*chunk_table : nullptr);
         }

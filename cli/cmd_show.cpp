@@ -1,6 +1,7 @@
 // pipeproof show FILE|NAME: the timeline as an ASCII Gantt chart, and on request as an SVG picture
 // (--svg) and a Chrome/Perfetto trace (--trace).
 #include "cli/commands.hpp"
+#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "render/ascii_gantt.hpp"
@@ -61,7 +62,7 @@ struct ShowCommand {
                 j["violation_count"] = violation_count(timed.verdict);
                 for (const auto& v : timed.verdict.violations) j["violations"].push_back(violation_json(v));
             }
-            std::cout << j.dump(2) << "\n";
+            std::cout << json_text(j, 2) << "\n";
             return timed.valid() ? kOk : kViolations;
         }
         if (chunk_lanes && !costs.chunk_table)

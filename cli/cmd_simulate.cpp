@@ -1,6 +1,7 @@
 // pipeproof simulate FILE: exact start and end of every op (longest path), makespan, idle per rank,
 // bubble, peak activations, critical path.
 #include "cli/commands.hpp"
+#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 
@@ -46,7 +47,7 @@ struct SimulateCommand {
                     if (!batch_before[s].empty()) j["slots"].back()["batch_before"] = batch_before[s];
                 }
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);
-            std::cout << j.dump(2) << "\n";
+            std::cout << json_text(j, 2) << "\n";
         } else {
             if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
             std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing);

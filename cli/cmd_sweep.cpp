@@ -4,6 +4,7 @@
 // sweep: `pipeproof sweep ... --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`, or with GNU parallel
 // `parallel pipeproof sweep ... --shard {}/4 ::: 0 1 2 3`.
 #include "cli/search_io.hpp"
+#include "formats/json_text.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "solver/search.hpp"
@@ -101,7 +102,7 @@ struct SweepCommand {
                             unknown += status == "UNKNOWN";
                             errors += status == "ERROR";
                             ++lines;
-                            out << j.dump() << "\n" << std::flush;
+                            out << json_text(j) << "\n" << std::flush;
                         }
         if (unknown || errors)
             std::cerr << fmt::format("sweep: {} instances, {} UNKNOWN, {} ERROR\n", lines, unknown, errors);

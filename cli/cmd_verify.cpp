@@ -1,6 +1,7 @@
 // pipeproof verify FILE: completeness, placement, dependency order, deadlock (with the cycle), memory,
 // and for compute_comms files SEND/RECV matching and rendezvous deadlock. Exit 0 clean, 1 violations.
 #include "cli/commands.hpp"
+#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "schedules/reference_comm.hpp"
@@ -62,7 +63,7 @@ struct VerifyCommand {
             if (options.verify.memory_limit) put_number(out, "memory_limit", *options.verify.memory_limit);
             if (pytorch_compat)
                 out["pytorch"] = {{"valid", !torch_verdict.has_value()}, {"message", torch_verdict.value_or("")}};
-            std::cout << out.dump(2) << "\n";
+            std::cout << json_text(out, 2) << "\n";
         } else {
             for (const auto& v : report.violations) {
                 std::cout << fmt::format("{}: error [{}]: {}\n", located(schedule, v), violation_name(v.kind), v.message);

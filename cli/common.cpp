@@ -28,6 +28,21 @@ void ScheduleInput::add_options(CLI::App& app, bool positional_required) {
 
 TorchEra parse_era(const std::string& name) { return name == "2024" ? TorchEra::Y2024 : TorchEra::Current; }
 
+void write_schedule_output(const Schedule& schedule, const std::string& path, std::optional<FileFormat> format,
+                           TorchEra era, bool csv_crlf) {
+    const FileFormat chosen = format.value_or(format_from_name(path));
+    try {
+        save_schedule(schedule, path, chosen, era, csv_crlf);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
+    if (chosen != FileFormat::TorchCsv) return;
+    if (const auto dropped = torch_csv_cannot_hold(schedule); !dropped.empty())
+        fmt::print(stderr, "warning: {}: PyTorch's CSV format has no place for {}; not written (give them again when "
+                   "reading the file, or write native text or JSON to keep them)\n",
+                   path == "-" ? "standard output" : path, fmt::join(dropped, " or "));
+}
+
 std::optional<FileFormat> parse_optional_format(const std::optional<std::string>& name) {
     if (!name) return std::nullopt;
     try {

@@ -55,6 +55,10 @@ struct CostInput {
 
 TorchEra parse_era(const std::string& name);
 std::optional<FileFormat> parse_optional_format(const std::optional<std::string>& name);
+// save_schedule for a command's output: a schedule a format cannot hold is a usage error, and what PyTorch's
+// CSV drops (costs, a memory limit) is named in a warning on stderr -- the file alone would verify differently.
+void write_schedule_output(const Schedule& schedule, const std::string& path, std::optional<FileFormat> format,
+                           TorchEra era = TorchEra::Current, bool csv_crlf = true);
 
 // Numbers in --json (issue 14): every field has one JSON type whatever its value. A quantity is always a JSON
 // number -- a whole value that fits 64 bits as an integer, anything else as the nearest double -- and its exact

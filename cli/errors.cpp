@@ -1,4 +1,5 @@
 #include "cli/errors.hpp"
+#include "formats/json_text.hpp"
 
 #include "cli/common.hpp"
 #include "cli/report.hpp"
@@ -61,7 +62,7 @@ void print_error(int exit_code, const std::vector<ErrorEntry>& errors, const std
     std::cerr << text;
     if (!g_json_errors) return;
     // Whatever a command printed before it failed is flushed first; the document is the last thing on stdout.
-    std::cout << error_json(exit_code, errors).dump(2) << "\n" << std::flush;
+    std::cout << json_text(error_json(exit_code, errors), 2) << "\n" << std::flush;
 }
 
 namespace {

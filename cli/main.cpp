@@ -1,6 +1,7 @@
 // pipeproof: verify, time, search and prove pipeline-parallel training schedules.
 // Exit codes: 0 clean, 1 violations found (or a claim refuted), 2 bad input or usage, 3 undecided.
 #include "cli/commands.hpp"
+#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "cli/errors.hpp"
 #include "cli/memory_policy.hpp"
@@ -47,7 +48,7 @@ int run(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         // A bad flag or value: CLI11's text on stderr, and in JSON mode the error document on stdout.
         app.exit(e);
-        if (json_errors()) std::cout << error_json(kBadInput, {{"usage", e.what()}}).dump(2) << "\n";
+        if (json_errors()) std::cout << pp::json_text(error_json(kBadInput, {{"usage", e.what()}}), 2) << "\n";
         return kBadInput;
     }
     pp::set_max_ops(static_cast<std::uint64_t>(max_ops));

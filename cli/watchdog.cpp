@@ -1,5 +1,6 @@
 // The backstop of --time-limit (cli/watchdog.hpp).
 #include "cli/watchdog.hpp"
+#include "formats/json_text.hpp"
 
 #include "cli/common.hpp"
 #include "proofs/budget.hpp"
@@ -30,7 +31,7 @@ void start_budget(std::optional<double> seconds, std::optional<double> memory_mb
             "the time limit of {} s ran out inside a step that does not check the clock (stopped {:.1f} s after "
             "it); nothing is claimed",
             limit, grace);
-        const std::string out = json ? nlohmann::json{{"status", status}, {"missing", missing}}.dump(2) + "\n"
+        const std::string out = json ? json_text(nlohmann::json{{"status", status}, {"missing", missing}}, 2) + "\n"
                                      : text_verdict + "\nmissing: " + missing + "\n";
         std::fwrite(out.data(), 1, out.size(), stdout);
         std::fflush(stdout);

@@ -1,4 +1,5 @@
 #include "formats/json_schedule.hpp"
+#include "formats/json_text.hpp"
 
 #include "formats/chunks_json.hpp"
 #include "formats/input_error.hpp"
@@ -286,7 +287,7 @@ nlohmann::ordered_json schedule_to_json(const Schedule& schedule) {
     return j;
 }
 
-std::string write_json(const Schedule& schedule) { return schedule_to_json(schedule).dump(1) + "\n"; }
+std::string write_json(const Schedule& schedule) { return json_text(schedule_to_json(schedule), 1) + "\n"; }
 
 Schedule read_json(std::string_view text, const std::string& file_name) { return JsonReader(file_name).read(text); }
 

@@ -329,7 +329,7 @@ private:
         }
         if (rank_seen_[r]) fail(head.column, fmt::format("rank {} has a second line", r));
         rank_seen_[r] = true;
-        slots.reserve(slots.size() + words.words_left_at_most());  // one growth, not log(n) copies of a long rank
+        slots.reserve(slots.size() + words.words_left());  // one growth, not log(n) copies of a long rank
         read_ops(r, words.line(), words.position());
         if (slots.capacity() > slots.size() + slots.size() / 4 + 16) slots.shrink_to_fit();  // wide spacing
     }
@@ -428,6 +428,11 @@ private:
         }
     }
 
+    // The whole character at text[i] (a message never quotes half of one).
+    static std::string_view character_at(std::string_view text, size_t i) {
+        return text.substr(i, std::max<size_t>(1, utf8_sequence_length(text, i)));
+    }
+
     // <stage><F|I|W|B><micro-batch>[@<pipeline>]
     Op read_op(std::string_view text, int column) {
         if (WrittenOp plain; read_plain_op(text, plain)) return checked_op(plain, column);
@@ -437,7 +442,7 @@ private:
             while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
             if (start == i) {
                 if (i < text.size())
-                    fail(column + static_cast<int>(i), fmt::format("expected {} (digits), got '{}'", what, text.substr(i, 1)));
+                    fail(column + static_cast<int>(i), fmt::format("expected {} (digits), got '{}'", what, character_at(text, i)));
                 fail(column + static_cast<int>(i), fmt::format("expected {} after '{}'", what, text));
             }
             return parse_count({text.substr(start, i - start), column + static_cast<int>(start)}, what, 0);
@@ -451,7 +456,7 @@ private:
             case 'W': op.kind = OpKind::W; break;
             case 'B': op.kind = OpKind::B; break;
             default:
-                fail(column + static_cast<int>(i), fmt::format("unknown op letter '{}' in '{}' (expected F, I, W or B)", text[i], text));
+                fail(column + static_cast<int>(i), fmt::format("unknown op letter '{}' in '{}' (expected F, I, W or B)", character_at(text, i), text));
         }
         ++i;
         if (op.kind == OpKind::B && i < text.size() && text[i] == 'W')

@@ -8,16 +8,6 @@
 namespace pp {
 namespace {
 
-// Length of the UTF-8 sequence starting at text[i], or 0 if it is not valid.
-size_t utf8_length(std::string_view text, size_t i) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xE ? 3 : (byte >> 3) == 0x1E ? 4 : 0;
-    if (length == 0 || i + length > text.size()) return 0;
-    for (size_t k = 1; k < length; ++k)
-        if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return 0;
-    return length;
-}
-
 // Whether any of the 8 bytes is zero or has its high bit set (not plain ASCII).
 bool has_zero_or_high_byte(std::uint64_t word) {
     constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
@@ -32,7 +22,7 @@ size_t first_binary_byte(std::string_view text) {
         i += plain_ascii_prefix(text.substr(i));
         if (i >= n) break;
         if (text[i] == '\0') return i;
-        const size_t length = utf8_length(text, i);
+        const size_t length = utf8_sequence_length(text, i);
         if (length == 0) return i;
         i += length;
     }
@@ -52,6 +42,22 @@ void reject_binary(std::string_view text, const std::string& file) {
 }
 
 }  // namespace
+
+size_t utf8_sequence_length(std::string_view text, size_t i) {
+    auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char lead = byte(i);
+    if (lead < 0x80) return 1;
+    const size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
+    if (length == 0 || lead > 0xF4 || lead == 0xC0 || lead == 0xC1 || i + length > text.size()) return 0;
+    for (size_t k = 1; k < length; ++k)
+        if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    // Overlong 3/4-byte forms, UTF-16 surrogates and code points above U+10FFFF.
+    if (lead == 0xE0 && byte(i + 1) < 0xA0) return 0;
+    if (lead == 0xED && byte(i + 1) >= 0xA0) return 0;
+    if (lead == 0xF0 && byte(i + 1) < 0x90) return 0;
+    if (lead == 0xF4 && byte(i + 1) >= 0x90) return 0;
+    return length;
+}
 
 size_t plain_ascii_prefix(std::string_view text) {
     const size_t n = text.size();
@@ -134,13 +140,20 @@ bool WordCursor::next(Word& word) {
     return true;
 }
 
-size_t WordCursor::words_left_at_most() const {
+size_t WordCursor::words_left() const {
     if (done_) return 0;
     std::string_view rest = line_.substr(i_);
     rest = rest.substr(0, rest.find('#'));
-    size_t separators = 0;
-    for (char c : rest) separators += static_cast<size_t>((c == ' ') | (c == '\t'));  // branch-free: vectorised
-    return separators + 1;
+    // Word starts: a word byte after a separator (or first). Counting separators instead would reserve a
+    // slot for every blank of a line padded with 10^8 spaces.
+    size_t starts = 0;
+    bool after_separator = true;
+    for (char c : rest) {
+        const bool separator = (c == ' ') | (c == '\t');
+        starts += static_cast<size_t>(after_separator & !separator);  // branch-free
+        after_separator = separator;
+    }
+    return starts;
 }
 
 }  // namespace pp

@@ -19,6 +19,9 @@ void check_file_size(std::uint64_t bytes, const std::string& file);  // the same
 // The length of the longest prefix of plain ASCII without NUL (what every valid file mostly is), scanned
 // 8 bytes at a time; the byte after it needs a closer look.
 std::size_t plain_ascii_prefix(std::string_view text);
+// The length of the UTF-8 sequence starting at text[i] (1 to 4), or 0 when it is not valid UTF-8 (also
+// overlong forms, UTF-16 surrogates, code points above U+10FFFF): what every reader accepts as text.
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
 
 struct TextLine {
     int number = 0;          // 1-based
@@ -55,8 +58,8 @@ class WordCursor {
 public:
     explicit WordCursor(std::string_view line) : line_(line) {}
     bool next(Word& word);  // false after the last word
-    // At least the number of words left (the separators before the comment, plus one): to reserve once.
-    std::size_t words_left_at_most() const;
+    // The number of words left, exactly (the comment excluded): to reserve once.
+    std::size_t words_left() const;
     // The line and where the words left start in it (for a reader that scans them itself).
     std::string_view line() const { return line_; }
     std::size_t position() const { return done_ ? line_.size() : i_; }

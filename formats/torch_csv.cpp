@@ -103,23 +103,6 @@ struct Where {
 
 // ---- byte-level checks ----
 
-// Length of the UTF-8 sequence starting at text[i], or 0 if it is not valid UTF-8.
-size_t utf8_sequence_length(std::string_view text, size_t i) {
-    auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-    unsigned char lead = byte(i);
-    if (lead < 0x80) return 1;
-    size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
-    if (length == 0 || lead > 0xF4 || lead == 0xC0 || lead == 0xC1 || i + length > text.size()) return 0;
-    for (size_t k = 1; k < length; ++k)
-        if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    // Overlong 3/4-byte forms, UTF-16 surrogates and code points above U+10FFFF.
-    if (lead == 0xE0 && byte(i + 1) < 0xA0) return 0;
-    if (lead == 0xED && byte(i + 1) >= 0xA0) return 0;
-    if (lead == 0xF0 && byte(i + 1) < 0x90) return 0;
-    if (lead == 0xF4 && byte(i + 1) >= 0x90) return 0;
-    return length;
-}
-
 // A schedule file is text; NUL or broken UTF-8 means someone passed a binary or a wrongly encoded file.
 void check_text_bytes(std::string_view line, const Where& where) {
     for (size_t i = 0; i < line.size();) {
@@ -593,8 +576,10 @@ private:
                              " micro-batches = " + format_count(pairs) + " (stage, micro-batch) pairs, but the file has " +
                              std::to_string(compute_ops_) + (compute_ops_ == 1 ? " compute action" : " compute actions") +
                              ": inferred counts may imply at most " + std::to_string(kFreePairs) +
-                             " pairs or two per compute action; if the numbers are right, give the counts with "
-                             "--stages and -M");
+                             " pairs or two per compute action; if the numbers are right, give " +
+                             (inferred_stages && inferred_microbatches ? "the counts with --stages and -M"
+                              : inferred_stages                        ? "the stage count with --stages"
+                                                                       : "the micro-batch count with -M"));
     }
 
     Schedule build() {
@@ -733,6 +718,14 @@ TorchCsvFormat detect_torch_csv_format(const Schedule& schedule) {
 std::string torch_slot_text(const Slot& slot, TorchEra era) {
     if (!slot.is_pair()) return torch_op_text(slot.ops[0], era);
     return "(" + torch_op_text(slot.ops[0], era) + ";" + torch_op_text(slot.ops[1], era) + ")OVERLAP_F_B";
+}
+
+std::vector<std::string> torch_csv_cannot_hold(const Schedule& schedule) {
+    std::vector<std::string> dropped;
+    if (schedule.costs) dropped.emplace_back("costs");
+    if (schedule.chunks) dropped.emplace_back("chunk costs");
+    if (schedule.memory_limit) dropped.emplace_back("a memory limit");
+    return dropped;
 }
 
 std::string write_torch_csv(const Schedule& schedule, TorchCsvFormat format, TorchEra era) {

@@ -1,4 +1,5 @@
 #include "render/chunk_timeline.hpp"
+#include "formats/json_text.hpp"
 
 #include "render/markup.hpp"
 #include "render/round_scale.hpp"
@@ -214,7 +215,7 @@ std::string chunk_trace(const SlotKindTiming& t, double us_per_unit) {
                   {"displayTimeUnit", "ms"},
                   {"otherData", {{"us_per_cost_unit", us_per_unit}, {"duration", format_rational(t.timeline.duration)},
                                  {"exposed_comm", format_rational(t.timeline.exposed_comm)}}}};
-    return trace.dump(1) + "\n";
+    return json_text(trace, 1) + "\n";
 }
 
 std::string ascii_chunk_lanes(const Schedule& schedule, const Simulation& sim, const ChunkTable& table, const GanttOptions& options) {

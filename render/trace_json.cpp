@@ -1,4 +1,5 @@
 #include "render/trace_json.hpp"
+#include "formats/json_text.hpp"
 
 #include "model/dag.hpp"
 #include "render/chunks.hpp"
@@ -131,7 +132,7 @@ std::string trace_json(const Schedule& schedule, const Simulation& sim, const Tr
                     {"time_unit", fmt::format("ts and dur in microseconds; 1 cost unit = {:g} us", options.us_per_unit)},
                     {"us_per_cost_unit", options.us_per_unit},
                     {"makespan_units", units_of(sim, sim.makespan)}}}};
-    return trace.dump() + "\n";  // compact: large schedules have hundreds of thousands of events
+    return json_text(trace) + "\n";  // compact: large schedules have hundreds of thousands of events
 }
 
 }  // namespace pp

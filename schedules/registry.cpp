@@ -14,18 +14,29 @@ namespace pp {
 
 namespace {
 
-// Before generating: P x V x M (stage, micro-batch) pairs within the size budget (model/size_budget.hpp),
-// so that `generate 1f1b -P 100000 -M 100000` is refused with an estimate instead of filling the memory.
-// `stages_per_rank` is the family's V when the caller gives none (bidirectional families hold one stage
-// per rank per direction and split M in two halves, which is again P x M pairs).
-void require_generated_size(const std::string& family, const GenerateParams& params, int stages_per_rank) {
+// How a family builds its ranks: straight from its order, or as PyTorch does for its interleaved and zero
+// bubble classes, in lock-step rows of cells where rank r first waits r cells and a forward waits one more
+// whenever its input is not ready -- about P x V idle cells per rank, P^2 V in all, whatever M is.
+enum class Rows { Direct, LockStep };
+
+// Before generating: P x V x M (stage, micro-batch) pairs -- and for lock-step rows their P^2 V idle cells --
+// within the size budget (model/size_budget.hpp), so that `generate 1f1b -P 100000 -M 100000` or `generate
+// zb1p -P 65536 -M 1` is refused with an estimate instead of filling the memory. `stages_per_rank` is the
+// family's V when the caller gives none (bidirectional families hold one stage per rank per direction and
+// split M in two halves, which is again P x M pairs).
+void require_generated_size(const std::string& family, const GenerateParams& params, int stages_per_rank, Rows rows) {
     const int v = params.stages_per_rank.value_or(stages_per_rank);
     if (params.ranks < 1 || params.microbatches < 1 || v < 1) return;  // the generator says what is wrong
     const auto P = static_cast<std::uint64_t>(params.ranks), V = static_cast<std::uint64_t>(v),
                M = static_cast<std::uint64_t>(params.microbatches);
-    const std::uint64_t ops = saturating_add(saturating_mul(saturating_mul(saturating_mul(P, V), M), 2), P);
-    require_size(ops, family + " with " + std::to_string(P) + " ranks x " + (V > 1 ? std::to_string(V) + " stages per rank x " : "") +
-                          std::to_string(M) + " micro-batches");
+    std::uint64_t ops = saturating_add(saturating_mul(saturating_mul(saturating_mul(P, V), M), 2), P);
+    std::string what = family + " with " + std::to_string(P) + " ranks x " + (V > 1 ? std::to_string(V) + " stages per rank x " : "") +
+                       std::to_string(M) + " micro-batches";
+    if (rows == Rows::LockStep) {
+        ops = saturating_add(ops, saturating_mul(saturating_mul(P, P), V));
+        what += ", plus PyTorch's lock-step rows (ranks x ranks x stages per rank idle cells)";
+    }
+    require_size(ops, what);
     // Every family's pipelines have at most P x V stages.
     if (saturating_mul(P, V) > static_cast<std::uint64_t>(kMaxStagesPerPipeline))
         throw SizeLimitError(fmt::format("{} with {} ranks x {} stages per rank = {} stages: a pipeline holds at most {}", family,
@@ -34,9 +45,9 @@ void require_generated_size(const std::string& family, const GenerateParams& par
 
 // Every generated schedule names where it came from, for messages and file headers.
 std::function<Schedule(const GenerateParams&)> named(std::string family, Schedule (*generate)(const GenerateParams&),
-                                                     int stages_per_rank = 1) {
-    return [family, generate, stages_per_rank](const GenerateParams& params) {
-        require_generated_size(family, params, stages_per_rank);
+                                                     int stages_per_rank = 1, Rows rows = Rows::Direct) {
+    return [family, generate, stages_per_rank, rows](const GenerateParams& params) {
+        require_generated_size(family, params, stages_per_rank, rows);
         Schedule schedule = generate(params);
         if (schedule.source.empty())
             schedule.source = family + "(P=" + std::to_string(params.ranks) + "," +
@@ -55,13 +66,13 @@ const std::vector<ScheduleFamily>& schedule_families() {
         {"1f1b", "one forward, one backward after a warm-up of min(M, P-r) forwards", "P, M", "M >= P",
          "PyTorch Schedule1F1B (as executed)", named("1f1b", generate_1f1b)},
         {"interleaved-1f1b", "1F1B over V stages per rank (loop map), depth-first rounds", "P, M, V",
-         "M mod max(1, M/P rounded down) == 0", "PyTorch ScheduleInterleaved1F1B", named("interleaved-1f1b", generate_interleaved_1f1b, 2)},
+         "M mod max(1, M/P rounded down) == 0", "PyTorch ScheduleInterleaved1F1B", named("interleaved-1f1b", generate_interleaved_1f1b, 2, Rows::LockStep)},
         {"looped-bfs", "all forwards of each local stage, then backwards in reverse", "P, M, V", "P >= 1, M >= 1",
-         "PyTorch ScheduleLoopedBFS", named("looped-bfs", generate_looped_bfs, 2)},
+         "PyTorch ScheduleLoopedBFS", named("looped-bfs", generate_looped_bfs, 2, Rows::LockStep)},
         {"zb1p", "interleaved zero bubble (I/W split, loop map)", "P, M, V", "as interleaved-1f1b",
-         "PyTorch ScheduleInterleavedZeroBubble", named("zb1p", generate_zb1p, 2)},
+         "PyTorch ScheduleInterleavedZeroBubble", named("zb1p", generate_zb1p, 2, Rows::LockStep)},
         {"zbv", "zero bubble V schedule (V map, 2 stages per rank)", "P, M", "V == 2",
-         "PyTorch ScheduleZBVZeroBubble", named("zbv", generate_zbv, 2)},
+         "PyTorch ScheduleZBVZeroBubble", named("zbv", generate_zbv, 2, Rows::LockStep)},
         {"zb-h1", "Zero Bubble handcrafted H1 (1F1B memory)", "P, M", "M >= P (sail-sg asserts M >= 2P for all hand schedules)",
          "Zero Bubble paper (ICLR 2024), sail-sg repository", named("zb-h1", generate_zb_h1)},
         {"zb-h2", "Zero Bubble handcrafted H2 (2x 1F1B memory, no bubble)", "P, M", "M >= 2P",

@@ -389,3 +389,62 @@ TEST_CASE("hardening: sweep --time-limit answers UNKNOWN for what it did not rea
     CHECK(bad.exit_code == 2);
     CHECK_THAT(bad.out, Catch::Contains("\"status\":\"ERROR\""));
 }
+
+TEST_CASE("hardening: --json never aborts on bytes that are not UTF-8, and keeps the exit code", "[hardening][json]") {
+    // Every one of these ended in std::terminate (exit 134): nlohmann's dump throws on invalid UTF-8, and the
+    // error handler printing the document was where it threw. Invalid bytes are now written as U+FFFD.
+    const std::string ok = write_temp("utf8_ok.txt", "ranks 1\nmicrobatches 1\nrank 0: 0F0 0B0\n");
+    const std::string replacement = "\xEF\xBF\xBD";
+    auto error_message = [](const std::string& out) {
+        const auto doc = nlohmann::json::parse(out);  // throws, failing the test, if it is not JSON
+        REQUIRE(doc["errors"].size() >= 1);
+        return doc["errors"][0]["message"].get<std::string>();
+    };
+    {
+        const auto r = run_cli("simulate " + ok + " --json --costs 'F=\xff'");
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(error_message(r.out), Catch::Contains(replacement));
+    }
+    {
+        const auto r = run_cli("verify --json '\xff'");  // an unknown family name, echoed
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(error_message(r.out), Catch::Contains(replacement));
+    }
+    {
+        // A half character from the input used to be quoted alone; the whole one is quoted now.
+        const std::string bad = write_temp("utf8_half.txt", "ranks 1\nmicrobatches 1\nrank 0: 0F0 \xC3\xA9 0B0\n");
+        const auto r = run_cli("verify --json " + bad);
+        CHECK(r.exit_code == 2);
+        CHECK(error_message(r.out) == "expected a stage number (digits), got '\xC3\xA9'");
+    }
+    {
+        // A valid schedule under a file name that is not UTF-8: exit 0 with and without --json (was 2 with it).
+        const std::string odd = write_temp("odd\xff.txt", "ranks 1\nmicrobatches 1\nrank 0: 0F0 0B0\n");
+        CHECK(run_cli("verify '" + odd + "'").exit_code == 0);
+        const auto r = run_cli("verify --json '" + odd + "'");
+        CHECK(r.exit_code == 0);
+        CHECK(nlohmann::json::parse(r.out)["valid"] == true);
+    }
+}
+
+TEST_CASE("hardening: writing PyTorch's CSV names the costs and memory limit it drops", "[hardening][csv]") {
+    // The native file exceeds its memory limit (exit 1); its CSV alone, without a word, verified clean.
+    const std::string native = write_temp("drops.txt",
+                                          "ranks 2\nmicrobatches 2\ncosts F=2 I=1 W=1 comm=1/3\nmemory-limit 1\n"
+                                          "rank 0: 0F0 0F1 0B0 0B1\nrank 1: 1F0 1B0 1F1 1B1\n");
+    CHECK(run_cli("verify " + native).exit_code == 1);
+    const std::string csv = (pp::test::scratch_dir() / "drops.csv").string();
+    const auto c = run_cli("convert " + native + " -o " + csv);
+    CHECK(c.exit_code == 0);
+    CHECK_THAT(c.err, Catch::Contains("warning: " + csv + ": PyTorch's CSV format has no place for costs or a memory limit"));
+    CHECK(run_cli("verify " + csv).exit_code == 0);             // what the warning is about
+    CHECK(run_cli("verify " + csv + " --memory-limit 1").exit_code == 1);  // given again, the same verdict
+    // Nothing to drop, nothing said; JSON keeps both.
+    const auto g = run_cli("generate 1f1b -P 2 -M 2 -o " + csv);
+    CHECK(g.exit_code == 0);
+    CHECK(g.err.empty());
+    const std::string json = (pp::test::scratch_dir() / "drops.json").string();
+    const auto j = run_cli("convert " + native + " -o " + json);
+    CHECK(j.err.empty());
+    CHECK(run_cli("verify " + json).exit_code == 1);
+}

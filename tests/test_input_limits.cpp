@@ -91,6 +91,66 @@ TEST_CASE("line cursor: one line at a time, numbered, without line ends", "[hard
     CHECK(input_error([] { LineCursor("ok\nb\xff", "t"); }) == "t:2:2: invalid UTF-8: this is not a text file");
 }
 
+TEST_CASE("text: UTF-8 is checked the same in every reader, overlong forms and surrogates included", "[hardening][native]") {
+    // Each is refused by the CSV and JSON readers; the native reader accepted them in a comment.
+    for (const std::string bad : {"\xC0\x80", "\xE0\x80\x80", "\xED\xA0\x80", "\xF5\x80\x80\x80", "\xF4\x90\x80\x80"}) {
+        INFO(bad.size());
+        CHECK(utf8_sequence_length(bad, 0) == 0);
+        CHECK(input_error([&] { read_native("ranks 1\nmicrobatches 1\n# x" + bad + "y\nrank 0: 0F0 0B0\n", "n.txt"); })
+                  .rfind("n.txt:3:4: invalid UTF-8", 0) == 0);
+    }
+    CHECK(utf8_sequence_length("\xC3\xA9", 0) == 2);          // é
+    CHECK(utf8_sequence_length("\xED\x9F\xBF", 0) == 3);      // U+D7FF, the last before the surrogates
+    CHECK(utf8_sequence_length("\xF4\x8F\xBF\xBF", 0) == 4);  // U+10FFFF
+}
+
+TEST_CASE("native reader: a message quotes whole characters, never half of one", "[hardening][native]") {
+    // "é" is two bytes; quoting its first alone made the message invalid UTF-8 (and --json abort).
+    CHECK(input_error([] { read_native("ranks 1\nmicrobatches 1\nrank 0: 0F0 \xC3\xA9 0B0\n", "n.txt"); }) ==
+          "n.txt:3:13: expected a stage number (digits), got '\xC3\xA9'");
+    CHECK(input_error([] { read_native("ranks 1\nmicrobatches 1\nrank 0: 0\xC3\xA9""0\n", "n.txt"); }) ==
+          "n.txt:3:10: unknown op letter '\xC3\xA9' in '0\xC3\xA9""0' (expected F, I, W or B)");
+}
+
+TEST_CASE("word cursor: the words left are counted, not the blanks between them", "[hardening][native]") {
+    // A rank line reserves a slot per word left: 10^6 tabs between two ops are two words, not 10^6 + 1.
+    const std::string line = "0F0" + std::string(1'000'000, '\t') + "0B0  # 1F1 2F2";
+    WordCursor cursor(line);
+    CHECK(cursor.words_left() == 2);
+    Word word;
+    REQUIRE(cursor.next(word));
+    CHECK(word.text == "0F0");
+    CHECK(cursor.words_left() == 1);
+    REQUIRE(cursor.next(word));
+    CHECK(word.column == 1'000'004);
+    CHECK(cursor.words_left() == 0);
+    CHECK_FALSE(cursor.next(word));
+    CHECK(WordCursor("").words_left() == 0);
+    CHECK(WordCursor(" \t a b\tc ").words_left() == 3);
+}
+
+TEST_CASE("size budget: PyTorch's lock-step rows are counted with their idle cells", "[hardening][budget]") {
+    // zb1p, interleaved-1f1b, looped-bfs and zbv build P rows of cells in lock-step, rank r waiting r cells
+    // and more: P^2 V cells for M = 1, which the op count alone (2PVM + P) does not see.
+    BudgetGuard guard;
+    set_max_ops(100'000);
+    const ScheduleFamily* zb1p = find_family("zb1p");
+    REQUIRE(zb1p);
+    // P = 256, V = 1, M = 1: 512 + 256 ops, but 65536 idle cells: 66304 <= 10^5, generated.
+    CHECK(zb1p->generate({256, 1, 1}).op_count() == 256 * 3);
+    // P = 512: 1024 + 512 + 262144 > 10^5, refused before allocating.
+    CHECK_THROWS_WITH(zb1p->generate({512, 1, 1}),
+                      Catch::StartsWith("zb1p with 512 ranks x 1 micro-batches, plus PyTorch's lock-step rows"));
+    for (const char* name : {"interleaved-1f1b", "looped-bfs", "zbv"}) {
+        INFO(name);
+        const ScheduleFamily* family = find_family(name);
+        REQUIRE(family);
+        CHECK_THROWS_AS(family->generate({512, 1, std::nullopt}), SizeLimitError);
+    }
+    // A family that writes its order directly is not charged for cells it does not build.
+    CHECK(find_family("gpipe")->generate({4096, 1, std::nullopt}).op_count() == 4096 * 2);
+}
+
 TEST_CASE("native reader: size and position of declared counts", "[hardening][native]") {
     BudgetGuard guard;
     set_max_ops(100);
