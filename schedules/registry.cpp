@@ -29,6 +29,10 @@ void require_generated_size(const std::string& family, const GenerateParams& par
     if (params.ranks < 1 || params.microbatches < 1 || v < 1) return;  // the generator says what is wrong
     const auto P = static_cast<std::uint64_t>(params.ranks), V = static_cast<std::uint64_t>(v),
                M = static_cast<std::uint64_t>(params.microbatches);
+    // Every family's pipelines have at most P x V stages.
+    if (saturating_mul(P, V) > static_cast<std::uint64_t>(kMaxStagesPerPipeline))
+        throw SizeLimitError(fmt::format("{} with {} ranks x {} stages per rank = {} stages: a pipeline holds at most {}", family,
+                                         P, V, saturating_mul(P, V), kMaxStagesPerPipeline));
     std::uint64_t ops = saturating_add(saturating_mul(saturating_mul(saturating_mul(P, V), M), 2), P);
     std::string what = family + " with " + std::to_string(P) + " ranks x " + (V > 1 ? std::to_string(V) + " stages per rank x " : "") +
                        std::to_string(M) + " micro-batches";
@@ -37,10 +41,6 @@ void require_generated_size(const std::string& family, const GenerateParams& par
         what += ", plus PyTorch's lock-step rows (ranks x ranks x stages per rank idle cells)";
     }
     require_size(ops, what);
-    // Every family's pipelines have at most P x V stages.
-    if (saturating_mul(P, V) > static_cast<std::uint64_t>(kMaxStagesPerPipeline))
-        throw SizeLimitError(fmt::format("{} with {} ranks x {} stages per rank = {} stages: a pipeline holds at most {}", family,
-                                         P, V, saturating_mul(P, V), kMaxStagesPerPipeline));
 }
 
 // Every generated schedule names where it came from, for messages and file headers.

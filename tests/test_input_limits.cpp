@@ -68,10 +68,12 @@ TEST_CASE("size budget: generators refuse before allocating", "[hardening][budge
     set_max_ops(1000);
     const ScheduleFamily* zbv = find_family("zbv");
     REQUIRE(zbv);
-    // zbv holds 2 stages per rank: 4 x 2 x 100 pairs = 1604 ops > 1000.
+    // zbv holds 2 stages per rank: 4 x 2 x 100 pairs, 2 ops each, + 4 ranks = 1604 ops, plus its lock-step
+    // rows' 4 x 4 x 2 = 32 idle cells: 1636 > 1000.
     CHECK_THROWS_AS(zbv->generate({4, 100, std::nullopt}), SizeLimitError);
-    CHECK_THROWS_WITH(zbv->generate({4, 100, std::nullopt}), Catch::StartsWith("zbv with 4 ranks x 2 stages per rank x "
-                                                                               "100 micro-batches need at least 1604 ops"));
+    CHECK_THROWS_WITH(zbv->generate({4, 100, std::nullopt}),
+                      Catch::StartsWith("zbv with 4 ranks x 2 stages per rank x 100 micro-batches, plus PyTorch's "
+                                        "lock-step rows (ranks x ranks x stages per rank idle cells) need at least 1636 ops"));
     CHECK(zbv->generate({4, 8, std::nullopt}).op_count() == 4 * 2 * 8 * 3);
 }
 
