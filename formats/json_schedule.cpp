@@ -245,9 +245,12 @@ private:
                 if (ops[k].is_object() && ops[k].contains("overlap")) {
                     const json& pair = ops[k]["overlap"];
                     if (!pair.is_array() || pair.size() != 2) fail(op_at + "/overlap", "expected exactly two ops");
-                    slot = Slot::pair(op(pair[0], op_at + "/overlap/0", index), op(pair[1], op_at + "/overlap/1", index));
+                    Op first = op(pair[0], op_at + "/overlap/0", index), second = op(pair[1], op_at + "/overlap/1", index);
+                    // Either order, as the native and CSV readers take it (F is stored first).
+                    if (first.kind != OpKind::F && second.kind == OpKind::F) std::swap(first, second);
+                    slot = Slot::pair(first, second);
                     if (slot.ops[0].kind != OpKind::F || !is_backward(slot.ops[1].kind))
-                        fail(op_at + "/overlap", "an overlapped pair is one F followed by one backward (B or I)");
+                        fail(op_at + "/overlap", "an overlapped pair is one F and one backward (B or I)");
                 } else {
                     slot = Slot::single(op(ops[k], op_at, index));
                 }

@@ -297,6 +297,7 @@ private:
         try {
             placement.validate();  // what the checks above leave: the stages a pipeline holds (model/op.hpp)
         } catch (const std::invalid_argument& e) {
+            if (placement_line_ > 0) line_ = placement_line_, column = 1;  // the line that declares the stages
             fail(column, e.what());
         }
         schedule_.placement = placement;
@@ -316,19 +317,27 @@ private:
         }
         Word number;
         if (!words.next(number)) fail(head.column + 4, "expected 'rank N:' followed by the rank's ops");
-        bool colon_attached = !number.text.empty() && number.text.back() == ':';
-        if (colon_attached) number.text.remove_suffix(1);
+        // The colon after the number, or in a word of its own; an op may follow it without a blank
+        // ("rank 0:0F0", "rank 0 :0F0").
+        std::optional<Word> glued;
+        const size_t colon_at = number.text.find(':');
+        if (colon_at != std::string_view::npos) {
+            if (colon_at + 1 < number.text.size())
+                glued = Word{number.text.substr(colon_at + 1), number.column + static_cast<int>(colon_at) + 1};
+            number.text = number.text.substr(0, colon_at);
+        }
         const int r = parse_count(number, "a rank number", 0);
         if (r >= *ranks_) fail(number.column, fmt::format("rank {} is not in 0..{}", r, *ranks_ - 1));
         auto& slots = schedule_.ranks[r];
-        if (!colon_attached) {
+        if (colon_at == std::string_view::npos) {
             Word colon;
             if (!words.next(colon) || colon.text.substr(0, 1) != ":")
                 fail(number.column + static_cast<int>(number.text.size()), "expected ':' after the rank number");
-            if (colon.text.size() > 1) read_token(r, {colon.text.substr(1), colon.column + 1});  // "rank 0 :0F0"
+            if (colon.text.size() > 1) glued = Word{colon.text.substr(1), colon.column + 1};
         }
         if (rank_seen_[r]) fail(head.column, fmt::format("rank {} has a second line", r));
         rank_seen_[r] = true;
+        if (glued) read_token(r, *glued);
         slots.reserve(slots.size() + words.words_left());  // one growth, not log(n) copies of a long rank
         read_ops(r, words.line(), words.position());
         if (slots.capacity() > slots.size() + slots.size() / 4 + 16) slots.shrink_to_fit();  // wide spacing

@@ -114,6 +114,37 @@ TEST_CASE("native reader: a message quotes whole characters, never half of one",
           "n.txt:3:10: unknown op letter '\xC3\xA9' in '0\xC3\xA9""0' (expected F, I, W or B)");
 }
 
+TEST_CASE("readers: the spellings one reader takes, the others take too", "[hardening][native][json]") {
+    auto ops_of = [](const Schedule& s) {
+        std::string text;
+        for (const auto& rank : s.ranks)
+            for (const Slot& slot : rank) text += format_slot(slot) + " ";
+        return text;
+    };
+    // A colon glued to the rank number and to the first op, as "rank 0 :0F0" already was.
+    const std::string spaced = ops_of(read_native("ranks 1\nmicrobatches 1\nrank 0: 0F0 0B0\n", "n.txt"));
+    CHECK(spaced == "0F0 0B0 ");
+    CHECK(ops_of(read_native("ranks 1\nmicrobatches 1\nrank 0:0F0 0B0\n", "n.txt")) == spaced);
+    CHECK(ops_of(read_native("ranks 1\nmicrobatches 1\nrank 0 :0F0 0B0\n", "n.txt")) == spaced);
+    // "rank 0:0X0": the X is column 9 (r=1 ... 0=6, :=7, 0=8).
+    CHECK(input_error([] { read_native("ranks 1\nmicrobatches 1\nrank 0:0X0\n", "n.txt"); })
+              .rfind("n.txt:3:9: unknown op letter 'X'", 0) == 0);
+    // A pair with its backward first: native and CSV take it (F stored first); so does JSON now.
+    const std::string native_pair = ops_of(read_native("ranks 1\nmicrobatches 2\nrank 0: 0F0 (0F1;0B0)\n", "n.txt"));
+    CHECK(native_pair == ops_of(read_native("ranks 1\nmicrobatches 2\nrank 0: 0F0 (0B0;0F1)\n", "n.txt")));
+    const std::string json = R"({"format": "pipeproof-schedule", "version": 1, "ranks": 1,
+        "pipelines": [{"microbatches": 2, "stage_ranks": [0]}],
+        "schedule": [{"rank": 0, "ops": [{"kind": "F", "stage": 0, "microbatch": 0},
+                                         {"overlap": [{"kind": "B", "stage": 0, "microbatch": 0},
+                                                      {"kind": "F", "stage": 0, "microbatch": 1}]}]}]})";
+    CHECK(ops_of(read_json(json, "j.json")).rfind("0F0 (0F1;0B0) ", 0) == 0);
+    // A placement list past the stage limit is blamed on the placement line, not the first rank line.
+    std::string zeros;
+    for (int k = 0; k <= kMaxStagesPerPipeline; ++k) zeros += " 0";
+    CHECK(input_error([&] { read_native("ranks 1\nmicrobatches 1\nplacement" + zeros + "\nrank 0: 0F0\n", "n.txt"); })
+              .rfind("n.txt:3:1: ", 0) == 0);
+}
+
 TEST_CASE("word cursor: the words left are counted, not the blanks between them", "[hardening][native]") {
     // A rank line reserves a slot per word left: 10^6 tabs between two ops are two words, not 10^6 + 1.
     const std::string line = "0F0" + std::string(1'000'000, '\t') + "0B0  # 1F1 2F2";
@@ -272,7 +303,7 @@ TEST_CASE("op limits: 256 pipelines, 65536 stages each, refused with the reason,
     CHECK(input_error([] { read_native("ranks 70000\nmicrobatches 1\nrank 0:\n", "n.txt"); }) ==
           "n.txt:3:1: pipeline 0 has 70000 stages: at most 65536 are supported");  // one stage per rank
     CHECK(input_error([] { read_native("ranks 70000\nmicrobatches 2\nplacement bidirectional\nrank 0:\n", "n.txt"); }) ==
-          "n.txt:4:1: pipeline 0 has 70000 stages: at most 65536 are supported");
+          "n.txt:3:1: pipeline 0 has 70000 stages: at most 65536 are supported");
     CHECK(input_error([] { read_torch_csv("0F0,65536B0", "t.csv"); }) ==
           "t.csv:1:5: stage 65536 is past the limit: a pipeline has at most 65536 stages (0..65535)");
     std::string json = R"({"format": "pipeproof-schedule", "ranks": 1, "pipelines": [{"microbatches": 1, "stage_ranks": [)";
