@@ -57,6 +57,11 @@ printf 'ranks 1000000\nmicrobatches 1000000\nrank 0: 0F0\n' > "$out/fuzz_native/
 printf 'ranks 2\nmicrobatches 2\nrank 0: 0F0 0B0 0F1 0B1\nrank 1: 1F0 1F1 1B0 1B1\n' > "$out/fuzz_native/deadlock.txt"
 printf 'ranks 2\nmicrobatches 2\nmemory-limit 1\nrank 0: 0F0 0F1 0B0 0B1\nrank 1: 1F0 1B0 1F1 1B1\n' > "$out/fuzz_native/over-memory.txt"
 seed fuzz_csv tiny-huge.csv 00 '0F0,9999W9999'
+# From the adversarial run of 2026-12-02: half a character quoted alone, a glued colon after an overlong
+# UTF-8 comment, a pair with its backward first, blanks padding a row.
+printf 'ranks 1\nmicrobatches 1\nrank 0: 0F0 \xc3\xa9 0B0\n' > "$out/fuzz_native/utf8-half-character.txt"
+printf 'ranks 1\nmicrobatches 2\n# x\xc0\x80y\nrank 0:0F0 (0B0;0F1) 0B1\n' > "$out/fuzz_native/glued-colon-overlong.txt"
+seed fuzz_csv tabs.csv 00 '0F0,\t\t\t\t0B0\n'
 seed fuzz_csv big-cell.csv 00 '999999F999999\n'
 seed fuzz_csv comms-swap.csv 00 '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F1,1RECV_F0,1F0,1B0,1SEND_B0,1F1,1B1,1SEND_B1\n'
 seed fuzz_csv bad-cells.csv 00 '(0F7;7B3)OVERLAP_F_B,1BW0,0F1xyz\n'
