@@ -1,8 +1,8 @@
 // `formula` and `refute` with --chunk-costs symbolic (issue 11): the slot formulas of proofs/chunk_formula.hpp
 // and the counterexample search of proofs/chunk_refute.hpp, printed.
 #include "cli/chunk_cli.hpp"
-#include "formats/json_text.hpp"
 #include "cli/common.hpp"
+#include "formats/json_text.hpp"
 #include "proofs/chunk_formula.hpp"
 #include "proofs/chunk_refute.hpp"
 #include "proofs/claim.hpp"

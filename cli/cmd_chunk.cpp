@@ -4,9 +4,9 @@
 // order was found and whether it is proved optimal; --emit-proof writes the SMT-LIB2 query "no order
 // finishes one tick earlier" (unsat for a stock z3). Exit 0, or 3 when `best` could not be proved optimal.
 #include "cli/chunk_cli.hpp"
-#include "formats/json_text.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "formats/json_text.hpp"
 #include "render/chunk_timeline.hpp"
 
 #include <fmt/format.h>

@@ -2,9 +2,9 @@
 // idle per rank, the Zero Bubble paper's bubble rate, peak activations, parameter copies and, given
 // --tokens-per-microbatch and --seconds-per-unit, GPU utilisation and GPU-hours per million tokens.
 #include "cli/commands.hpp"
-#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
+#include "formats/json_text.hpp"
 #include "schedules/registry.hpp"
 #include "verifier/compare.hpp"
 

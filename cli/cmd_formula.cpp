@@ -2,10 +2,10 @@
 // every admissible M from M0 on, with the region of cost space of each piece (proofs/formula.hpp).
 // Exit: 0 formula derived (periodicity proved), 3 no formula / not proved, 2 bad input.
 #include "cli/commands.hpp"
-#include "formats/json_text.hpp"
 #include "cli/chunk_point.hpp"
 #include "cli/common.hpp"
 #include "cli/formula_json.hpp"
+#include "formats/json_text.hpp"
 #include "proofs/claim.hpp"
 #include "proofs/formula.hpp"
 #include "proofs/readable.hpp"

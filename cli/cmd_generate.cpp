@@ -1,7 +1,7 @@
 // pipeproof list / generate NAME -P -M [-V]: the schedule library.
 #include "cli/commands.hpp"
-#include "formats/json_text.hpp"
 #include "cli/common.hpp"
+#include "formats/json_text.hpp"
 #include "schedules/registry.hpp"
 
 #include <fmt/format.h>

@@ -2,8 +2,8 @@
 // family and M for a cluster and a model, from simulated schedules and stated estimates (planner/).
 // Every setting is a flag and a `key = value` line of the config file; flags win over the file.
 #include "cli/commands.hpp"
-#include "formats/json_text.hpp"
 #include "cli/common.hpp"
+#include "formats/json_text.hpp"
 #include "planner/chunk_plan.hpp"
 #include "formats/input_error.hpp"
 #include "formats/load.hpp"

@@ -2,10 +2,10 @@
 // Statements for every admissible micro-batch count (proofs/prove.hpp, proofs/method.md).
 // Exit: 0 PROVED, 1 REFUTED, 3 UNKNOWN, 2 bad input.
 #include "cli/commands.hpp"
-#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "cli/watchdog.hpp"
 #include "cli/formula_json.hpp"
+#include "formats/json_text.hpp"
 #include "render/ascii_gantt.hpp"
 #include "proofs/claim.hpp"
 #include "proofs/prove.hpp"

@@ -3,11 +3,11 @@
 // Exit: 1 counterexample found (the claim is false), 0 the claim holds over the searched space, 3 undecided,
 // 2 bad input.
 #include "cli/commands.hpp"
-#include "formats/json_text.hpp"
 #include "cli/chunk_point.hpp"
 #include "cli/common.hpp"
 #include "cli/watchdog.hpp"
 #include "cli/formula_json.hpp"
+#include "formats/json_text.hpp"
 #include "render/ascii_gantt.hpp"
 #include "proofs/claim.hpp"
 #include "verifier/simulate.hpp"

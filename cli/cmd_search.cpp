@@ -2,10 +2,10 @@
 // (solver/search.hpp). Exit 0 with a schedule (OPTIMAL or FEASIBLE), 1 when proven infeasible, 3 when
 // nothing was found in time.
 #include "cli/search_io.hpp"
-#include "formats/json_text.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/stop_signal.hpp"
+#include "formats/json_text.hpp"
 #include "formats/load.hpp"
 #include "model/size_budget.hpp"
 #include "solver/search.hpp"

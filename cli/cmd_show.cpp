@@ -1,9 +1,9 @@
 // pipeproof show FILE|NAME: the timeline as an ASCII Gantt chart, and on request as an SVG picture
 // (--svg) and a Chrome/Perfetto trace (--trace).
 #include "cli/commands.hpp"
-#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
+#include "formats/json_text.hpp"
 #include "render/ascii_gantt.hpp"
 #include "render/chunk_timeline.hpp"
 #include "render/svg_timeline.hpp"

@@ -1,9 +1,9 @@
 // pipeproof simulate FILE: exact start and end of every op (longest path), makespan, idle per rank,
 // bubble, peak activations, critical path.
 #include "cli/commands.hpp"
-#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
+#include "formats/json_text.hpp"
 
 #include <iostream>
 #include <memory>

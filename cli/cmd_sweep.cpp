@@ -4,9 +4,9 @@
 // sweep: `pipeproof sweep ... --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`, or with GNU parallel
 // `parallel pipeproof sweep ... --shard {}/4 ::: 0 1 2 3`.
 #include "cli/search_io.hpp"
-#include "formats/json_text.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "formats/json_text.hpp"
 #include "solver/search.hpp"
 #include "solver/search_generators.hpp"
 

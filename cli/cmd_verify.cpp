@@ -1,9 +1,9 @@
 // pipeproof verify FILE: completeness, placement, dependency order, deadlock (with the cycle), memory,
 // and for compute_comms files SEND/RECV matching and rendezvous deadlock. Exit 0 clean, 1 violations.
 #include "cli/commands.hpp"
-#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
+#include "formats/json_text.hpp"
 #include "schedules/reference_comm.hpp"
 #include "verifier/batched.hpp"
 #include "verifier/comms.hpp"

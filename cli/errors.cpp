@@ -1,9 +1,9 @@
 #include "cli/errors.hpp"
-#include "formats/json_text.hpp"
 
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "formats/input_error.hpp"
+#include "formats/json_text.hpp"
 #include "model/costs.hpp"
 #include "model/size_budget.hpp"
 #include "planner/plan_spec.hpp"

@@ -1,10 +1,10 @@
 // pipeproof: verify, time, search and prove pipeline-parallel training schedules.
 // Exit codes: 0 clean, 1 violations found (or a claim refuted), 2 bad input or usage, 3 undecided.
 #include "cli/commands.hpp"
-#include "formats/json_text.hpp"
 #include "cli/common.hpp"
 #include "cli/errors.hpp"
 #include "cli/memory_policy.hpp"
+#include "formats/json_text.hpp"
 #include "model/size_budget.hpp"
 
 #include <fmt/format.h>

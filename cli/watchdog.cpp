@@ -1,8 +1,8 @@
 // The backstop of --time-limit (cli/watchdog.hpp).
 #include "cli/watchdog.hpp"
-#include "formats/json_text.hpp"
 
 #include "cli/common.hpp"
+#include "formats/json_text.hpp"
 #include "proofs/budget.hpp"
 
 #include <fmt/format.h>

@@ -1,8 +1,8 @@
 #include "formats/json_schedule.hpp"
-#include "formats/json_text.hpp"
 
 #include "formats/chunks_json.hpp"
 #include "formats/input_error.hpp"
+#include "formats/json_text.hpp"
 #include "formats/text_lines.hpp"
 #include "model/size_budget.hpp"
 

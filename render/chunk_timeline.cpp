@@ -1,7 +1,7 @@
 #include "render/chunk_timeline.hpp"
-#include "formats/json_text.hpp"
 
 #include "render/markup.hpp"
+#include "formats/json_text.hpp"
 #include "render/round_scale.hpp"
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 #include "render/trace_json.hpp"
-#include "formats/json_text.hpp"
 
 #include "model/dag.hpp"
+#include "formats/json_text.hpp"
 #include "render/chunks.hpp"
 #include "verifier/memory.hpp"
 
