@@ -3,6 +3,7 @@
 #include "solver/subset_relaxation.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace pp {
 
@@ -28,6 +29,27 @@ Windows pinned_windows(const Instance& inst, const Windows& windows, const std::
             break;
         }
     return w;
+}
+
+Instance with_rank_order(const Instance& inst, const std::vector<int>& order) {
+    Instance out = inst;
+    for (size_t k = 1; k < order.size(); ++k) {
+        const int id = static_cast<int>(out.edges.size());
+        out.edges.push_back({order[k - 1], order[k], 0, Why::Fifo});
+        out.out_edges[order[k - 1]].push_back(id);
+        out.in_edges[order[k]].push_back(id);
+    }
+    std::vector<int> indegree(out.size(), 0);
+    for (const PrecedenceEdge& e : out.edges) ++indegree[e.to];
+    out.topo_order.clear();
+    for (size_t t = 0; t < out.size(); ++t)
+        if (indegree[t] == 0) out.topo_order.push_back(static_cast<int>(t));
+    for (size_t head = 0; head < out.topo_order.size(); ++head)
+        for (int e : out.out_edges[out.topo_order[head]])
+            if (--indegree[out.edges[e].to] == 0) out.topo_order.push_back(out.edges[e].to);
+    if (out.topo_order.size() != out.size()) throw std::logic_error("with_rank_order: the order contradicts a precedence");
+    for (size_t k = 0; k < out.size(); ++k) out.topo_position[out.topo_order[k]] = static_cast<int>(k);
+    return out;
 }
 
 CompletionOutcome complete_from_relaxation(const Instance& inst, const Windows& windows,
@@ -61,6 +83,24 @@ CompletionOutcome complete_from_relaxation(const Instance& inst, const Windows& 
     full.budgets = &budgets;
     out.completion = solve_disjunctive_in(inst, w, full);
     out.completion.engine = "pinned-completion";
+    out.pinned = out.completion.answer;
+    if (out.completion.answer == Z3Answer::Sat || Clock::now() >= query.deadline || query.stopped()) return out;
+    // Step 3: the order of r only. The problem's windows stay valid for the restriction; its own (longest
+    // paths and loads along the chain) are tighter.
+    std::vector<int> order;
+    for (int t : inst.rank_tasks[rank]) order.push_back(t);
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return start[a] < start[b] || (start[a] == start[b] && a < b); });
+    const Instance chained = with_rank_order(inst, order);
+    const TaskBounds cb = compute_task_bounds(chained, true);
+    Windows cw = windows_for_bound(chained, cb, query.bound, true);
+    cw.empty_task = -1;
+    for (size_t t = 0; t < inst.size(); ++t) {
+        cw.est[t] = std::max(cw.est[t], windows.est[t]);
+        cw.lst[t] = std::min(cw.lst[t], windows.lst[t]);
+        if (cw.lst[t] < cw.est[t] && cw.empty_task < 0) cw.empty_task = static_cast<int>(t);
+    }
+    out.completion = solve_disjunctive_in(chained, cw, full);
+    out.completion.engine = "order-completion";
     return out;
 }
 

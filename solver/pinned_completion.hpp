@@ -9,8 +9,11 @@
 //     the idle-budget cuts (rank_budget.hpp). Unsat PROVES that no schedule meets T (it is a relaxation).
 //  2. Sat: pin the ops of r at the starts of that solution (window [s, s]), propagate the windows over
 //     the precedence edges (longest paths both ways), and let Z3 place every other op inside them (full
-//     problem, with the cuts). Sat: a schedule with objective <= T, re-verified by the caller. Unsat or
-//     unknown prove nothing about T: pinning is a restriction, not a relaxation.
+//     problem, with the cuts). Sat: a schedule with objective <= T, re-verified by the caller.
+//  3. Otherwise keep only the ORDER of r's ops from that solution (a chain of edges on r) and let Z3 place
+//     every op, r's included (full problem, with the cuts). At P=5 one relaxation solution's times did not
+//     extend (unsat in 0.15 s) where another's did: the order leaves the times of the other ranks room.
+// Unsat or unknown in steps 2 and 3 prove nothing about T: pinning is a restriction, not a relaxation.
 #include "solver/lower_bound.hpp"
 #include "solver/rank_budget.hpp"
 #include "solver/search_instance.hpp"
@@ -24,8 +27,14 @@ struct CompletionOutcome {
     int rank = -1, neighbour = -1;
     size_t relaxation_tasks = 0;
     Z3Outcome relaxation;   // Unsat: T is proven infeasible
-    Z3Outcome completion;   // Sat: start of every task of the full instance; Skipped when not attempted
+    Z3Answer pinned = Z3Answer::Skipped;  // step 2
+    Z3Outcome completion;   // the last step tried (2 or 3); Sat: start of every task of the full instance
 };
+
+// The instance with the tasks of `order` (all on one rank) chained in that order by edges of lag 0: a
+// restriction of the problem (every schedule of it is one of the problem). Throws std::logic_error when
+// the order contradicts the precedence edges.
+Instance with_rank_order(const Instance& inst, const std::vector<int>& order);
 
 // Windows narrowed to est = lst = start[t] for the tasks with pin[t], then closed under the precedence
 // edges: est(to) >= est(from) + d(from) + lag and lst(from) <= lst(to) - d(from) - lag. empty_task is set

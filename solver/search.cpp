@@ -433,7 +433,10 @@ private:
             return;
         }
         if (out.completion.answer == Z3Answer::Skipped) return;
-        record_call(bound, out.completion, " (rank " + std::to_string(r) + " pinned)");
+        if (out.pinned != Z3Answer::Sat && out.completion.engine == "order-completion")
+            log("relaxation-guided completion: rank " + std::to_string(r) + " pinned at the relaxation's times: " +
+                z3_answer_name(out.pinned) + "; its order only:");
+        record_call(bound, out.completion, " (rank " + std::to_string(r) + (out.completion.engine == "order-completion" ? " order" : " pinned") + ")");
         if (out.completion.answer == Z3Answer::Sat) accept_model(bound, out.completion);
     }
 

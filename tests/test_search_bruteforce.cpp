@@ -718,5 +718,16 @@ TEST_CASE("search: the relaxation-guided completion never refutes a feasible bou
             CHECK(pinned.est[t] <= full.start[t]);
             CHECK(full.start[t] <= pinned.lst[t]);
         }
+        // Chaining rank 0 in that schedule's order is a restriction that keeps it: sat at the optimum,
+        // and never better than the optimum.
+        std::vector<int> order = inst.rank_tasks[0];
+        std::sort(order.begin(), order.end(), [&](int a, int b) { return full.start[a] < full.start[b]; });
+        const Instance chained = with_rank_order(inst, order);
+        const TaskBounds cb = compute_task_bounds(chained, true);
+        Z3Query cq = q;
+        cq.budgets = &budgets;
+        CHECK(solve_disjunctive_in(chained, windows_for_bound(chained, cb, q.bound, true), cq).answer == Z3Answer::Sat);
+        cq.bound = q.bound - 1;
+        CHECK(solve_disjunctive_in(chained, windows_for_bound(chained, cb, cq.bound, true), cq).answer == Z3Answer::Unsat);
     }
 }
