@@ -4,6 +4,8 @@
 #include "solver/cap_repair.hpp"
 #include "solver/greedy.hpp"
 #include "solver/greedy_improve.hpp"
+#include "solver/pinned_completion.hpp"
+#include "solver/rank_budget.hpp"
 #include "solver/rank_relaxation.hpp"
 #include "solver/search_certificate.hpp"
 #include "solver/z3_window.hpp"
@@ -121,6 +123,7 @@ public:
         bounds_ = compute_task_bounds(inst_, options_.strengthen);
         if (!options_.strengthen) plain_bounds_ = bounds_;
         result_.analytic = analytic_lower_bound(inst_, bounds_);
+        budgets_ = rank_budgets(inst_, bounds_);
         lower_ = result_.analytic.value;
         result_.lower_bound_kind = result_.analytic.kind;
         result_.lower_bound_argument = result_.analytic.derivation;
@@ -164,6 +167,7 @@ public:
             // nothing more to do: the best schedule so far and its certified gap
         } else if (exact || options_.engine != SearchEngine::None) {
             if (options_.relaxations) run_rank_relaxations(0.3);
+            if (options_.relaxations && !proven_optimal() && !stopped()) run_completion(exact ? 0.5 : 0.4);
             if (proven_optimal() || stopped()) {
             } else if (exact) {
                 run_z3();
@@ -373,6 +377,8 @@ private:
                 q.deadline = until;
                 q.interrupt = &monitor_.z3_interrupt();
                 q.max_variables = options_.max_relaxation_variables;
+                const std::vector<RankBudget> budget{budgets_.empty() ? RankBudget{} : budgets_[r]};
+                q.budgets = &budget;  // the rank keeps all its ops: its idle budget holds as it is
                 const Z3Outcome out = solve_rank_subproblem(sub, w, q);
                 record_call(bound, out, " (rank " + std::to_string(r) + ")");
                 if (out.answer == Z3Answer::Unsat) {
@@ -386,6 +392,52 @@ private:
                 }
             }
         }
+    }
+
+    // Relaxation-guided completion (pinned_completion.hpp) at the proven bound: the two-rank relaxation of
+    // the rank with the highest bound and its busier neighbour (unsat proves the bound), then the full
+    // problem with that rank pinned where the relaxation put it (sat: a schedule at the bound).
+    void run_completion(double share) {
+        if (inst_.pairs_allowed() || inst_.problem.objective != Objective::Makespan || proven_optimal() || stopped()) return;
+        const auto& per_rank = result_.analytic.per_rank;
+        if (per_rank.size() != static_cast<size_t>(inst_.ranks) || inst_.ranks < 2) return;
+        const int r = static_cast<int>(std::max_element(per_rank.begin(), per_rank.end()) - per_rank.begin());
+        int neighbour = -1;
+        for (int n : {r - 1, r + 1})
+            if (n >= 0 && n < inst_.ranks && (neighbour < 0 || per_rank[n] > per_rank[neighbour])) neighbour = n;
+        const Ticks bound = lower_;
+        const Windows w = windows_for_bound(inst_, bounds_, bound, options_.strengthen);
+        if (disjunctive_variables(inst_, w) > options_.max_disjunctive_variables) {
+            log("relaxation-guided completion: the full encoding is too large, skipped");
+            return;
+        }
+        phase("completion: ranks " + std::to_string(r) + "+" + std::to_string(neighbour) + " <= " + text(bound * inst_.quantum));
+        Z3Query q;
+        q.bound = bound;
+        q.seed = options_.seed;
+        q.deadline = share_of_remaining(share);
+        q.interrupt = &monitor_.z3_interrupt();
+        q.max_variables = options_.max_disjunctive_variables;
+        q.keep_smt2 = options_.want_proof;  // the relaxation's query, should it be unsat
+        const CompletionOutcome out = complete_from_relaxation(inst_, w, budgets_, r, neighbour, q, 0.5);
+        const std::string ranks = "ranks " + std::to_string(r) + "+" + std::to_string(neighbour);
+        record_call(bound, out.relaxation, " (" + ranks + " relaxation)");
+        if (out.relaxation.answer == Z3Answer::Unsat) {
+            proven_above(bound, out.relaxation,
+                         ranks + " alone cannot meet " + text(bound * inst_.quantum) +
+                             " (Z3, disjunctive encoding of their relaxation with idle-budget cuts): their " +
+                             std::to_string(out.relaxation_tasks) +
+                             " ops inside their windows for that bound, with the precedence delays through the "
+                             "other ranks, one op at a time per rank and the memory cap, have no schedule "
+                             "(solver/subset_relaxation.hpp, solver/rank_budget.hpp)");
+            return;
+        }
+        if (out.completion.answer == Z3Answer::Skipped) return;
+        if (out.pinned != Z3Answer::Sat && out.completion.engine == "order-completion")
+            log("relaxation-guided completion: rank " + std::to_string(r) + " pinned at the relaxation's times: " +
+                z3_answer_name(out.pinned) + "; its order only:");
+        record_call(bound, out.completion, " (rank " + std::to_string(r) + (out.completion.engine == "order-completion" ? " order" : " pinned") + ")");
+        if (out.completion.answer == Z3Answer::Sat) accept_model(bound, out.completion);
     }
 
     // Cool-down windows (z3_window.hpp): keep the incumbent's ops up to a time and let Z3 re-place the
@@ -491,7 +543,8 @@ private:
         lower_ = bound + 1;
         report("new bound");
         const bool window = out.reason.rfind("empty window", 0) == 0;
-        result_.lower_bound_kind = window ? "empty-window" : out.engine == "rank-relaxation" ? "rank-relaxation" : "z3-unsat";
+        result_.lower_bound_kind = window ? "empty-window" : out.engine == "rank-relaxation" ? "rank-relaxation"
+                                   : out.engine == "subset-relaxation" ? "subset-relaxation" : "z3-unsat";
         result_.lower_bound_argument =
             window ? "no schedule has objective <= " + text(bound * inst_.quantum) + ": " + out.reason
             : !argument.empty() ? argument
@@ -634,6 +687,7 @@ private:
     Windows windows_;  // for the proven bound windows_bound_, once computed (cool-down windows)
     Ticks windows_bound_ = -1;
     TaskBounds bounds_, plain_bounds_;  // with and without the same-rank load strengthening
+    std::vector<RankBudget> budgets_;   // idle-budget cuts per rank (rank_budget.hpp)
     Ticks lower_ = 0;  // proven lower bound, quantised units
     Clock::duration evaluation_time_{};  // the longest verify + simulate so far
     SearchResult result_;

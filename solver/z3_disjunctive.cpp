@@ -36,6 +36,9 @@ public:
         for (int r = 0; r < inst_.ranks; ++r) add_rank_order(r);
         for (int r = 0; r < inst_.ranks; ++r)
             if (inst_.rank_needs_cardinality[r]) add_memory(r);
+        if (query_.budgets)
+            for (int r = 0; r < inst_.ranks && r < static_cast<int>(query_.budgets->size()); ++r)
+                if ((*query_.budgets)[r].applies) add_budget(r, (*query_.budgets)[r]);
     }
 
     size_t variables() const { return start_.size() + orders_; }
@@ -113,6 +116,25 @@ private:
         }
     }
 
+    // start(i) - (work of the rank's ops before i) within the rank's idle budget (rank_budget.hpp).
+    void add_budget(int r, const RankBudget& budget) {
+        const auto& tasks = inst_.rank_tasks[r];
+        for (int i : tasks) {
+            z3::expr_vector terms(ctx_);
+            terms.push_back(start_[i]);
+            for (int j : tasks) {
+                if (j == i) continue;
+                const z3::expr b = before(j, i);
+                if (b.is_true()) terms.push_back(int_numeral(ctx_, -inst_.tasks[j].duration));
+                else if (!b.is_false()) terms.push_back(z3::ite(b, int_numeral(ctx_, -inst_.tasks[j].duration), ctx_.int_val(0)));
+            }
+            const z3::expr position = z3::sum(terms);
+            const bool forward = inst_.tasks[i].op.kind == OpKind::F;
+            add(position >= int_numeral(ctx_, budget.lo + (forward ? Ticks(0) : budget.warm)));
+            add(position <= int_numeral(ctx_, query_.bound - budget.load - (forward ? budget.cool : Ticks(0))));
+        }
+    }
+
     const Instance& inst_;
     const Windows& w_;
     const Z3Query& query_;
@@ -167,7 +189,8 @@ Z3Outcome solve_disjunctive_in(const Instance& inst, const Windows& w, const Z3Q
             o.start = enc.extract(m);
             o.partner.assign(inst.size(), -1);
         },
-        [](z3::params& p) { p.set("arith.solver", 1u); });
+        // Difference logic (Bellman-Ford) without the budget cuts; they are sums, so the simplex then.
+        [&](z3::params& p) { p.set("arith.solver", query.budgets ? 2u : 1u); });
     return out;
 }
 

@@ -3,6 +3,7 @@
 // in a fresh z3::context (the windows depend on the bound), with a wall-clock deadline that also covers
 // building the formula (Z3's own timeout only covers check()).
 #include "solver/lower_bound.hpp"
+#include "solver/rank_budget.hpp"
 #include "solver/search_instance.hpp"
 #include "solver/search_monitor.hpp"
 
@@ -36,6 +37,9 @@ struct Z3Query {
     unsigned seed = 0;
     Clock::time_point deadline{};
     Z3Interrupt* interrupt = nullptr;  // a stop request interrupts the check (and the build)
+    // Disjunctive encoding only: idle-budget cuts per rank of the encoded instance (rank_budget.hpp),
+    // implied constraints for "makespan <= bound"; null or an entry with applies == false: none.
+    const std::vector<RankBudget>* budgets = nullptr;
     bool stopped() const { return interrupt && interrupt->fired(); }
 };
 

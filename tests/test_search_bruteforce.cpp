@@ -4,6 +4,9 @@
 #include "solver/cap_filled_warm_starts.hpp"
 #include "solver/cap_repair.hpp"
 #include "solver/cool_down_bound.hpp"
+#include "solver/pinned_completion.hpp"
+#include "solver/rank_budget.hpp"
+#include "solver/subset_relaxation.hpp"
 #include "solver/search.hpp"
 #include "verifier/simulate.hpp"
 #include "verifier/verify.hpp"
@@ -596,5 +599,135 @@ TEST_CASE("search: the cool-down bound never exceeds the brute-force optimum", "
         CHECK(lb.value * inst.quantum <= Ticks(bf.best));
         for (const Ticks& v : lb.per_rank) CHECK(v * inst.quantum <= Ticks(bf.best));
         if (k.name == "v P2 M3 ZB cap4") CHECK(lb.value * inst.quantum == Ticks(bf.best));
+    }
+}
+
+// Issue 13: the idle-budget cuts (solver/rank_budget.hpp) are implied constraints, so the disjunctive
+// encoding with them still answers unsat one below the brute-force optimum and sat at it, including the
+// V map with the Zero Bubble costs, where the warm-up and cool-down idles are not zero.
+namespace {
+
+std::vector<Case> budget_cases() {
+    std::vector<Case> out;
+    for (const Case& k : cases())
+        if (!k.costs.FB) out.push_back(k);
+    const TinyCosts zb15{18522, 18086, 9337, 601, {}};
+    out.push_back({"v P2 M3 ZB cap4", vshape(2, 3), zb15, 4});
+    out.push_back({"v P2 M3 ZB cap3", vshape(2, 3), zb15, 3});
+    out.push_back({"loop P3 M3 ZB cap2", loop(3, 3), zb15, 2});
+    out.push_back({"dualpipe P2 M4 ZB cap2", Placement::bidirectional(2, 2), zb15, 2});
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("search: the idle-budget cuts keep the disjunctive encoding exact", "[search]") {
+    for (const Case& k : budget_cases()) {
+        INFO(k.name);
+        const auto bf = BruteForce(k.placement, k.costs, k.cap, false).solve();
+        REQUIRE(bf.best > 0);
+        const Instance inst = build_instance(problem_of(k));
+        const TaskBounds bounds = compute_task_bounds(inst, true);
+        const std::vector<RankBudget> budgets = rank_budgets(inst, bounds);
+        bool some_idle = false;
+        for (const RankBudget& b : budgets) some_idle = some_idle || forced_idle(b) > 0;
+        if (k.name.rfind("v P2 M3 ZB", 0) == 0) CHECK(some_idle);  // the cuts carry the memory-aware idle
+        Z3Query q;
+        q.budgets = &budgets;
+        q.deadline = Clock::now() + std::chrono::seconds(20);
+        q.bound = bf.best / inst.quantum - 1;
+        CHECK(solve_disjunctive_in(inst, windows_for_bound(inst, bounds, q.bound, true), q).answer == Z3Answer::Unsat);
+        q.bound = bf.best / inst.quantum;
+        const Z3Outcome sat = solve_disjunctive_in(inst, windows_for_bound(inst, bounds, q.bound, true), q);
+        REQUIRE(sat.answer == Z3Answer::Sat);
+        Schedule s = schedule_from_starts(inst, sat.start, sat.partner);
+        const Evaluation e = evaluate_schedule(inst, s);
+        CHECK(e.ok);
+        CHECK(e.value == Ticks(bf.best));
+    }
+}
+
+// Subset relaxations (solver/subset_relaxation.hpp): a relaxation is never unsat at a bound some schedule
+// meets (every single rank, every pair of ranks, with the budget cuts of the ranks kept whole, and the
+// later micro-batches of two ranks without them), and keeping every task is the full problem again.
+TEST_CASE("search: subset relaxations never exceed the brute-force optimum", "[search]") {
+    for (const Case& k : budget_cases()) {
+        INFO(k.name);
+        const auto bf = BruteForce(k.placement, k.costs, k.cap, false).solve();
+        REQUIRE(bf.best > 0);
+        const Instance inst = build_instance(problem_of(k));
+        const TaskBounds bounds = compute_task_bounds(inst, true);
+        const std::vector<RankBudget> budgets = rank_budgets(inst, bounds);
+        const Ticks optimum = bf.best / inst.quantum;
+        auto solve = [&](const std::vector<int>& ranks, int first, Ticks bound) {
+            const TaskSubproblem sub = task_subproblem(inst, tasks_of_ranks(inst, ranks, first));
+            std::vector<RankBudget> kept(budgets.size());
+            if (first == 0)
+                for (int r : ranks) kept[r] = budgets[r];
+            Z3Query q;
+            q.bound = bound;
+            q.budgets = &kept;
+            q.deadline = Clock::now() + std::chrono::seconds(20);
+            return solve_task_subproblem(sub, windows_for_bound(inst, bounds, bound, true), q).answer;
+        };
+        for (int r = 0; r < inst.ranks; ++r) {
+            INFO("rank " << r);
+            CHECK(solve({r}, 0, optimum) == Z3Answer::Sat);
+            if (r + 1 < inst.ranks) {
+                CHECK(solve({r, r + 1}, 0, optimum) == Z3Answer::Sat);
+                CHECK(solve({r, r + 1}, 1, optimum) == Z3Answer::Sat);
+            }
+        }
+        std::vector<int> all(inst.ranks);
+        for (int r = 0; r < inst.ranks; ++r) all[r] = r;
+        CHECK(solve(all, 0, optimum) == Z3Answer::Sat);
+        CHECK(solve(all, 0, optimum - 1) == Z3Answer::Unsat);
+    }
+}
+
+// The relaxation-guided completion (solver/pinned_completion.hpp) at the brute-force optimum: its
+// relaxation is never unsat there, and a completion it finds is a schedule at the optimum.
+TEST_CASE("search: the relaxation-guided completion never refutes a feasible bound", "[search]") {
+    for (const Case& k : budget_cases()) {
+        INFO(k.name);
+        const auto bf = BruteForce(k.placement, k.costs, k.cap, false).solve();
+        REQUIRE(bf.best > 0);
+        const Instance inst = build_instance(problem_of(k));
+        const TaskBounds bounds = compute_task_bounds(inst, true);
+        const std::vector<RankBudget> budgets = rank_budgets(inst, bounds);
+        Z3Query q;
+        q.bound = bf.best / inst.quantum;
+        q.deadline = Clock::now() + std::chrono::seconds(20);
+        const Windows w = windows_for_bound(inst, bounds, q.bound, true);
+        const CompletionOutcome out = complete_from_relaxation(inst, w, budgets, inst.ranks - 1, inst.ranks - 2, q, 0.5);
+        CHECK(out.relaxation.answer == Z3Answer::Sat);
+        if (out.completion.answer == Z3Answer::Sat) {
+            Schedule s = schedule_from_starts(inst, out.completion.start, out.completion.partner);
+            const Evaluation e = evaluate_schedule(inst, s);
+            CHECK(e.ok);
+            CHECK(e.value == Ticks(bf.best));
+        }
+        // Pinning the ops of a rank at their times in a schedule at the optimum keeps that schedule inside.
+        const Z3Outcome full = solve_disjunctive_in(inst, w, q);
+        REQUIRE(full.answer == Z3Answer::Sat);
+        std::vector<bool> pin(inst.size(), false);
+        for (int t : inst.rank_tasks[0]) pin[t] = true;
+        const Windows pinned = pinned_windows(inst, w, pin, full.start);
+        CHECK(pinned.empty_task < 0);
+        for (size_t t = 0; t < inst.size(); ++t) {
+            CHECK(pinned.est[t] <= full.start[t]);
+            CHECK(full.start[t] <= pinned.lst[t]);
+        }
+        // Chaining rank 0 in that schedule's order is a restriction that keeps it: sat at the optimum,
+        // and never better than the optimum.
+        std::vector<int> order = inst.rank_tasks[0];
+        std::sort(order.begin(), order.end(), [&](int a, int b) { return full.start[a] < full.start[b]; });
+        const Instance chained = with_rank_order(inst, order);
+        const TaskBounds cb = compute_task_bounds(chained, true);
+        Z3Query cq = q;
+        cq.budgets = &budgets;
+        CHECK(solve_disjunctive_in(chained, windows_for_bound(chained, cb, q.bound, true), cq).answer == Z3Answer::Sat);
+        cq.bound = q.bound - 1;
+        CHECK(solve_disjunctive_in(chained, windows_for_bound(chained, cb, cq.bound, true), cq).answer == Z3Answer::Unsat);
     }
 }
