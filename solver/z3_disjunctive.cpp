@@ -120,6 +120,7 @@ private:
     void add_budget(int r, const RankBudget& budget) {
         const auto& tasks = inst_.rank_tasks[r];
         for (int i : tasks) {
+            if (Clock::now() > query_.deadline || query_.stopped()) throw BuildTimeout{};  // each sum is large
             z3::expr_vector terms(ctx_);
             terms.push_back(start_[i]);
             for (int j : tasks) {
