@@ -437,6 +437,16 @@ std::vector<FormulaBound> formula_bounds(const Instance& inst) {
     return out;
 }
 
+Windows restricted_windows(const Windows& full, const std::vector<int>& tasks) {
+    Windows w;
+    for (int t : tasks) {
+        w.est.push_back(full.est[t]);
+        w.lst.push_back(full.lst[t]);
+        if (w.empty_task < 0 && w.lst.back() < w.est.back()) w.empty_task = static_cast<int>(w.est.size()) - 1;
+    }
+    return w;
+}
+
 Windows windows_for_bound(const Instance& inst, const TaskBounds& b, Ticks bound, bool strengthen) {
     const size_t n = inst.size();
     Windows w;

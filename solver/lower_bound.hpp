@@ -74,6 +74,9 @@ struct Windows {
 };
 // Start windows for "objective <= bound". strengthen as for compute_task_bounds.
 Windows windows_for_bound(const Instance& inst, const TaskBounds& bounds, Ticks bound, bool strengthen);
+// The windows of `tasks` (ids of the full instance), numbered 0.. in that order, with the first empty one
+// noted: what a relaxation on those tasks starts from.
+Windows restricted_windows(const Windows& full, const std::vector<int>& tasks);
 
 // Objective value of given per-task (start, end) times in quantised units: makespan, or the span
 // max_r (last end on r - h_r).

@@ -90,17 +90,7 @@ TaskSubproblem task_subproblem(const Instance& inst, const std::vector<bool>& ke
 }
 
 Z3Outcome solve_task_subproblem(const TaskSubproblem& sub, const Windows& full, const Z3Query& query) {
-    Windows w;
-    for (int t : sub.original) {
-        w.est.push_back(full.est[t]);
-        w.lst.push_back(full.lst[t]);
-    }
-    for (size_t k = 0; k < w.est.size(); ++k)
-        if (w.lst[k] < w.est[k]) {
-            w.empty_task = static_cast<int>(k);
-            break;
-        }
-    Z3Outcome out = solve_disjunctive_in(sub.inst, w, query);
+    Z3Outcome out = solve_disjunctive_in(sub.inst, restricted_windows(full, sub.original), query);
     out.engine = "subset-relaxation";
     return out;
 }
