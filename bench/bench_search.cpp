@@ -43,6 +43,8 @@ std::vector<BenchCase> cases() {
         // Harder, memory-tight cases (not issue targets): two stages per rank, a cap of one stage per rank.
         {"p4m8-cap2", "1f1b", 4, 8, "F=1,I=1,W=1", 2, Objective::Makespan, 60, "tight cap"},
         {"v-p4m8-cap4", "v", 4, 8, "F=1,I=1,W=1", 4, Objective::Makespan, 60, "V map, tight cap"},
+        // When the search ends under a 1 s limit (tests/test_search.cpp only checks that it ends well before 8 s).
+        {"v-p4m16-cap4-1s", "v", 4, 16, "F=3,I=4,W=2,comm=1", 4, Objective::Makespan, 1, "time limit 1 s: when the search really ends"},
         // Issue 13's open gaps: the target is OPTIMAL within 120 s each.
         {"v-p8m16-cap16", "v", 8, 16, kZb15B, 16, Objective::Makespan, 120, "V map, 1F1B memory; issue 13 target OPTIMAL in 120 s"},
         // The same V map at P=3 and 4 (cap 2P): closed by the exact cool-down idle (solver/cool_down_bound.hpp).

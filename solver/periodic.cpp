@@ -5,6 +5,7 @@
 #include <z3++.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace pp {
@@ -155,6 +156,32 @@ z3::check_result block_at(const Instance& inst, const PeriodicModel& m, Ticks T,
     return r;
 }
 
+// Live peak per rank from the offsets (the same formula as the memory constraint of block_at).
+std::vector<int> live_peaks(const Instance& inst, const PeriodicModel& m, const PeriodicBlock& block) {
+    std::vector<int> peak(inst.ranks, 0);
+    for (int r = 0; r < inst.ranks; ++r) {
+        Ticks base = 0;
+        std::vector<std::pair<Ticks, Ticks>> arcs;  // (start mod T, rho)
+        for (const auto& [f, w] : m.stashes) {
+            if (m.classes[f].rank != r) continue;
+            const Ticks D = block.offset[w] + m.classes[w].duration - block.offset[f];
+            base += floor_div(D, block.period);
+            arcs.push_back({mod(block.offset[f], block.period), mod(D, block.period)});
+        }
+        Ticks most = 0;
+        for (const auto& [x, unused] : arcs) {
+            Ticks count = 0;
+            for (const auto& [s, rho] : arcs)
+                if (mod(x - s, block.period) < rho) ++count;
+            most = std::max(most, count);
+        }
+        const Ticks live = base + most;  // a read-off block may claim any count: clamp, never wrap
+        peak[r] = live > Ticks(std::numeric_limits<int>::max()) ? std::numeric_limits<int>::max()
+                                                                 : static_cast<int>(live.to_int64());
+    }
+    return peak;
+}
+
 }  // namespace
 
 PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_clock::time_point deadline, int max_periods,
@@ -210,26 +237,53 @@ PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_cloc
         block.reason = "no block up to period " + to_string(first + Ticks(max_periods - 1));
         return block;
     }
-    block.live_peak.assign(inst.ranks, 0);
-    // live peak per rank from the offsets (same formula as the constraint)
-    for (int r = 0; r < inst.ranks; ++r) {
-        Ticks base = 0;
-        std::vector<std::pair<Ticks, Ticks>> arcs;  // (start mod T, rho)
-        for (const auto& [f, w] : m.stashes) {
-            if (m.classes[f].rank != r) continue;
-            const Ticks D = block.offset[w] + m.classes[w].duration - block.offset[f];
-            base += floor_div(D, block.period);
-            arcs.push_back({mod(block.offset[f], block.period), mod(D, block.period)});
-        }
-        Ticks most = 0;
-        for (const auto& [x, unused] : arcs) {
-            Ticks count = 0;
-            for (const auto& [s, rho] : arcs)
-                if (mod(x - s, block.period) < rho) ++count;
-            most = std::max(most, count);
-        }
-        block.live_peak[r] = static_cast<int>((base + most).to_int64());
+    block.live_peak = live_peaks(inst, m, block);
+    return block;
+}
+
+PeriodicBlock block_from_starts(const Instance& inst, const std::vector<Ticks>& start, const std::vector<Ticks>* heads) {
+    PeriodicBlock block;
+    if (inst.pairs_allowed()) {
+        block.reason = "overlapped pairs are not modelled by the periodic search";
+        return block;
     }
+    const PeriodicModel m = periodic_model(inst);
+    block.classes = m.classes;
+    block.bound = m.bound;
+    block.bound_argument = m.bound_argument;
+    int M = std::numeric_limits<int>::max();  // per pipeline: a period runs one micro-batch of each
+    for (const Pipeline& line : inst.problem.placement.pipelines) M = std::min(M, line.microbatches);
+    const int m0 = M / 2;
+    if (M < 3 || start.size() != inst.size()) {
+        block.reason = "too few micro-batches to read a steady state off";
+        return block;
+    }
+    std::map<std::pair<int, int>, Ticks> start_of;  // (class id, micro-batch) -> start, for m0 - 1 .. m0 + 1
+    for (size_t t = 0; t < inst.size(); ++t) {
+        const int mb = inst.tasks[t].op.microbatch;
+        if (mb >= m0 - 1 && mb <= m0 + 1) start_of[{inst.tasks[t].cls, mb}] = start[t];
+    }
+    Ticks T = -1;
+    block.offset.resize(m.classes.size());
+    for (size_t c = 0; c < m.classes.size(); ++c) {
+        const int cls = inst.tasks[m.classes[c].task].cls;
+        const Ticks before = start_of.at({cls, m0 - 1}), here = start_of.at({cls, m0}), after = start_of.at({cls, m0 + 1});
+        if (T < Ticks(0)) T = here - before;
+        if (here - before != T || after - here != T || T <= Ticks(0)) {
+            block.reason = "micro-batches " + std::to_string(m0 - 1) + ".." + std::to_string(m0 + 1) + " of " +
+                           class_text(m.classes[c]) + " are not spaced like the others";
+            return block;
+        }
+        block.offset[c] = here - Ticks(m0) * T;
+    }
+    Ticks shift = -*std::min_element(block.offset.begin(), block.offset.end());
+    if (heads)
+        for (size_t c = 0; c < m.classes.size(); ++c)
+            shift = std::max(shift, (*heads)[m.classes[c].task] - block.offset[c]);
+    for (Ticks& o : block.offset) o += shift;
+    block.found = true;
+    block.period = T;
+    block.live_peak = live_peaks(inst, m, block);
     return block;
 }
 

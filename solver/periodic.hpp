@@ -69,6 +69,14 @@ PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_cloc
                                   int max_periods = 64, const std::vector<Ticks>* heads = nullptr,
                                   int anchor_rank = -1, Z3Interrupt* interrupt = nullptr);
 
+// A block read off a schedule's steady state: when micro-batches m0 - 1, m0 and m0 + 1 of every class
+// (m0 = M / 2) start the same T apart, phi(c) = start(c, m0) - m0 T, all shifted by one constant to the
+// earliest that keeps every class at or after its micro-batch-0 head (with `heads`) or at 0. Cheap
+// (no solver): ZBV's steady state, for one, is such a block at T* = 2(F+I+W) on the V map, where Z3
+// does not decide the period query in time at P=16. Nothing is assumed of the schedule: found = true
+// only says the spacing is common; the block is valid only if check_periodic_block says so.
+PeriodicBlock block_from_starts(const Instance& inst, const std::vector<Ticks>& start, const std::vector<Ticks>* heads);
+
 // The schedule that runs the block from micro-batch 0 on: op (c, m) starts at m*T + phi(c). Valid for
 // every M (each rule above holds for all m, and the live counts before the steady state are smaller).
 std::vector<Ticks> periodic_starts(const Instance& inst, const PeriodicBlock& block);

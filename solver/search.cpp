@@ -494,20 +494,51 @@ private:
 
     // The periodic block (periodic.hpp), anchored on the rank of the analytic bound, re-checked by
     // simulating it op by op; the schedule repeating it from micro-batch 0 is verified and offered.
+    // The incumbent's steady state as a block (periodic.hpp, block_from_starts), when it passes the
+    // block check; nothing otherwise.
+    std::optional<PeriodicBlock> block_read_off_incumbent() const {
+        if (!result_.schedule) return std::nullopt;
+        const auto orders = orders_of(inst_, *result_.schedule);
+        if (!orders) return std::nullopt;
+        const GreedySchedule g = time_orders(inst_, *orders);
+        if (!g.ok) return std::nullopt;
+        PeriodicBlock b = block_from_starts(inst_, g.start, &bounds_.head);
+        if (!b.found || !check_periodic_block(inst_, b, periods_to_check(b)).empty()) return std::nullopt;
+        return b;
+    }
+
+    static int periods_to_check(const PeriodicBlock& b) {
+        Ticks reach = 0;
+        for (const Ticks& o : b.offset) reach = std::max(reach, o);
+        const Ticks periods = (reach / b.period) * Ticks(2) + Ticks(4);
+        return periods > Ticks(1 << 20) ? 1 << 20 : static_cast<int>(periods.to_int64());
+    }
+
+    // A block read off the incumbent at the least integer period >= T* needs no solver; one above it
+    // leaves Z3 only the periods below its own.
     void run_periodic() {
         if (inst_.pairs_allowed()) return;
         phase("periodic block");
-        PeriodicBlock b = find_periodic_block(inst_, share_of_remaining(0.1), 64, &bounds_.head, result_.analytic.rank,
-                                              &monitor_.z3_interrupt());
+        const std::optional<PeriodicBlock> read = block_read_off_incumbent();
+        const Ticks least = read ? (read->bound.numerator() + read->bound.denominator() - Ticks(1)) / read->bound.denominator()
+                                 : Ticks(0);
+        PeriodicBlock b;
+        if (read && read->period <= least) {
+            b = *read;
+        } else {
+            const int below = read && read->period - least < Ticks(64) ? static_cast<int>((read->period - least).to_int64()) : 64;
+            b = find_periodic_block(inst_, share_of_remaining(0.1), below, &bounds_.head, result_.analytic.rank,
+                                    &monitor_.z3_interrupt());
+            if (!b.found && read) b = *read;
+        }
+        if (b.found && read && b.period == read->period && b.offset == read->offset)
+            log("periodic block: read off the steady state of " + result_.origin + " (no solver call)");
         if (!b.found) {
             log("periodic block: none (" + b.reason + ")");
             result_.periodic = std::move(b);
             return;
         }
-        Ticks reach = 0;
-        for (const Ticks& o : b.offset) reach = std::max(reach, o);
-        const int periods = static_cast<int>((reach / b.period).to_int64()) * 2 + 4;
-        const std::string bad = check_periodic_block(inst_, b, periods);
+        const std::string bad = check_periodic_block(inst_, b, periods_to_check(b));
         if (!bad.empty()) {
             log("internal error: the periodic block fails its own check (" + bad + ")");
             return;

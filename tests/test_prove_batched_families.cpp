@@ -115,7 +115,7 @@ TEST_CASE("prove --model batched, comm > 0: every family answered at P = 2, 4, a
 
 TEST_CASE("prove --model batched, comm > 0: the failing families at P = 8, and other costs", "[prove][batched]") {
     const Costs c = cost_point(2, 1, 3, Rational(7, 2), Rational(5, 4));
-    for (const std::string& family : {"interleaved-1f1b", "looped-bfs", "zb1p", "zbv", "zb-h2", "gpipe"}) {
+    for (const char* family : {"interleaved-1f1b", "looped-bfs", "zb1p", "zbv", "zb-h2", "gpipe"}) {
         const FamilySpec spec = spec_of(family, 8);
         INFO(family << " P=8");
         check_against_simulation(spec, prove_batched(spec, c), c);
@@ -124,7 +124,7 @@ TEST_CASE("prove --model batched, comm > 0: the failing families at P = 8, and o
 
 TEST_CASE("prove --model batched: a failing program is refuted the same way at every cost point, symbolic too",
           "[prove][batched]") {
-    for (const std::string& family : {"interleaved-1f1b", "zb1p", "zbv", "zb-h2", "looped-bfs"}) {
+    for (const char* family : {"interleaved-1f1b", "zb1p", "zbv", "zb-h2", "looped-bfs"}) {
         const FamilySpec spec = spec_of(family, 4);
         const ProofResult exact = prove_batched(spec, cost_point(1, 1, 1, 2, 0));
         const ProofResult symbolic = prove_batched(spec, std::nullopt);

@@ -116,12 +116,17 @@ TEST_CASE("search: a cap below one micro-batch's activations is infeasible", "[s
 }
 
 TEST_CASE("search: the time limit covers everything", "[search]") {
-    // A memory-tight V instance that no solver closes in one second.
+    // A memory-tight V instance that no solver closes in one second (nor in 30: FEASIBLE, gap 30 %), so
+    // every phase has work left when the limit strikes. The margin is wide on purpose (a loaded machine
+    // stretches every phase): this catches a phase that ignores the deadline, and how close to its limit
+    // the search really ends is a benchmark, `pipeproof_bench search v-p4m16-cap4-1s`, not a timed assertion.
     const SearchProblem p = problem("v", 4, 16, "F=3,I=4,W=2,comm=1", 4);
     const auto start = std::chrono::steady_clock::now();
     const SearchResult r = run(p, 1.0);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    CHECK(took < 2.5);
+    CHECK(took < 8.0);
+    CHECK(r.seconds <= took);
+    CHECK(r.status == SearchStatus::Feasible);
     CHECK(r.schedule);
     check_independently(r, p);
 }

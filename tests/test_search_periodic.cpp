@@ -1,6 +1,7 @@
 // Periodic blocks and cool-down windows (issue 13, "any M"; tag [search][periodic]).
 #include "model/placement.hpp"
 #include "solver/greedy.hpp"
+#include "solver/greedy_improve.hpp"
 #include "solver/lower_bound.hpp"
 #include "solver/periodic.hpp"
 #include "solver/search.hpp"
@@ -247,6 +248,85 @@ TEST_CASE("periodic: search at large M reports a throughput-optimal block and re
     Schedule s = *r.schedule;
     VerifyOptions vo;
     vo.memory_limit = Rational(6);
+    CHECK(verify(s, vo).ok());
+    CHECK(simulate(s, problem.costs).makespan == r.makespan);
+}
+
+// A block read off a schedule's steady state (block_from_starts) is only a candidate: the block check
+// decides. ZBV's steady state on the V map is the load-bound block (each rank runs F, F, I, I, W, W of
+// two stages per micro-batch: period 2(F+I+W) = 91890 with the Zero Bubble 1.5B costs, by hand).
+namespace {
+
+std::vector<Ticks> starts_of(const Instance& inst, const std::string& family) {
+    for (const WarmStart& w : generator_warm_starts(inst.problem.placement))
+        if (w.origin == "generator:" + family) {
+            const auto orders = orders_of(inst, w.schedule);
+            REQUIRE(orders);
+            const GreedySchedule g = time_orders(inst, *orders);
+            REQUIRE(g.ok);
+            return g.start;
+        }
+    FAIL("no generator " << family);
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("periodic: a block read off ZBV's steady state is the load bound's block and passes the check", "[search][periodic]") {
+    const Instance inst = instance_of("v", 4, 24, "F=18522,I=18086,W=9337,comm=601", 8);
+    const PeriodicModel model = periodic_model(inst);
+    CHECK(model.bound == Rational(2 * (18522 + 18086 + 9337)));
+    const PeriodicBlock b = block_from_starts(inst, starts_of(inst, "zbv"), nullptr);
+    REQUIRE(b.found);
+    CHECK(b.period == Ticks(91890));
+    CHECK(check_periodic_block(inst, b, 24).empty());
+    for (int peak : b.live_peak) CHECK(peak <= 8);
+    // repeated from micro-batch 0 it is a schedule of the instance (verify with the cap)
+    Schedule s = schedule_from_starts(inst, periodic_starts(inst, b), std::vector<int>(inst.size(), -1));
+    CHECK(evaluate_schedule(inst, s).ok);
+    VerifyOptions vo;
+    vo.memory_limit = Rational(8);
+    s.costs = inst.problem.costs;
+    CHECK(verify(s, vo).ok());
+
+    // The check is what makes a read-off block trustworthy: two classes of one rank at one offset overlap.
+    PeriodicBlock bad = b;
+    for (size_t c = 1; c < bad.classes.size(); ++c)
+        if (bad.classes[c].rank == bad.classes[0].rank) {
+            bad.offset[c] = bad.offset[0];
+            break;
+        }
+    CHECK_FALSE(check_periodic_block(inst, bad, 24).empty());
+
+    // GPipe runs all forwards, then all backwards: on rank 0 its F's are F apart and its I's I apart, so
+    // there is no common spacing to read off (F != I).
+    const Instance loop = instance_of("1f1b", 4, 24, "F=18522,I=18086,W=9337,comm=601", std::nullopt);
+    const PeriodicBlock none = block_from_starts(loop, starts_of(loop, "gpipe"), nullptr);
+    CHECK_FALSE(none.found);
+    CHECK_FALSE(none.reason.empty());
+}
+
+TEST_CASE("periodic: the search takes a throughput-optimal block from its warm start without a solver call", "[search][periodic]") {
+    SearchProblem problem;
+    problem.placement = placement_from_name("v", 4, 64);
+    problem.costs = parse_costs("F=18522,I=18086,W=9337,comm=601");
+    problem.memory_limit = Rational(8);
+    SearchOptions options;
+    options.time_limit = 20;
+    options.max_time_indexed_variables = 0;
+    options.max_disjunctive_variables = 0;
+    options.warm_starts = generator_warm_starts(problem.placement);
+    const SearchResult r = search(problem, options);
+    REQUIRE(r.periodic);
+    REQUIRE(r.periodic->found);
+    CHECK(r.periodic->period == Ticks(91890));
+    CHECK(r.periodic->bound == Rational(91890));
+    CHECK(std::any_of(r.log.begin(), r.log.end(),
+                      [](const std::string& line) { return line.find("read off the steady state") != std::string::npos; }));
+    REQUIRE(r.schedule);
+    Schedule s = *r.schedule;
+    VerifyOptions vo;
+    vo.memory_limit = Rational(8);
     CHECK(verify(s, vo).ok());
     CHECK(simulate(s, problem.costs).makespan == r.makespan);
 }
