@@ -619,16 +619,30 @@ std::vector<Case> budget_cases() {
     return out;
 }
 
+// A budget case with its brute-force optimum and what the solver parts see: instance, strengthened
+// bounds and idle budgets.
+struct BudgetSetup {
+    pp::test::BruteForceResult bf;
+    Instance inst;
+    TaskBounds bounds;
+    std::vector<RankBudget> budgets;
+};
+
+BudgetSetup budget_setup(const Case& k) {
+    BudgetSetup s{BruteForce(k.placement, k.costs, k.cap, false).solve(), build_instance(problem_of(k)), {}, {}};
+    REQUIRE(s.bf.best > 0);
+    s.bounds = compute_task_bounds(s.inst, true);
+    s.budgets = rank_budgets(s.inst, s.bounds);
+    return s;
+}
+
 }  // namespace
 
 TEST_CASE("search: the idle-budget cuts keep the disjunctive encoding exact", "[search]") {
     for (const Case& k : budget_cases()) {
         INFO(k.name);
-        const auto bf = BruteForce(k.placement, k.costs, k.cap, false).solve();
-        REQUIRE(bf.best > 0);
-        const Instance inst = build_instance(problem_of(k));
-        const TaskBounds bounds = compute_task_bounds(inst, true);
-        const std::vector<RankBudget> budgets = rank_budgets(inst, bounds);
+        const BudgetSetup setup = budget_setup(k);
+        const auto& [bf, inst, bounds, budgets] = setup;
         bool some_idle = false;
         for (const RankBudget& b : budgets) some_idle = some_idle || forced_idle(b) > 0;
         if (k.name.rfind("v P2 M3 ZB", 0) == 0) CHECK(some_idle);  // the cuts carry the memory-aware idle
@@ -653,11 +667,8 @@ TEST_CASE("search: the idle-budget cuts keep the disjunctive encoding exact", "[
 TEST_CASE("search: subset relaxations never exceed the brute-force optimum", "[search]") {
     for (const Case& k : budget_cases()) {
         INFO(k.name);
-        const auto bf = BruteForce(k.placement, k.costs, k.cap, false).solve();
-        REQUIRE(bf.best > 0);
-        const Instance inst = build_instance(problem_of(k));
-        const TaskBounds bounds = compute_task_bounds(inst, true);
-        const std::vector<RankBudget> budgets = rank_budgets(inst, bounds);
+        const BudgetSetup setup = budget_setup(k);
+        const auto& [bf, inst, bounds, budgets] = setup;
         const Ticks optimum = bf.best / inst.quantum;
         auto solve = [&](const std::vector<int>& ranks, int first, Ticks bound) {
             const TaskSubproblem sub = task_subproblem(inst, tasks_of_ranks(inst, ranks, first));
@@ -690,11 +701,8 @@ TEST_CASE("search: subset relaxations never exceed the brute-force optimum", "[s
 TEST_CASE("search: the relaxation-guided completion never refutes a feasible bound", "[search]") {
     for (const Case& k : budget_cases()) {
         INFO(k.name);
-        const auto bf = BruteForce(k.placement, k.costs, k.cap, false).solve();
-        REQUIRE(bf.best > 0);
-        const Instance inst = build_instance(problem_of(k));
-        const TaskBounds bounds = compute_task_bounds(inst, true);
-        const std::vector<RankBudget> budgets = rank_budgets(inst, bounds);
+        const BudgetSetup setup = budget_setup(k);
+        const auto& [bf, inst, bounds, budgets] = setup;
         Z3Query q;
         q.bound = bf.best / inst.quantum;
         q.deadline = Clock::now() + std::chrono::seconds(20);
