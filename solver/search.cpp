@@ -174,9 +174,12 @@ public:
             } else {
                 log("no exact engine fits this instance (encodings too large): heuristics, bounds, relaxations and "
                     "cool-down windows only");
-                if (result_.schedule) run_windows(*result_.schedule, result_.origin, periodic_schedule_ ? 0.6 : 1.0);
-                if (!proven_optimal() && periodic_schedule_ && result_.origin != "periodic block")
-                    run_windows(*periodic_schedule_, "periodic block", 1.0);
+                // A cool-down window keeps everything before it, so the repeated block's windows are
+                // worth time only when its warm-up is no worse than the incumbent's (value no higher).
+                const bool block_windows = periodic_schedule_ && result_.origin != "periodic block" &&
+                                           result_.periodic_value <= result_.value;
+                if (result_.schedule) run_windows(*result_.schedule, result_.origin, block_windows ? 0.6 : 1.0);
+                if (!proven_optimal() && block_windows) run_windows(*periodic_schedule_, "periodic block", 1.0);
             }
         }
         if (!stopped()) finalize_proof();

@@ -5,6 +5,7 @@
 
 #include <z3++.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -26,7 +27,10 @@ void build_and_check(Encoder& enc, const Z3Query& query, Clock::time_point t0, Z
     out.variables = enc.variables();
     out.constraints = enc.constraints();
     out.build_seconds = seconds_since(t0);
-    const double left_ms = std::chrono::duration<double, std::milli>(query.deadline - Clock::now()).count();
+    // Tearing a context down takes about as long as building it (1 s for a cool-down window of 100 000
+    // variables): that time comes off Z3's timeout, or the search ends that much past its limit.
+    const double until_deadline_ms = std::chrono::duration<double, std::milli>(query.deadline - Clock::now()).count();
+    const double left_ms = until_deadline_ms - std::min(out.build_seconds * 1000, until_deadline_ms / 4);
     if (left_ms < 1) {
         out.answer = Z3Answer::Unknown;
         out.reason = "time limit reached";
