@@ -50,6 +50,7 @@ std::vector<BenchCase> cases() {
         // The same V map at P=3 and 4 (cap 2P): closed by the exact cool-down idle (solver/cool_down_bound.hpp).
         {"v-p3m6-cap6", "v", 3, 6, kZb15B, 6, Objective::Makespan, 120, "V map, 1F1B memory, small P"},
         {"v-p4m8-cap8", "v", 4, 8, kZb15B, 8, Objective::Makespan, 120, "V map, 1F1B memory, small P"},
+        {"v-p5m10-cap10", "v", 5, 10, kZb15B, 10, Objective::Makespan, 120, "V map, 1F1B memory; the search alone within 120 s"},
         {"dualpipe-p8m16-cap8", "dualpipe", 8, 16, kZb15B, 8, Objective::Makespan, 120, "bidirectional, 1F1B memory; issue 13 target OPTIMAL in 120 s"},
         {"p32m256-cap64-120s", "1f1b", 32, 256, kZb15B, 64, Objective::Span, 120, "issue 13 target OPTIMAL in 120 s"},
         // Issue 13, any M: periodic block (throughput certificate) + cool-down windows at M = 1024.

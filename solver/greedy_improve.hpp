@@ -1,6 +1,7 @@
 #pragma once
 // Local search on per-rank orders: the incumbent's orders are improved by moving one op a few places
-// earlier or later on its rank, accepting a move when (objective, sum of all end times) gets smaller.
+// earlier or later on its rank, accepting a move when (objective, sum of the end times of all F's and
+// I's) gets smaller (W's do not count: deferring one must not look worse; greedy_improve.cpp says why).
 // Each candidate is re-timed as soon as possible over the instance's precedence edges (so it keeps FIFO
 // order and, on one-stage ranks, the memory cap) and checked for memory on the other ranks; a move that
 // deadlocks is rejected. Schedules with overlapped pairs are left alone.
