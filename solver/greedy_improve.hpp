@@ -35,4 +35,12 @@ GreedySchedule iterated_local_search(const Instance& inst, std::vector<std::vect
                                      std::chrono::steady_clock::time_point deadline, unsigned seed,
                                      const std::atomic<bool>* stop = nullptr);
 
+// The same iterated local search on a suffix only (issue 13, large M): the ops that start at or after
+// `from` when `orders` is timed are re-ordered within their ranks, the earlier ops keep their times, and
+// each move is timed over the suffix alone. Returns the whole schedule (prefix and best suffix), at
+// least as good as `orders`.
+GreedySchedule improve_suffix(const Instance& inst, const std::vector<std::vector<int>>& orders, Ticks from,
+                              std::chrono::steady_clock::time_point deadline, unsigned seed,
+                              const std::atomic<bool>* stop = nullptr);
+
 }  // namespace pp

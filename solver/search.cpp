@@ -178,6 +178,7 @@ public:
                 // worth time only when its warm-up is no worse than the incumbent's (value no higher).
                 const bool block_windows = periodic_schedule_ && result_.origin != "periodic block" &&
                                            result_.periodic_value <= result_.value;
+                if (result_.schedule) run_suffix_search(0.4);
                 if (result_.schedule) run_windows(*result_.schedule, result_.origin, block_windows ? 0.6 : 1.0);
                 if (!proven_optimal() && block_windows) run_windows(*periodic_schedule_, "periodic block", 1.0);
             }
@@ -307,6 +308,27 @@ private:
         const GreedySchedule g = iterated_local_search(inst_, *orders, share_of_remaining(share), options_.seed, stop_flag());
         if (g.ok && offer(schedule_from_starts(inst_, g.start, g.partner), "local-search(" + result_.origin + ")"))
             log("local search: " + text(result_.value));
+    }
+
+    // Large M: the gap sits in the cool-down, and a move there is timed over the suffix alone
+    // (greedy_improve.hpp, improve_suffix): the ops of about the last 2P micro-batches.
+    void run_suffix_search(double share) {
+        if (proven_optimal() || stopped()) return;
+        const auto orders = orders_of(inst_, *result_.schedule);
+        if (!orders) return;
+        const GreedySchedule g = time_orders(inst_, *orders);
+        if (!g.ok) return;
+        size_t stages = 0;
+        for (const Pipeline& line : inst_.problem.placement.pipelines) stages += line.stage_rank.size();
+        const size_t want = std::min(inst_.size(), 2 * static_cast<size_t>(inst_.ranks) * 3 * stages);
+        std::vector<Ticks> starts = g.start;
+        std::nth_element(starts.begin(), starts.begin() + (want - 1), starts.end(), std::greater<Ticks>());
+        const Ticks from = starts[want - 1];
+        phase("local search of the last " + std::to_string(want) + " ops");
+        const GreedySchedule better =
+            improve_suffix(inst_, *orders, from, share_of_remaining(share), options_.seed, stop_flag());
+        if (better.ok && offer(schedule_from_starts(inst_, better.start, better.partner), "suffix-search(" + result_.origin + ")"))
+            log("local search of the last " + std::to_string(want) + " ops: " + text(result_.value));
     }
 
     SearchEngine pick_engine(Ticks bound) const {
