@@ -149,9 +149,9 @@ public:
         const bool exact = engine != SearchEngine::None;
         if ((options_.periodic || (!exact && options_.engine != SearchEngine::None)) && !stopped() && !proven_optimal())
             run_periodic();
-        // Without an exact engine, but with windows (z3_window.hpp) still to come, a quarter.
+        // Without an exact engine, but with windows (z3_window.hpp) and the suffix search still to come, a tenth.
         const double search_share = options_.engine == SearchEngine::None ? 1.0
-                                    : !exact                            ? 0.25
+                                    : !exact                            ? 0.1
                                     : engine == SearchEngine::Disjunctive && inst_.size() > 200 ? 0.5
                                                                                                 : 0.15;
         if (!proven_optimal()) run_greedy_portfolio(exact ? 0.2 : 0.5);
@@ -180,10 +180,16 @@ public:
                     "cool-down windows only");
                 // A cool-down window keeps everything before it, so the repeated block's windows are
                 // worth time only when its warm-up is no worse than the incumbent's (value no higher).
+                // Windows of the incumbent first (they close the 1F1B placement at P=16 M=1024 from the
+                // greedy schedule; their unsat answers are quick), then the suffix search (it closes the
+                // V map there from ZBV), then windows of what it found.
                 const bool block_windows = periodic_schedule_ && result_.origin != "periodic block" &&
                                            result_.periodic_value <= result_.value;
-                run_suffix_search(cool_down_ops(), 0.4);
-                if (result_.schedule) run_windows(*result_.schedule, result_.origin, block_windows ? 0.6 : 1.0);
+                if (result_.schedule) run_windows(*result_.schedule, result_.origin, 0.5);
+                const Ticks before_suffix = result_.value;
+                run_suffix_search(cool_down_ops(), 0.7);
+                if (!proven_optimal() && result_.value < before_suffix)
+                    run_windows(*result_.schedule, result_.origin, block_windows ? 0.6 : 1.0);
                 if (!proven_optimal() && block_windows) run_windows(*periodic_schedule_, "periodic block", 1.0);
             }
         }
