@@ -202,7 +202,6 @@ public:
         return timing;
     }
 
-    const std::vector<int>& tasks() const { return tasks_; }
     bool is_free(int t) const { return free_[t]; }
 
 private:
@@ -301,10 +300,6 @@ GreedySchedule iterated_local_search(const Instance& inst, std::vector<std::vect
     }
     return best;
 }
-
-}  // namespace pp
-
-namespace pp {
 
 GreedySchedule improve_suffix(const Instance& inst, const std::vector<std::vector<int>>& orders, Ticks from,
                               std::chrono::steady_clock::time_point deadline, unsigned seed,

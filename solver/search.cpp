@@ -535,10 +535,10 @@ private:
         }
     }
 
-    // The periodic block (periodic.hpp), anchored on the rank of the analytic bound, re-checked by
-    // simulating it op by op; the schedule repeating it from micro-batch 0 is verified and offered.
     // The incumbent's steady state as a block (periodic.hpp, block_from_starts), when it passes the
-    // block check; nothing otherwise.
+    // block check; nothing otherwise. The check simulates enough periods to overlap every stash fully,
+    // quadratic in that count: a block spread over more than 1024 periods is not read off (a real
+    // steady state spans a round trip, a few periods).
     std::optional<PeriodicBlock> block_read_off_incumbent() const {
         if (!result_.schedule) return std::nullopt;
         const auto orders = orders_of(inst_, *result_.schedule);
@@ -546,7 +546,8 @@ private:
         const GreedySchedule g = time_orders(inst_, *orders);
         if (!g.ok) return std::nullopt;
         PeriodicBlock b = block_from_starts(inst_, g.start, &bounds_.head);
-        if (!b.found || !check_periodic_block(inst_, b, periods_to_check(b)).empty()) return std::nullopt;
+        if (!b.found || periods_to_check(b) > 2 * 1024 + 4 || !check_periodic_block(inst_, b, periods_to_check(b)).empty())
+            return std::nullopt;
         return b;
     }
 
@@ -557,7 +558,9 @@ private:
         return periods > Ticks(1 << 20) ? 1 << 20 : static_cast<int>(periods.to_int64());
     }
 
-    // A block read off the incumbent at the least integer period >= T* needs no solver; one above it
+    // The periodic block (periodic.hpp), anchored on the rank of the analytic bound, re-checked by
+    // simulating it op by op; the schedule repeating it from micro-batch 0 is verified and offered. A
+    // block read off the incumbent at the least integer period >= T* needs no solver; one above it
     // leaves Z3 only the periods below its own.
     void run_periodic() {
         if (inst_.pairs_allowed()) return;
