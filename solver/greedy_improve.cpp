@@ -19,27 +19,58 @@ struct Timing {
     Ticks objective = 0, end_sum_without_w = 0;
 };
 
+// ASAP timing of per-rank orders, of every op or of a suffix: the ops of each rank that start at or
+// after `from` in a timed schedule, with every earlier op frozen at its time. The suffix is closed under
+// successors (a dependency or a rank's next op starts no earlier than its predecessor), so re-ordering
+// inside it leaves the prefix as it was: each evaluation costs the suffix, not the instance (M = 1024
+// has 100 000 ops, its cool-down a few thousand).
 class OrderTimer {
 public:
-    explicit OrderTimer(const Instance& inst) : inst_(inst) {
+    explicit OrderTimer(const Instance& inst) : OrderTimer(inst, std::vector<Ticks>(inst.size(), 0), 0) {}
+
+    OrderTimer(const Instance& inst, const std::vector<Ticks>& start, Ticks from) : inst_(inst), end_(inst.size()) {
+        free_.assign(inst.size(), false);
+        for (size_t t = 0; t < inst.size(); ++t) {
+            end_[t] = start[t] + inst.tasks[t].duration;
+            if (start[t] >= from) free_[t] = true, tasks_.push_back(static_cast<int>(t));
+        }
+        release_.assign(inst.size(), 0);
+        base_indegree_.assign(inst.size(), 0);
+        for (int t : tasks_)
+            for (int e : inst.in_edges[t]) {
+                const auto& edge = inst.edges[e];
+                if (free_[edge.from]) ++base_indegree_[t];
+                else release_[t] = std::max(release_[t], end_[edge.from] + edge.lag);
+            }
+        rank_free_at_.assign(inst.ranks, 0);
+        live_before_.assign(inst.ranks, 0);
+        for (size_t t = 0; t < inst.size(); ++t) {
+            if (free_[t]) continue;
+            const int r = inst.tasks[t].rank;
+            rank_free_at_[r] = std::max(rank_free_at_[r], end_[t]);
+            const OpKind kind = inst.tasks[t].op.kind;
+            live_before_[r] += kind == OpKind::F ? 1 : kind == OpKind::W ? -1 : 0;
+        }
         indegree_.resize(inst.size());
         start_.resize(inst.size());
-        end_.resize(inst.size());
-        next_on_rank_.resize(inst.size());
-        queue_.reserve(inst.size());
+        next_on_rank_.assign(inst.size(), -1);
+        queue_.reserve(tasks_.size());
     }
 
+    // orders[r]: the free tasks of rank r (all of them, or its suffix), each exactly once.
     Timing time(const std::vector<std::vector<int>>& orders) {
-        const size_t n = inst_.size();
-        for (size_t t = 0; t < n; ++t) indegree_[t] = static_cast<int>(inst_.in_edges[t].size()), start_[t] = 0;
-        for (const auto& order : orders)
+        for (int t : tasks_) indegree_[t] = base_indegree_[t], start_[t] = release_[t];
+        queue_.clear();
+        for (int r = 0; r < inst_.ranks; ++r) {
+            const auto& order = orders[r];
             for (size_t k = 0; k < order.size(); ++k) {
                 next_on_rank_[order[k]] = k + 1 < order.size() ? order[k + 1] : -1;
                 if (k > 0) ++indegree_[order[k]];
+                else start_[order[k]] = std::max(start_[order[k]], rank_free_at_[r]);
             }
-        queue_.clear();
-        for (size_t t = 0; t < n; ++t)
-            if (indegree_[t] == 0) queue_.push_back(static_cast<int>(t));
+        }
+        for (int t : tasks_)
+            if (indegree_[t] == 0) queue_.push_back(t);
         Timing timing;
         for (size_t head = 0; head < queue_.size(); ++head) {
             const int t = queue_[head];
@@ -52,13 +83,14 @@ public:
             for (int e : inst_.out_edges[t]) relax(inst_.edges[e].to, end_[t] + inst_.edges[e].lag);
             if (next_on_rank_[t] >= 0) relax(next_on_rank_[t], end_[t]);
         }
-        if (queue_.size() != n) return timing;  // deadlock
+        if (queue_.size() != tasks_.size()) return timing;  // deadlock
         if (!memory_ok(orders)) return timing;
         timing.objective = objective_of(inst_, end_);
         timing.ok = true;
         return timing;
     }
 
+    bool is_free(int t) const { return free_[t]; }
     const std::vector<Ticks>& start() const { return start_; }
     const std::vector<Ticks>& end() const { return end_; }
 
@@ -67,7 +99,7 @@ private:
         if (!inst_.cap) return true;
         for (int r = 0; r < inst_.ranks; ++r) {
             if (!inst_.rank_needs_cardinality[r]) continue;  // memory edges already hold it
-            int live = 0;
+            int live = live_before_[r];
             for (int t : orders[r]) {
                 const OpKind kind = inst_.tasks[t].op.kind;
                 if (kind == OpKind::F && ++live > *inst_.cap) return false;
@@ -78,8 +110,9 @@ private:
     }
 
     const Instance& inst_;
-    std::vector<int> indegree_, next_on_rank_, queue_;
-    std::vector<Ticks> start_, end_;
+    std::vector<bool> free_;
+    std::vector<int> tasks_, base_indegree_, indegree_, next_on_rank_, queue_, live_before_;
+    std::vector<Ticks> release_, rank_free_at_, start_, end_;
 };
 
 bool better(const Timing& a, const Timing& b) {
@@ -132,98 +165,6 @@ Timing descend(Timer& timer, std::vector<std::vector<int>>& orders, std::chrono:
     }
     return best;
 }
-
-// ASAP timing of the suffix orders (the ops of each rank that start at or after `from` in a timed
-// schedule) with every earlier op frozen at its time. The suffix is closed under successors (a
-// dependency or a rank's next op starts no earlier than its predecessor), so re-ordering inside it
-// leaves the prefix as it was: each evaluation costs the suffix, not the instance (M = 1024 has
-// 100 000 ops, its cool-down a few thousand).
-class SuffixTimer {
-public:
-    SuffixTimer(const Instance& inst, const std::vector<Ticks>& start, Ticks from) : inst_(inst), end_(inst.size()) {
-        free_.assign(inst.size(), false);
-        for (size_t t = 0; t < inst.size(); ++t) {
-            end_[t] = start[t] + inst.tasks[t].duration;
-            if (start[t] >= from) free_[t] = true, tasks_.push_back(static_cast<int>(t));
-        }
-        release_.assign(inst.size(), 0);
-        base_indegree_.assign(inst.size(), 0);
-        for (int t : tasks_)
-            for (int e : inst.in_edges[t]) {
-                const auto& edge = inst.edges[e];
-                if (free_[edge.from]) ++base_indegree_[t];
-                else release_[t] = std::max(release_[t], end_[edge.from] + edge.lag);
-            }
-        rank_free_at_.assign(inst.ranks, 0);
-        live_before_.assign(inst.ranks, 0);
-        for (size_t t = 0; t < inst.size(); ++t) {
-            if (free_[t]) continue;
-            const int r = inst.tasks[t].rank;
-            rank_free_at_[r] = std::max(rank_free_at_[r], end_[t]);
-            const OpKind kind = inst.tasks[t].op.kind;
-            live_before_[r] += kind == OpKind::F ? 1 : kind == OpKind::W ? -1 : 0;
-        }
-        indegree_.resize(inst.size());
-        start_.resize(inst.size());
-        next_on_rank_.assign(inst.size(), -1);
-        queue_.reserve(tasks_.size());
-    }
-
-    // orders[r]: the suffix of rank r (every free task of r exactly once).
-    Timing time(const std::vector<std::vector<int>>& orders) {
-        for (int t : tasks_) indegree_[t] = base_indegree_[t], start_[t] = release_[t];
-        queue_.clear();
-        for (int r = 0; r < inst_.ranks; ++r) {
-            const auto& order = orders[r];
-            for (size_t k = 0; k < order.size(); ++k) {
-                next_on_rank_[order[k]] = k + 1 < order.size() ? order[k + 1] : -1;
-                if (k > 0) ++indegree_[order[k]];
-                else start_[order[k]] = std::max(start_[order[k]], rank_free_at_[r]);
-            }
-        }
-        for (int t : tasks_)
-            if (indegree_[t] == 0) queue_.push_back(t);
-        Timing timing;
-        for (size_t head = 0; head < queue_.size(); ++head) {
-            const int t = queue_[head];
-            end_[t] = start_[t] + inst_.tasks[t].duration;
-            if (inst_.tasks[t].op.kind != OpKind::W) timing.end_sum_without_w += end_[t];
-            auto relax = [&](int to, Ticks ready) {
-                start_[to] = std::max(start_[to], ready);
-                if (--indegree_[to] == 0) queue_.push_back(to);
-            };
-            for (int e : inst_.out_edges[t]) relax(inst_.edges[e].to, end_[t] + inst_.edges[e].lag);
-            if (next_on_rank_[t] >= 0) relax(next_on_rank_[t], end_[t]);
-        }
-        if (queue_.size() != tasks_.size()) return timing;  // deadlock
-        if (!memory_ok(orders)) return timing;
-        timing.objective = objective_of(inst_, end_);
-        timing.ok = true;
-        return timing;
-    }
-
-    bool is_free(int t) const { return free_[t]; }
-
-private:
-    bool memory_ok(const std::vector<std::vector<int>>& orders) const {
-        if (!inst_.cap) return true;
-        for (int r = 0; r < inst_.ranks; ++r) {
-            if (!inst_.rank_needs_cardinality[r]) continue;
-            int live = live_before_[r];
-            for (int t : orders[r]) {
-                const OpKind kind = inst_.tasks[t].op.kind;
-                if (kind == OpKind::F && ++live > *inst_.cap) return false;
-                if (kind == OpKind::W) --live;
-            }
-        }
-        return true;
-    }
-
-    const Instance& inst_;
-    std::vector<bool> free_;
-    std::vector<int> tasks_, base_indegree_, indegree_, next_on_rank_, queue_, live_before_;
-    std::vector<Ticks> release_, rank_free_at_, start_, end_;
-};
 
 }  // namespace
 
@@ -307,7 +248,7 @@ GreedySchedule improve_suffix(const Instance& inst, const std::vector<std::vecto
     const auto over = [&] { return std::chrono::steady_clock::now() >= deadline || (stop && stop->load()); };
     const GreedySchedule timed = time_orders(inst, orders);
     if (!timed.ok) return timed;
-    SuffixTimer timer(inst, timed.start, from);
+    OrderTimer timer(inst, timed.start, from);
     std::vector<std::vector<int>> prefix(inst.ranks), suffix(inst.ranks);
     for (int r = 0; r < inst.ranks; ++r)
         for (int t : orders[r]) (timer.is_free(t) ? suffix : prefix)[r].push_back(t);

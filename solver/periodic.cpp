@@ -182,19 +182,28 @@ std::vector<int> live_peaks(const Instance& inst, const PeriodicModel& m, const 
     return peak;
 }
 
+PeriodicBlock unsupported_block() {
+    PeriodicBlock block;
+    block.reason = "overlapped pairs are not modelled by the periodic search";
+    return block;
+}
+
+// A block with the model's classes and throughput bound, no offsets yet.
+PeriodicBlock block_frame(const PeriodicModel& m) {
+    PeriodicBlock block;
+    block.classes = m.classes;
+    block.bound = m.bound;
+    block.bound_argument = m.bound_argument;
+    return block;
+}
+
 }  // namespace
 
 PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_clock::time_point deadline, int max_periods,
                                   const std::vector<Ticks>* heads, int anchor_rank, Z3Interrupt* interrupt) {
-    PeriodicBlock block;
-    if (inst.pairs_allowed()) {
-        block.reason = "overlapped pairs are not modelled by the periodic search";
-        return block;
-    }
+    if (inst.pairs_allowed()) return unsupported_block();
     const PeriodicModel m = periodic_model(inst);
-    block.classes = m.classes;
-    block.bound = m.bound;
-    block.bound_argument = m.bound_argument;
+    PeriodicBlock block = block_frame(m);
     const Ticks first = (m.bound.numerator() + m.bound.denominator() - 1) / m.bound.denominator();
     int anchor = -1;
     if (heads && anchor_rank >= 0)
@@ -242,15 +251,9 @@ PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_cloc
 }
 
 PeriodicBlock block_from_starts(const Instance& inst, const std::vector<Ticks>& start, const std::vector<Ticks>* heads) {
-    PeriodicBlock block;
-    if (inst.pairs_allowed()) {
-        block.reason = "overlapped pairs are not modelled by the periodic search";
-        return block;
-    }
+    if (inst.pairs_allowed()) return unsupported_block();
     const PeriodicModel m = periodic_model(inst);
-    block.classes = m.classes;
-    block.bound = m.bound;
-    block.bound_argument = m.bound_argument;
+    PeriodicBlock block = block_frame(m);
     int M = std::numeric_limits<int>::max();  // per pipeline: a period runs one micro-batch of each
     for (const Pipeline& line : inst.problem.placement.pipelines) M = std::min(M, line.microbatches);
     const int m0 = M / 2;
