@@ -53,7 +53,9 @@ TEST_CASE("local search: from ZBV it reaches the proven bound of the V map at P=
     CHECK(bound * inst.quantum == Ticks(998508));  // rank 4: the README's derivation, by hand
     const std::vector<std::vector<int>> start = zbv_orders(inst);
     CHECK(time_orders(inst, start).objective > bound);  // ZBV itself is not optimal here
-    const GreedySchedule g = iterated_local_search(inst, start, in_seconds(60), 0);
+    // It stops after 300 kicks without progress (about 10 s here); the deadline is only a backstop, so
+    // the answer does not depend on the machine's load.
+    const GreedySchedule g = iterated_local_search(inst, start, in_seconds(300), 0);
     REQUIRE(g.ok);
     CHECK(g.objective == bound);
 }
@@ -66,7 +68,7 @@ TEST_CASE("local search: a suffix search keeps the prefix and never gets worse",
     std::vector<Ticks> starts = before.start;
     std::sort(starts.begin(), starts.end());
     const Ticks from = starts[starts.size() / 2];
-    const GreedySchedule after = improve_suffix(inst, orders, from, in_seconds(20), 0);
+    const GreedySchedule after = improve_suffix(inst, orders, from, in_seconds(300), 0);  // ends by convergence
     REQUIRE(after.ok);
     CHECK(after.objective <= before.objective);
     size_t frozen = 0;
@@ -94,7 +96,8 @@ TEST_CASE("local search: without an exact engine the search closes ZBV's cool-do
     problem.costs = parse_costs(kZb15B);
     problem.memory_limit = Rational(8);
     SearchOptions options;
-    options.time_limit = 30;
+    options.time_limit = 40;  // it ends when the bound is met (about 20 s); the rest is for a loaded machine
+    options.relaxations = false;  // undecided here, they would only take time
     options.max_time_indexed_variables = 0;  // the large-M path: no encoding of the whole instance fits
     options.max_disjunctive_variables = 0;
     options.warm_starts = generator_warm_starts(problem.placement);
@@ -103,7 +106,9 @@ TEST_CASE("local search: without an exact engine the search closes ZBV's cool-do
     CHECK(r.status == SearchStatus::Optimal);
     const Instance inst = build_instance(problem);
     CHECK(r.value == analytic_bound(inst) * inst.quantum);
-    CHECK(r.origin.rfind("suffix-search(", 0) == 0);
+    // The suffix search or a cool-down window of what it found (a window of ZBV's own cool-down at the
+    // bound is undecided in the time it gets).
+    CHECK((r.origin.rfind("suffix-search(", 0) == 0 || r.origin.find("window(suffix-search(") != std::string::npos));
     Schedule s = *r.schedule;
     VerifyOptions vo;
     vo.memory_limit = Rational(8);
