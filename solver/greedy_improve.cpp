@@ -166,6 +166,20 @@ Timing descend(Timer& timer, std::vector<std::vector<int>>& orders, std::chrono:
     return best;
 }
 
+// The iterated searches' perturbation: four random moves of up to 16 places, each undone when it
+// leaves the orders invalid (deadlock or memory).
+void kick(std::vector<std::vector<int>>& orders, std::mt19937& rng, OrderTimer& timer) {
+    for (int k = 0; k < 4; ++k) {
+        auto& order = orders[rng() % orders.size()];
+        if (order.size() < 2) continue;
+        const size_t from = rng() % order.size();
+        const long shift = static_cast<long>(rng() % 33) - 16;
+        const long to = std::clamp<long>(static_cast<long>(from) + shift, 0, static_cast<long>(order.size()) - 1);
+        move(order, from, static_cast<size_t>(to));
+        if (!timer.time(orders).ok) move(order, static_cast<size_t>(to), from);
+    }
+}
+
 }  // namespace
 
 std::optional<std::vector<std::vector<int>>> orders_of(const Instance& inst, const Schedule& schedule) {
@@ -227,15 +241,7 @@ GreedySchedule iterated_local_search(const Instance& inst, std::vector<std::vect
     // Stop early once kicks keep failing: small instances converge in milliseconds.
     for (int failures = 0; failures < 300 && !over(); ++failures) {
         auto kicked = orders_by_start(inst, best);
-        for (int k = 0; k < 4; ++k) {
-            auto& order = kicked[rng() % kicked.size()];
-            if (order.size() < 2) continue;
-            const size_t from = rng() % order.size();
-            const long shift = static_cast<long>(rng() % 33) - 16;
-            const long to = std::clamp<long>(static_cast<long>(from) + shift, 0, static_cast<long>(order.size()) - 1);
-            move(order, from, static_cast<size_t>(to));
-            if (!timer.time(kicked).ok) move(order, static_cast<size_t>(to), from);
-        }
+        kick(kicked, rng, timer);
         const GreedySchedule g = improve_by_moves(inst, kicked, deadline, 6, stop);
         if (g.ok && g.objective < best.objective) best = g, failures = -1;
     }
@@ -259,15 +265,7 @@ GreedySchedule improve_suffix(const Instance& inst, const std::vector<std::vecto
     std::mt19937 rng(seed);
     for (int failures = 0; failures < 300 && !over(); ++failures) {
         auto kicked = suffix;
-        for (int k = 0; k < 4; ++k) {
-            auto& order = kicked[rng() % kicked.size()];
-            if (order.size() < 2) continue;
-            const size_t at = rng() % order.size();
-            const long shift = static_cast<long>(rng() % 33) - 16;
-            const long to = std::clamp<long>(static_cast<long>(at) + shift, 0, static_cast<long>(order.size()) - 1);
-            move(order, at, static_cast<size_t>(to));
-            if (!timer.time(kicked).ok) move(order, static_cast<size_t>(to), at);
-        }
+        kick(kicked, rng, timer);
         const Timing t = descend(timer, kicked, deadline, 6, stop);
         if (t.ok && t.objective < best.objective) best = t, suffix = std::move(kicked), failures = -1;
     }
