@@ -235,6 +235,10 @@ struct SearchCommand {
                                                              static_cast<double>(r.lower_bound));
             std::cout << "\nfrom: " << r.origin << "\n";
             std::cout << "argument: " << r.lower_bound_argument << "\n";
+            if (r.mirror_bound >= 0)
+                std::cout << "mirror-symmetric: none below " << format_rational(r.units(r.mirror_bound))
+                          << (r.mirror_bound == r.value ? " (this schedule is the best of them)" : "") << ": "
+                          << r.mirror_argument << "\n";
         }
         if (r.periodic && r.periodic->found) {
             const PeriodicBlock& b = *r.periodic;
@@ -374,6 +378,12 @@ nlohmann::json search_result_json(const SearchResult& r) {
     j["objective"] = r.objective == Objective::Span ? "span" : "makespan";
     j["seconds"] = std::round(r.seconds * 1000) / 1000;
     j["stopped"] = r.stopped;
+    if (r.mirror_bound >= 0) {
+        nlohmann::json m;
+        put_number(m, "none_below", r.units(r.mirror_bound));
+        m["argument"] = r.mirror_argument;
+        j["mirror_symmetric"] = m;
+    }
     if (r.schedule) {
         put_number(j, "makespan", r.units(r.makespan));
         if (r.objective == Objective::Span) put_number(j, "span", r.units(r.value));

@@ -60,6 +60,9 @@ struct SearchOptions {
     bool relaxations = true;           // exact one-rank relaxations for the lower bound (rank_relaxation.hpp)
     size_t max_relaxation_variables = 400000;
     std::vector<WarmStart> warm_starts;
+    // Mirror-symmetric queries (mirror_symmetry.hpp) on instances the mirror maps onto themselves, with
+    // an exact engine: an upper-bound engine; an unsat is reported as a bound on that class only.
+    bool mirror = true;
     // Periodic block (periodic.hpp): the best steady state with its throughput certificate, and the
     // schedule that repeats it from micro-batch 0, whose cool-down the windows then re-solve. Always on
     // when no exact encoding fits the whole instance (large M); this asks for it on every instance.
@@ -111,6 +114,10 @@ struct SearchResult {
     bool stopped = false;              // ended early by a stop request
     std::optional<PeriodicBlock> periodic;  // when computed (SearchOptions::periodic, or large M)
     Ticks periodic_value = -1;         // the repeated block from micro-batch 0, simulator ticks
+    // Shown by Z3 with the starts of mirrored tasks tied (mirror_symmetry.hpp): no mirror-symmetric
+    // schedule has value below mirror_bound (ticks; -1: not shown). Not a lower bound on the instance.
+    Ticks mirror_bound = -1;
+    std::string mirror_argument;
 
     Rational units(Ticks ticks) const { return scale.to_units(ticks); }
 };

@@ -27,7 +27,9 @@ public:
     void build() {
         ancestors_ = same_rank_relatives(inst_, true);
         for (size_t i = 0; i < inst_.size(); ++i) {
-            start_.push_back(ctx_.int_const(("s." + z3_task_name(inst_.tasks[i])).c_str()));
+            const int same = query_.tied ? (*query_.tied)[i] : -1;
+            if (same >= 0 && same < static_cast<int>(i)) start_.push_back(start_[same]);
+            else start_.push_back(ctx_.int_const(("s." + z3_task_name(inst_.tasks[i])).c_str()));
             add(start_[i] >= int_numeral(ctx_, w_.est[i]));
             add(start_[i] <= int_numeral(ctx_, w_.lst[i]));
         }

@@ -40,6 +40,9 @@ struct Z3Query {
     // Disjunctive encoding only: idle-budget cuts per rank of the encoded instance (rank_budget.hpp),
     // implied constraints for "makespan <= bound"; null or an entry with applies == false: none.
     const std::vector<RankBudget>* budgets = nullptr;
+    // Disjunctive encoding only: tied[t] = u (u < t) makes start(t) the same variable as start(u), a
+    // restriction (mirror_symmetry.hpp): sat answers are schedules, unsat is about the restricted class.
+    const std::vector<int>* tied = nullptr;
     bool stopped() const { return interrupt && interrupt->fired(); }
 };
 
