@@ -647,9 +647,8 @@ private:
     // symmetric; P=8 M=16 cap 8: 797230 is the best symmetric).
     void run_mirror(double share) {
         if (proven_optimal() || stopped()) return;
-        std::string why_not;
-        const std::optional<MirrorMap> mirror = mirror_map(inst_, &why_not);
-        if (!mirror) return;
+        const std::optional<MirrorMap> mirror = mirror_map(inst_);
+        if (!mirror) return;  // not a mirrored placement: nothing to say
         const std::vector<int> tied = tied_starts(*mirror);
         const auto until = share_of_remaining(share);
         while (!proven_optimal() && !stopped() && Clock::now() < until) {
