@@ -361,14 +361,20 @@ private:
         return SearchEngine::None;
     }
 
-    Z3Outcome query(SearchEngine engine, Ticks bound, Clock::time_point deadline, bool strengthen) {
+    // What every query of the search shares: its bound, the seed, the deadline, and the stop request.
+    Z3Query z3_query(Ticks bound, Clock::time_point deadline) {
         Z3Query q;
         q.bound = bound;
-        q.strengthen = strengthen;
-        q.keep_smt2 = options_.want_proof;
         q.seed = options_.seed;
         q.deadline = deadline;
         q.interrupt = &monitor_.z3_interrupt();
+        return q;
+    }
+
+    Z3Outcome query(SearchEngine engine, Ticks bound, Clock::time_point deadline, bool strengthen) {
+        Z3Query q = z3_query(bound, deadline);
+        q.strengthen = strengthen;
+        q.keep_smt2 = options_.want_proof;
         phase("z3 " + std::string(engine == SearchEngine::TimeIndexed ? "time-indexed" : "disjunctive") + " <= " +
               text(bound * inst_.quantum));
         q.max_variables = engine == SearchEngine::TimeIndexed ? options_.max_time_indexed_variables
@@ -415,12 +421,8 @@ private:
                 const Ticks bound = first ? lo : lo + (hi - lo) / 2;
                 phase("rank " + std::to_string(r) + " relaxation <= " + text(bound * inst_.quantum));
                 const Windows w = windows_for_bound(inst_, bounds_, bound, options_.strengthen);
-                Z3Query q;
-                q.bound = bound;
+                Z3Query q = z3_query(bound, until);
                 q.keep_smt2 = options_.want_proof;
-                q.seed = options_.seed;
-                q.deadline = until;
-                q.interrupt = &monitor_.z3_interrupt();
                 q.max_variables = options_.max_relaxation_variables;
                 const std::vector<RankBudget> budget{budgets_.empty() ? RankBudget{} : budgets_[r]};
                 // The rank keeps all its ops: its idle budget holds as it is. Only with a few seconds to
@@ -461,11 +463,7 @@ private:
             return;
         }
         phase("completion: ranks " + std::to_string(r) + "+" + std::to_string(neighbour) + " <= " + text(bound * inst_.quantum));
-        Z3Query q;
-        q.bound = bound;
-        q.seed = options_.seed;
-        q.deadline = until;
-        q.interrupt = &monitor_.z3_interrupt();
+        Z3Query q = z3_query(bound, until);
         q.max_variables = options_.max_disjunctive_variables;
         q.keep_smt2 = options_.want_proof;  // the relaxation's query, should it be unsat
         const CompletionOutcome out = complete_from_relaxation(inst_, w, budgets_, r, neighbour, q, 0.5);
@@ -513,11 +511,7 @@ private:
             const size_t n = static_cast<size_t>(std::count(free_task.begin(), free_task.end(), true));
             const auto until = size >= 2000 ? end : Clock::now() + (end - Clock::now()) / 2;
             if (until - Clock::now() < std::chrono::milliseconds(500)) return;
-            Z3Query q;
-            q.bound = lower_;
-            q.seed = options_.seed;
-            q.deadline = until;
-            q.interrupt = &monitor_.z3_interrupt();
+            Z3Query q = z3_query(lower_, until);
             q.max_variables = options_.max_disjunctive_variables;
             phase("cool-down window of " + std::to_string(n) + " ops <= " + text(lower_ * inst_.quantum));
             const Z3Outcome out = solve_window(inst_, w, g.start, free_task, q);
@@ -653,19 +647,13 @@ private:
         const auto until = share_of_remaining(share);
         while (!proven_optimal() && !stopped() && Clock::now() < until) {
             const Ticks bound = upper_units() - 1;
-            if (disjunctive_variables(inst_, windows_for_bound(inst_, bounds_, bound, options_.strengthen)) >
-                options_.max_disjunctive_variables)
-                return;
-            Z3Query q;
-            q.bound = bound;
-            q.strengthen = options_.strengthen;
-            q.seed = options_.seed;
-            q.deadline = until;
-            q.interrupt = &monitor_.z3_interrupt();
+            const Windows w = windows_for_bound(inst_, bounds_, bound, options_.strengthen);
+            if (disjunctive_variables(inst_, w) > options_.max_disjunctive_variables) return;
+            Z3Query q = z3_query(bound, until);
             q.budgets = &budgets_;
             q.tied = &tied;
             phase("z3 mirror-symmetric <= " + text(bound * inst_.quantum));
-            Z3Outcome out = solve_disjunctive(inst_, bounds_, q);
+            Z3Outcome out = solve_disjunctive_in(inst_, w, q);
             out.engine = "disjunctive, mirror-symmetric";
             record_call(bound, out, "");
             if (out.answer == Z3Answer::Sat) {
