@@ -23,6 +23,7 @@ std::vector<std::vector<int>> same_rank_relatives(const Instance& inst, bool anc
     if (!ancestors) std::reverse(order.begin(), order.end());
     for (int r = 0; r < inst.ranks; ++r) {
         const auto& mine = inst.rank_tasks[r];
+        if (mine.empty()) continue;  // a relaxation may keep no task of a rank (and bits[] would be empty)
         for (size_t k = 0; k < mine.size(); ++k) local[mine[k]] = static_cast<int>(k);
         const size_t words = (mine.size() + 63) / 64;
         std::vector<std::uint64_t> bits(n * words, 0);
