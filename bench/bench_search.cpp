@@ -52,6 +52,8 @@ std::vector<BenchCase> cases() {
         {"v-p4m8-cap8", "v", 4, 8, kZb15B, 8, Objective::Makespan, 120, "V map, 1F1B memory, small P"},
         {"v-p5m10-cap10", "v", 5, 10, kZb15B, 10, Objective::Makespan, 120, "V map, 1F1B memory; the search alone within 120 s"},
         {"dualpipe-p8m16-cap8", "dualpipe", 8, 16, kZb15B, 8, Objective::Makespan, 120, "bidirectional, 1F1B memory; issue 13 target OPTIMAL in 120 s"},
+        // The same at P=6: where the mirror-symmetric query found a schedule one comm above the bound.
+        {"dualpipe-p6m12-cap6", "dualpipe", 6, 12, kZb15B, 6, Objective::Makespan, 120, "bidirectional, 1F1B memory; mirror-symmetric query"},
         {"p32m256-cap64-120s", "1f1b", 32, 256, kZb15B, 64, Objective::Span, 120, "issue 13 target OPTIMAL in 120 s"},
         // Issue 13, any M: periodic block (throughput certificate) + cool-down windows at M = 1024.
         {"p16m1024-cap24", "1f1b", 16, 1024, kZb15B, 24, Objective::Makespan, 120, "issue 13 any-M target OPTIMAL in 120 s"},
