@@ -92,7 +92,12 @@ std::string proof_header(const SearchResult& r, const std::string& what) {
              ? "; Windows: longest paths over the precedence constraints written in this file, so they remove no solution.\n"
              : "; Windows: longest paths plus same-rank loads (solver/lower_bound.hpp: every same-rank ancestor of an op runs\n"
                "; before it, one at a time, so start >= a + their total duration for any a below all their earliest starts);\n"
-               "; the query with plain longest-path windows was not shown in time.\n";
+               "; the query with plain longest-path windows was not shown in time.\n" +
+                   std::string(r.proof_engine == "disjunctive"
+                                   ? "; Idle-budget cuts (solver/rank_budget.hpp): per op, start - (work of its rank started before it)\n"
+                                     "; between the rank's head (+ forced warm-up idle) and bound - load (- forced cool-down idle);\n"
+                                     "; implied by those lemmas for every schedule within the bound, not by this file's clauses.\n"
+                                   : "");
     h += "; Symmetry breaking: each (stage, kind) runs its micro-batches in order (lossless for identical\n"
          "; micro-batches, proof in solver/search_instance.hpp); with it a memory cap L on a one-stage rank is the\n"
          "; precedence F(s,m) after W(s,m-L).\n";

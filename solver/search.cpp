@@ -380,6 +380,10 @@ private:
         q.max_variables = engine == SearchEngine::TimeIndexed ? options_.max_time_indexed_variables
                                                                : options_.max_disjunctive_variables;
         const TaskBounds& b = strengthen ? bounds_ : plain_bounds_;
+        // The idle-budget cuts (rank_budget.hpp) go with the strengthened windows: both are implied by
+        // lemmas, not by the formula's own clauses, so a plain query (the emitted proof) has neither.
+        // DualPipe P=8 M=16 cap 8: "<= 797229" is unsat with them (about 20 min), undecided without.
+        if (strengthen && engine == SearchEngine::Disjunctive) q.budgets = &budgets_;
         Z3Outcome out = engine == SearchEngine::TimeIndexed ? solve_time_indexed(inst_, b, q) : solve_disjunctive(inst_, b, q);
         record_call(bound, out, "");
         return out;
@@ -699,11 +703,14 @@ private:
             double share = 0.5;
             if (!probed) {
                 bound = lower_, share = 0.25, probed = true;
+            } else if (small_gap) {
+                // Settle the incumbent before anything between: with a gap this small a bisection step
+                // buys little, and "<= incumbent - 1" is often the easier unsat (DualPipe P=8 cap 8).
+                if (undecided >= hi - 1) return;
+                bound = hi - 1, share = 1.0;
             } else if (undecided >= 0) {
                 if (undecided >= hi - 1) return;
                 bound = undecided + std::max<Ticks>(1, (hi - undecided) / 2);
-            } else if (small_gap) {
-                bound = hi - 1, share = 1.0;
             } else {
                 bound = lower_ + (hi - 1 - lower_) / 2;
             }
