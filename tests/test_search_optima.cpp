@@ -1,8 +1,9 @@
 // Certified optima of issue 13's open instances, kept as schedule files (tests/search_optima/): each is
 // re-verified with its memory cap and re-timed by the simulator here, independently of the search, and
 // equals the search's analytic lower bound, so it is optimal; the search given the file as a warm start
-// reports OPTIMAL without a solver call (tag [search]). A file named *_best_known.txt is no optimum: the best
-// schedule known of an instance still open, checked the same way except for optimality.
+// reports OPTIMAL without a solver call (tag [search]). A file named *_best_known.txt is not at the analytic
+// bound: the best schedule known, checked the same way except for optimality (the DualPipe P=8 one is
+// optimal by a Z3 query of about 20 minutes, README "Optimal search" -- too long for a test).
 #include "formats/native.hpp"
 #include "model/costs.hpp"
 #include "solver/lower_bound.hpp"
