@@ -3,7 +3,7 @@
 // equals the search's analytic lower bound, so it is optimal; the search given the file as a warm start
 // reports OPTIMAL without a solver call (tag [search]). A file named *_best_known.txt is not at the analytic
 // bound: the best schedule known, checked the same way except for optimality (the DualPipe P=8 one is
-// optimal by a Z3 query of about 20 minutes, README "Optimal search" -- too long for a test).
+// optimal by a Z3 query of 8 minutes that the search asks at 520 s, README "Optimal search" -- too long for a test).
 #include "formats/native.hpp"
 #include "model/costs.hpp"
 #include "solver/lower_bound.hpp"
