@@ -94,9 +94,10 @@ std::string proof_header(const SearchResult& r, const std::string& what) {
                "; before it, one at a time, so start >= a + their total duration for any a below all their earliest starts);\n"
                "; the query with plain longest-path windows was not shown in time.\n" +
                    std::string(r.proof_engine == "disjunctive"
-                                   ? "; Idle-budget cuts (solver/rank_budget.hpp): per op, start - (work of its rank started before it)\n"
-                                     "; between the rank's head (+ forced warm-up idle) and bound - load (- forced cool-down idle);\n"
-                                     "; implied by those lemmas for every schedule within the bound, not by this file's clauses.\n"
+                                   ? "; Idle-budget cuts (solver/rank_budget.hpp), on the ranks where they apply: per op,\n"
+                                     "; start - (work of its rank started before it) between the rank's head (+ forced warm-up\n"
+                                     "; idle) and bound - load (- forced cool-down idle); implied by those lemmas for every\n"
+                                     "; schedule within the bound, not by this file's clauses.\n"
                                    : "");
     h += "; Symmetry breaking: each (stage, kind) runs its micro-batches in order (lossless for identical\n"
          "; micro-batches, proof in solver/search_instance.hpp); with it a memory cap L on a one-stage rank is the\n"
