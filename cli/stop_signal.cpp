@@ -1,22 +1,23 @@
 #include "cli/stop_signal.hpp"
 
+#include "limits/deadline.hpp"
+
 namespace pp::cli {
 namespace {
 
-std::atomic<bool> g_stop{false};
 std::atomic<int> g_signal{0};
-static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
-              "the signal handler may only touch lock-free atomics");
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler may only touch lock-free atomics");
 
+// The process's stop request (limits/deadline.hpp): every phase and every Z3 check reads it.
 extern "C" void on_stop_signal(int signal_number) {
     g_signal.store(signal_number);
-    g_stop.store(true);
+    limits::stop_flag().store(true);
 }
 
 }  // namespace
 
 StopOnSignal::StopOnSignal() {
-    g_stop.store(false);
+    limits::stop_flag().store(false);
     g_signal.store(0);
     struct sigaction action {};
     action.sa_handler = on_stop_signal;
@@ -31,7 +32,7 @@ StopOnSignal::~StopOnSignal() {
     sigaction(SIGTERM, &old_term_, nullptr);
 }
 
-const std::atomic<bool>* StopOnSignal::flag() const { return &g_stop; }
+const std::atomic<bool>* StopOnSignal::flag() const { return &limits::stop_flag(); }
 
 int StopOnSignal::signal_number() const { return g_signal.load(); }
 

@@ -2,6 +2,8 @@
 // resident set, read from /proc/self/statm (a few microseconds; checked per instance, not in inner loops).
 #include "proofs/budget.hpp"
 
+#include "limits/deadline.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,19 +14,14 @@
 namespace pp::budget {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-std::optional<Clock::time_point> deadline;
 double limit_seconds = 0;
 std::optional<std::size_t> memory_limit_mb;
 
 }  // namespace
 
 void set(std::optional<double> seconds, std::optional<std::size_t> memory_mb) {
-    deadline.reset();
-    if (seconds) {
-        limit_seconds = *seconds;
-        deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*seconds));
-    }
+    limit_seconds = seconds.value_or(0);
+    limits::set_run_deadline(seconds ? limits::Deadline::after(*seconds) : limits::Deadline());
     memory_limit_mb = memory_mb;
 }
 
@@ -38,9 +35,10 @@ std::size_t resident_bytes() {
     return static_cast<std::size_t>(resident) * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 }
 
-bool time_is_up() { return deadline && Clock::now() >= *deadline; }
+bool time_is_up() { return limits::expired(); }
 
 void check(const std::string& doing) {
+    if (limits::stop_requested()) throw Exhausted{fmt::format("a stop was requested (signal) while {}", doing)};
     if (time_is_up()) throw Exhausted{fmt::format("the time limit of {} s ran out while {}", limit_seconds, doing)};
     if (memory_limit_mb) {
         const std::size_t rss = resident_bytes();
@@ -48,12 +46,6 @@ void check(const std::string& doing) {
             throw Exhausted{fmt::format("the memory budget of {} MB ran out ({} MB resident) while {}", *memory_limit_mb,
                                        rss >> 20, doing)};
     }
-}
-
-unsigned z3_timeout_ms(unsigned wanted) {
-    if (!deadline) return wanted;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
-    return static_cast<unsigned>(std::clamp<long long>(left, 1, wanted));
 }
 
 }  // namespace pp::budget

@@ -1,6 +1,7 @@
 #include "proofs/smt.hpp"
 #include "proofs/chunk_formula.hpp"
 
+#include "limits/z3_check.hpp"
 #include "model/chunk_dag.hpp"
 
 #include <fmt/format.h>
@@ -152,7 +153,7 @@ ChunkFormulaProof obligation(const Graph& g, const ChunkFormula& f, const std::s
     if (which == 2) s.add(!region_expr(e, f) && e.duration - e.compute <= 0);
     ChunkFormulaProof p{name, statement, false, ""};
     p.smt2 = "; pipeproof chunk formula: " + statement + " -- expected: unsat\n" + s.to_smt2();
-    p.holds = s.check() == z3::unsat;
+    p.holds = limits::check(s) == z3::unsat;
     return p;
 }
 
@@ -177,7 +178,7 @@ void drop_implied(ChunkFormula& f) {
         for (size_t j = 0; j < f.region_forms.size(); ++j)
             if (j != i) s.add(value(f.region_forms[j]) <= value(f.compute));
         s.add(value(f.region_forms[i]) > value(f.compute));
-        if (s.check() == z3::unsat) f.region_forms.erase(f.region_forms.begin() + static_cast<std::ptrdiff_t>(i));
+        if (limits::check(s) == z3::unsat) f.region_forms.erase(f.region_forms.begin() + static_cast<std::ptrdiff_t>(i));
     }
 }
 
@@ -297,7 +298,7 @@ std::optional<std::array<Rational, kComponents>> exposing_point(const ChunkFormu
     z3::expr_vector outside(ctx);
     for (const auto& form : f.region_forms) outside.push_back(value(form) > value(f.compute));
     s.add(z3::mk_or(outside));
-    if (s.check() != z3::sat) return std::nullopt;
+    if (limits::check(s) != z3::sat) return std::nullopt;
     const z3::model m = s.get_model();
     std::array<Rational, kComponents> point{};
     for (int k = 0; k < kComponents; ++k) {

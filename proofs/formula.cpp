@@ -1,5 +1,7 @@
 #include "proofs/formula.hpp"
 
+#include "limits/z3_check.hpp"
+#include "proofs/budget.hpp"
 #include "proofs/smt.hpp"
 
 #include <fmt/format.h>
@@ -10,6 +12,14 @@
 namespace pp {
 
 namespace {
+
+// One query about the pieces: 20 s of its own (an undecided one keeps the form, which is safe), and when the
+// run's time limit or a stop request cut it short, the formula as a whole ends UNKNOWN (budget::Exhausted).
+z3::check_result check_within_budget(z3::solver& solver) {
+    const z3::check_result r = limits::check(solver, limits::CheckLimit::within_ms(20000));
+    if (r == z3::unknown) budget::check("deciding which forms are pieces of the formula");
+    return r;
+}
 
 LinForm normalize(const LinForm& f, const CostRegion& region) { return normalize_form(f, region); }
 
@@ -128,7 +138,7 @@ StrictMaxima strict_maxima(const MaxPoly& poly, const CostRegion& region, z3::co
             solver.push();
             for (size_t j = 0; j < n; ++j)
                 if (j != i && out.is_piece[j]) solver.add(exprs[i] > exprs[j]);
-            const z3::check_result r = solver.check();
+            const z3::check_result r = check_within_budget(solver);
             std::optional<CostPoint> at;
             if (r == z3::sat) at = smt::point_from_model(ctx, solver.get_model());
             solver.pop();
@@ -151,7 +161,7 @@ StrictMaxima strict_maxima(const MaxPoly& poly, const CostRegion& region, z3::co
             solver.push();
             for (size_t j = 0; j < n; ++j)
                 if (j != i) solver.add(exprs[i] > exprs[j]);
-            const z3::check_result all = solver.check();
+            const z3::check_result all = check_within_budget(solver);
             if (all == z3::sat) out.example[i] = smt::point_from_model(ctx, solver.get_model());
             solver.pop();
             if (all != z3::unsat) out.is_piece[i] = true;  // sat, or unknown: kept
@@ -166,10 +176,6 @@ struct RegionSolver {
     z3::solver solver{ctx};
     std::vector<z3::expr> exprs;
     RegionSolver(const MaxPoly& poly, const CostRegion& region) {
-        z3::params params(ctx);
-        params.set("timeout", 20000u);
-        params.set("ctrl_c", false);  // see smt::keep_ctrl_c
-        solver.set(params);
         smt::assert_region(solver, region);
         for (const auto& f : poly.forms) exprs.push_back(smt::form(ctx, f));
     }
@@ -220,7 +226,7 @@ PiecewiseLinear pieces_of(const MaxPoly& poly, const CostRegion& region) {
             for (size_t m = 0; m < working.size(); ++m)
                 if (m != k) solver.add(smt::form(ctx, working[m]) >= 0);
             solver.add(smt::form(ctx, working[k]) < 0);
-            const bool implied = solver.check() == z3::unsat;
+            const bool implied = check_within_budget(solver) == z3::unsat;
             solver.pop();
             if (implied)
                 working.erase(working.begin() + static_cast<long>(k));

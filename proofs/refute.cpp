@@ -4,6 +4,7 @@
 
 #include "model/dag.hpp"
 #include "proofs/batched_graph.hpp"
+#include "limits/z3_check.hpp"
 #include "proofs/budget.hpp"
 #include "proofs/smt.hpp"
 #include "verifier/batched.hpp"
@@ -610,11 +611,8 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                     solver.add(smt::cost_var(ctx, v) * ctx.real_val(denominator) == z3::to_real(k));
                     solver.add(k >= 0 && k <= 12 * denominator);
                 }
-                z3::params params(ctx);
-                params.set("timeout", 5000u);
-                solver.set(params);
                 ++res.solver_calls;
-                const bool nice = solver.check() == z3::sat;
+                const bool nice = limits::check(solver, limits::CheckLimit::within_ms(5000)) == z3::sat;
                 if (nice) point = smt::point_from_model(ctx, solver.get_model());
                 solver.pop();
                 if (nice) break;

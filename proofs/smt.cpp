@@ -1,5 +1,6 @@
 #include "proofs/smt.hpp"
 
+#include "limits/z3_check.hpp"
 #include "proofs/budget.hpp"
 
 #include <chrono>
@@ -74,12 +75,9 @@ CostPoint point_from_model(z3::context& ctx, const z3::model& model) {
 Outcome check(z3::context& ctx, z3::solver& solver, const std::string& title, const std::string& expect,
               unsigned timeout_ms) {
     Outcome out;
-    z3::params params(ctx);
-    params.set("timeout", budget::z3_timeout_ms(timeout_ms));
-    solver.set(params);
     out.smt2 = "; pipeproof obligation: " + title + "\n; expected: " + expect + "\n" + solver.to_smt2();
     const auto t0 = std::chrono::steady_clock::now();
-    out.result = solver.check();
+    out.result = limits::check(solver, limits::CheckLimit::within_ms(timeout_ms));
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (out.result == z3::unknown) budget::check("Z3 checked: " + title);  // unknown because our time ran out?
     if (out.result == z3::sat) out.witness = point_from_model(ctx, solver.get_model());

@@ -12,6 +12,7 @@ namespace pp::smt {
 
 // Z3 installs its own SIGINT handler during check() unless told not to, and then swallows Ctrl-C: the
 // check returns unknown and the command runs on. With it off, Ctrl-C ends a long proof the usual way.
+// (limits::check sets it too; this keeps it off for anything else that might reach Z3's check.)
 inline void keep_ctrl_c(z3::solver& solver) {
     z3::params params(solver.ctx());
     params.set("ctrl_c", false);
@@ -33,7 +34,8 @@ struct Outcome {
     double seconds = 0;
     std::string smt2;                  // the query as SMT-LIB2 (expected status in a comment)
 };
-// Runs the solver; when sat, reads the cost point. `expect` is written into the SMT-LIB2 text.
+// Runs the solver under the run's limits and `timeout_ms` of its own (limits/z3_check.hpp); when sat, reads
+// the cost point. `expect` is written into the SMT-LIB2 text.
 Outcome check(z3::context& ctx, z3::solver& solver, const std::string& title, const std::string& expect,
               unsigned timeout_ms = 60000);
 

@@ -1,5 +1,6 @@
 #include "solver/chunk_best_z3.hpp"
 
+#include "limits/z3_check.hpp"
 #include <fmt/format.h>
 #include <z3++.h>
 
@@ -60,12 +61,8 @@ Probe probe(const SlotDag& dag, const TimeScale& scale, Ticks bound, double seco
     z3::context ctx;
     z3::solver solver(ctx);
     solver.from_string(chunk_order_smt2(dag, scale, bound).c_str());
-    z3::params params(ctx);
-    params.set("timeout", static_cast<unsigned>(std::max(1.0, seconds * 1000)));
-    params.set("ctrl_c", false);  // Ctrl-C ends the command as usual instead of being swallowed by Z3
-    solver.set(params);
     Probe out;
-    out.answer = solver.check();
+    out.answer = limits::check(solver, {limits::Deadline::after(seconds), nullptr});
     if (out.answer != z3::sat) return out;
     const z3::model model = solver.get_model();
     std::vector<std::pair<std::int64_t, int>> starts;
@@ -128,11 +125,8 @@ std::string chunk_order_smt2(const SlotDag& dag, const TimeScale& scale, Ticks b
 bool smt2_is_unsat(const std::string& smt2) {
     z3::context ctx;
     z3::solver solver(ctx);
-    z3::params params(ctx);
-    params.set("ctrl_c", false);  // Ctrl-C ends the command as usual instead of being swallowed by Z3
-    solver.set(params);
     solver.from_string(smt2.c_str());
-    return solver.check() == z3::unsat;
+    return limits::check(solver) == z3::unsat;
 }
 
 SlotKindTiming best_order_certified(const SlotDag& dag, const Rational& slowdown, const ChunkBestOptions& options) {

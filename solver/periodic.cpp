@@ -1,5 +1,6 @@
 #include "solver/periodic.hpp"
 
+#include "limits/z3_check.hpp"
 #include "solver/z3_encoding.hpp"
 
 #include <z3++.h>
@@ -76,9 +77,10 @@ namespace {
 
 // Is there a block of period T? Fills block.offset on success.
 z3::check_result block_at(const Instance& inst, const PeriodicModel& m, Ticks T, std::chrono::steady_clock::time_point deadline,
-                          const std::vector<Ticks>* heads, int anchor, int slack, Z3Interrupt* interrupt,
+                          const std::vector<Ticks>* heads, int anchor, int slack, const std::atomic<bool>* stop,
                           std::vector<Ticks>& offset) {
-    if (interrupt && interrupt->fired()) return z3::unknown;
+    const limits::CheckLimit limit{limits::Deadline::at(deadline), stop};
+    if (limit.expired()) return z3::unknown;
     z3::context ctx;
     z3::solver solver(ctx);
     const size_t n = m.classes.size();
@@ -135,15 +137,7 @@ z3::check_result block_at(const Instance& inst, const PeriodicModel& m, Ticks T,
             }
         }
     }
-    const double left = std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
-    if (left < 1) return z3::unknown;
-    z3::params p(ctx);
-    p.set("timeout", static_cast<unsigned>(left));
-    p.set("ctrl_c", false);
-    solver.set(p);
-    if (interrupt) interrupt->attach([&ctx] { ctx.interrupt(); });
-    const z3::check_result r = solver.check();
-    if (interrupt) interrupt->detach();
+    const z3::check_result r = limits::check(solver, limit);
     if (r == z3::sat) {
         const z3::model model = solver.get_model();
         offset.resize(n);
@@ -200,7 +194,7 @@ PeriodicBlock block_frame(const PeriodicModel& m) {
 }  // namespace
 
 PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_clock::time_point deadline, int max_periods,
-                                  const std::vector<Ticks>* heads, int anchor_rank, Z3Interrupt* interrupt) {
+                                  const std::vector<Ticks>* heads, int anchor_rank, const std::atomic<bool>* stop) {
     if (inst.pairs_allowed()) return unsupported_block();
     const PeriodicModel m = periodic_model(inst);
     PeriodicBlock block = block_frame(m);
@@ -222,11 +216,11 @@ PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_cloc
             if (!heads && slack >= 0) continue;
             const auto now = std::chrono::steady_clock::now();
             const auto until = slack < 0 || deadline <= now ? deadline : now + (deadline - now) / 4;
-            r = anchor >= 0 ? block_at(inst, m, T, until, heads, anchor, slack, interrupt, block.offset) : z3::unsat;
+            r = anchor >= 0 ? block_at(inst, m, T, until, heads, anchor, slack, stop, block.offset) : z3::unsat;
             if (r == z3::sat) block.anchored_rank = anchor_rank;
             if (r != z3::sat) {
                 undecided = undecided || r == z3::unknown;
-                r = block_at(inst, m, T, until, heads, -1, slack, interrupt, block.offset);
+                r = block_at(inst, m, T, until, heads, -1, slack, stop, block.offset);
             }
             if (r == z3::sat) break;
             undecided = undecided || r == z3::unknown;
@@ -238,7 +232,7 @@ PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_cloc
             break;
         }
         if (r == z3::unknown) {
-            block.reason = interrupt && interrupt->fired() ? "stopped" : "time limit reached at period " + to_string(T);
+            block.reason = (stop && stop->load()) || limits::stop_requested() ? "stopped" : "time limit reached at period " + to_string(T);
             return block;
         }
     }

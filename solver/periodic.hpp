@@ -21,8 +21,8 @@
 // A block whose period equals T* is throughput-optimal; one above it states its gap.
 #include "model/rational.hpp"
 #include "solver/search_instance.hpp"
-#include "solver/search_monitor.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -67,7 +67,7 @@ PeriodicModel periodic_model(const Instance& inst);
 // one the lower bound is about, never idles from its first op on), and drops that wish if it fails.
 PeriodicBlock find_periodic_block(const Instance& inst, std::chrono::steady_clock::time_point deadline,
                                   int max_periods = 64, const std::vector<Ticks>* heads = nullptr,
-                                  int anchor_rank = -1, Z3Interrupt* interrupt = nullptr);
+                                  int anchor_rank = -1, const std::atomic<bool>* stop = nullptr);
 
 // A block read off a schedule's steady state: when micro-batches m0 - 1, m0 and m0 + 1 of every class
 // (m0 = M / 2) start the same T apart, phi(c) = start(c, m0) - m0 T, all shifted by one constant to the

@@ -203,7 +203,7 @@ public:
 private:
     std::string text(Ticks ticks) const { return format_rational(inst_.scale.to_units(ticks)); }
 
-    bool stopped() const { return monitor_.stop_requested(); }
+    bool stopped() const { return monitor_.stop_requested() || limits::stop_requested(); }
     const std::atomic<bool>* stop_flag() const { return monitor_.stop_flag(); }
 
     // The state the progress reports show (search_monitor.hpp).
@@ -367,7 +367,7 @@ private:
         q.bound = bound;
         q.seed = options_.seed;
         q.deadline = deadline;
-        q.interrupt = &monitor_.z3_interrupt();
+        q.stop = options_.stop;
         return q;
     }
 
@@ -574,7 +574,7 @@ private:
         } else {
             const int below = read && read->period - least < Ticks(64) ? static_cast<int>((read->period - least).to_int64()) : 64;
             b = find_periodic_block(inst_, share_of_remaining(0.1), below, &bounds_.head, result_.analytic.rank,
-                                    &monitor_.z3_interrupt());
+                                    options_.stop);
             if (!b.found && read) b = *read;
         }
         if (b.found && read && b.period == read->period && b.offset == read->offset)
@@ -801,7 +801,10 @@ private:
         }
         result_.seconds = seconds_since(t0_);
         result_.stopped = stopped();
-        if (result_.stopped) log("stopped on request: the best schedule so far and its certified gap");
+        if (result_.stopped) {
+            monitor_.acknowledge_stop();
+            log("stopped on request: the best schedule so far and its certified gap");
+        }
         phase("done");
         report(search_status_name(result_.status));
         return std::move(result_);

@@ -26,23 +26,6 @@ std::string format_progress(const SearchProgress& p) {
     return line;
 }
 
-void Z3Interrupt::attach(std::function<void()> interrupt) {
-    std::lock_guard lock(mutex_);
-    interrupt_ = std::move(interrupt);
-    if (fired_.load() && interrupt_) interrupt_();
-}
-
-void Z3Interrupt::detach() {
-    std::lock_guard lock(mutex_);
-    interrupt_ = nullptr;
-}
-
-void Z3Interrupt::fire() {
-    std::lock_guard lock(mutex_);
-    fired_.store(true);
-    if (interrupt_) interrupt_();
-}
-
 SearchMonitor::SearchMonitor(Callback callback, double interval_seconds, const std::atomic<bool>* stop,
                              std::chrono::steady_clock::time_point t0)
     : callback_(std::move(callback)), interval_(interval_seconds), stop_(stop), t0_(t0), last_report_(t0) {
@@ -72,19 +55,24 @@ void SearchMonitor::emit(SearchProgress p, const std::string& event) {
     callback_(p);
 }
 
+void SearchMonitor::acknowledge_stop() {
+    std::lock_guard lock(mutex_);
+    acknowledge_stop_locked();
+}
+
+void SearchMonitor::acknowledge_stop_locked() {
+    if (stop_seen_) return;
+    stop_seen_ = true;
+    emit(state_, "stop requested: finishing with the best schedule so far");
+}
+
 void SearchMonitor::watch() {
     std::unique_lock lock(mutex_);
     while (!finished_) {
         wake_.wait_for(lock, std::chrono::milliseconds(20));
         if (finished_) break;
         if (stop_requested()) {
-            // Fired again every round: a check() that starts after the first interrupt (or one whose
-            // interrupt Z3 reset on entry) stops within 20 ms as well.
-            z3_.fire();
-            if (!stop_seen_) {
-                stop_seen_ = true;
-                emit(state_, "stop requested: finishing with the best schedule so far");
-            }
+            acknowledge_stop_locked();
             continue;
         }
         if (callback_ && interval_.count() > 0 && std::chrono::steady_clock::now() - last_report_ >= interval_)

@@ -6,10 +6,10 @@
 // so a long Z3 call still shows signs of life. Reports go to one callback, never two at once.
 //
 // Stopping: a stop flag (set by a signal handler: a lock-free atomic store is async-signal-safe) is
-// polled by the heuristics between steps and by the watcher thread every 20 ms, which then interrupts
-// the running Z3 check through z3::context::interrupt() (Z3's documented way to stop a check from
-// another thread). The search then ends as if its time were up: the best verified schedule so far,
-// the best proven bound, status OPTIMAL only when they meet.
+// polled by the heuristics between steps; a running Z3 check is interrupted by limits/z3_check.hpp's
+// watchdog, which watches the same flag. The search then ends as if its time were up: the best verified
+// schedule so far, the best proven bound, status OPTIMAL only when they meet. The watcher thread here
+// only reports that the stop was seen.
 #include "model/rational.hpp"
 
 #include <atomic>
@@ -35,21 +35,6 @@ struct SearchProgress {
 // One line: "[12.3s] best 1616000 (local search)  bound 1604101  gap 0.742%  | z3 disjunctive <= 1610050: running".
 std::string format_progress(const SearchProgress& p);
 
-// Lets another thread stop a running Z3 check: the encoder attaches its context's interrupt() for
-// the duration of check(); fire() calls it (and makes every later attach fire at once).
-class Z3Interrupt {
-public:
-    void attach(std::function<void()> interrupt);
-    void detach();
-    void fire();
-    bool fired() const { return fired_.load(); }
-
-private:
-    std::mutex mutex_;
-    std::function<void()> interrupt_;
-    std::atomic<bool> fired_{false};
-};
-
 class SearchMonitor {
 public:
     using Callback = std::function<void(const SearchProgress&)>;
@@ -61,20 +46,21 @@ public:
 
     bool stop_requested() const { return stop_ && stop_->load(); }
     const std::atomic<bool>* stop_flag() const { return stop_; }
-    Z3Interrupt& z3_interrupt() { return z3_; }
 
     // The state every report shows; `event` is reported at once (unless empty).
     void update(const SearchProgress& state, const std::string& event);
+    // Reports the stop request once (the watcher does so within 20 ms; a search that ends sooner calls this).
+    void acknowledge_stop();
 
 private:
     void watch();
     void emit(SearchProgress p, const std::string& event);  // with mutex_ held
+    void acknowledge_stop_locked();
 
     Callback callback_;
     std::chrono::duration<double> interval_;
     const std::atomic<bool>* stop_;
     std::chrono::steady_clock::time_point t0_, last_report_;
-    Z3Interrupt z3_;
     std::mutex mutex_;
     std::condition_variable wake_;
     SearchProgress state_;

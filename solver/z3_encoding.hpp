@@ -5,10 +5,11 @@
 #include "solver/lower_bound.hpp"
 #include "solver/rank_budget.hpp"
 #include "solver/search_instance.hpp"
-#include "solver/search_monitor.hpp"
+#include "limits/deadline.hpp"
 
 #include <z3++.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -36,14 +37,14 @@ struct Z3Query {
     size_t max_variables = 400000;  // skip (Skipped) above this, to keep memory in check
     unsigned seed = 0;
     Clock::time_point deadline{};
-    Z3Interrupt* interrupt = nullptr;  // a stop request interrupts the check (and the build)
+    const std::atomic<bool>* stop = nullptr;  // a stop request ends the check and the build (so does the process's)
     // Disjunctive encoding only: idle-budget cuts per rank of the encoded instance (rank_budget.hpp),
     // implied constraints for "makespan <= bound"; null or an entry with applies == false: none.
     const std::vector<RankBudget>* budgets = nullptr;
     // Disjunctive encoding only: tied[t] = u (u < t) makes start(t) the same variable as start(u), a
     // restriction (mirror_symmetry.hpp): sat answers are schedules, unsat is about the restricted class.
     const std::vector<int>* tied = nullptr;
-    bool stopped() const { return interrupt && interrupt->fired(); }
+    bool stopped() const { return (stop && stop->load()) || limits::stop_requested(); }
 };
 
 struct Z3Outcome {

@@ -1,6 +1,8 @@
 #pragma once
 // The part of a Z3 query both encodings share (private to solver/z3_*.cpp): build under the deadline,
-// hand Z3 the time that is left, keep the SMT-LIB2 text if asked, and translate the answer.
+// check under what is left of it (limits/z3_check.hpp), keep the SMT-LIB2 text if asked, and translate
+// the answer.
+#include "limits/z3_check.hpp"
 #include "solver/z3_encoding.hpp"
 
 #include <z3++.h>
@@ -28,7 +30,7 @@ void build_and_check(Encoder& enc, const Z3Query& query, Clock::time_point t0, Z
     out.constraints = enc.constraints();
     out.build_seconds = seconds_since(t0);
     // Tearing a context down takes about as long as building it (1 s for a cool-down window of 100 000
-    // variables): that time comes off Z3's timeout, or the search ends that much past its limit.
+    // variables): that time comes off the check's own limit, or the search ends that much past its limit.
     const double until_deadline_ms = std::chrono::duration<double, std::milli>(query.deadline - Clock::now()).count();
     const double left_ms = until_deadline_ms - std::min(out.build_seconds * 1000, until_deadline_ms / 4);
     if (left_ms < 1) {
@@ -37,19 +39,13 @@ void build_and_check(Encoder& enc, const Z3Query& query, Clock::time_point t0, Z
         return;
     }
     z3::params params(enc.solver().ctx());
-    params.set("timeout", static_cast<unsigned>(left_ms));
     params.set("random_seed", query.seed);
-    // Z3 would install its own SIGINT handler during check() and swallow the signal (the check returns
-    // unknown and the search goes on); our handler sets the stop flag and interrupts through `interrupt`.
-    params.set("ctrl_c", false);
     tune(params);
     enc.solver().set(params);
     if (query.keep_smt2) out.smt2 = enc.solver().to_smt2();
     const auto t1 = Clock::now();
-    z3::context& ctx = enc.solver().ctx();
-    if (query.interrupt) query.interrupt->attach([&ctx] { ctx.interrupt(); });
-    const z3::check_result r = enc.solver().check();
-    if (query.interrupt) query.interrupt->detach();
+    const limits::CheckLimit limit{limits::Deadline::after(left_ms / 1000), query.stop};
+    const z3::check_result r = limits::check(enc.solver(), limit);
     out.solve_seconds = seconds_since(t1);
     if (r == z3::sat) {
         on_sat(enc.solver().get_model(), out);
@@ -58,7 +54,9 @@ void build_and_check(Encoder& enc, const Z3Query& query, Clock::time_point t0, Z
         out.answer = Z3Answer::Unsat;
     } else {
         out.answer = Z3Answer::Unknown;
-        out.reason = query.stopped() ? "stopped" : enc.solver().reason_unknown();
+        out.reason = query.stopped()       ? "stopped"
+                     : limit.expired() ? "time limit reached"
+                                       : enc.solver().reason_unknown();
     }
 }
 

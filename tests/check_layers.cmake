@@ -1,18 +1,19 @@
 # The layering rule, checked on the sources: a file may include headers of its own folder and of the folders
 # below it, never of a folder above or beside it in another branch.
-#   model  <-  formats, schedules  <-  verifier  <-  solver, proofs  <-  planner, render  <-  cli, bench, tests, fuzz
+#   model, limits  <-  formats, schedules  <-  verifier  <-  solver, proofs  <-  planner, render  <-  cli, bench, tests, fuzz
 # (cli, bench, tests and fuzz -- the libFuzzer harnesses -- are top-level consumers: they may include anything.)
 # Run as `cmake -DSOURCE_DIR=... -P check_layers.cmake` (the `layering` ctest); exits non-zero on a violation.
 cmake_minimum_required(VERSION 3.20)
 set(allowed_model     model)
-set(allowed_formats   model formats)
-set(allowed_schedules model schedules)
-set(allowed_verifier  model formats schedules verifier)
-set(allowed_solver    model formats schedules verifier solver)
-set(allowed_proofs    model formats schedules verifier proofs)
-set(allowed_planner   model formats schedules verifier solver proofs planner)
-set(allowed_render    model formats schedules verifier solver proofs render)
-set(layers model formats schedules verifier solver proofs planner render)
+set(allowed_limits    limits)
+set(allowed_formats   model limits formats)
+set(allowed_schedules model limits schedules)
+set(allowed_verifier  model limits formats schedules verifier)
+set(allowed_solver    model limits formats schedules verifier solver)
+set(allowed_proofs    model limits formats schedules verifier proofs)
+set(allowed_planner   model limits formats schedules verifier solver proofs planner)
+set(allowed_render    model limits formats schedules verifier solver proofs render)
+set(layers model limits formats schedules verifier solver proofs planner render)
 
 set(violations "")
 set(checked 0)
