@@ -6,7 +6,9 @@
 #include "cli/search_io.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/stop_signal.hpp"
 #include "formats/json_text.hpp"
+#include "limits/deadline.hpp"
 #include "solver/search.hpp"
 #include "solver/search_generators.hpp"
 
@@ -74,6 +76,7 @@ struct SweepCommand {
     // Exit: 0 when every instance got an answer, 3 when some are UNKNOWN (the search ran out of time, or the
     // --time-limit of the sweep ran out before the instance was reached), 2 when an instance is bad input.
     int run() {
+        const StopOnSignal stop;  // SIGINT/SIGTERM: the running instance answers with what it has, the rest are not reached
         int k = 0, n = 1;
         if (std::sscanf(shard.c_str(), "%d/%d", &k, &n) != 2 || n < 1 || k < 0 || k >= n)
             throw UsageError("--shard expects K/N with 0 <= K < N, got '" + shard + "'");
@@ -120,11 +123,19 @@ struct SweepCommand {
         j["costs"] = g.costs;
         j["memory_limit"] = g.memory == "none" ? nlohmann::json(nullptr) : nlohmann::json(g.memory);
         j["objective"] = objective;
+        if (limits::stop_requested()) {
+            j["status"] = "UNKNOWN";
+            j["reason"] = "not reached: stopped by a signal";
+            return j;
+        }
         if (left && *left <= 0) {
             j["status"] = "UNKNOWN";
             j["reason"] = fmt::format("not reached: the sweep's --time-limit of {} s ran out", *time_limit);
             return j;
         }
+        const double seconds = left ? std::min(instance_time_limit, *left) : instance_time_limit;
+        // Compare mode holds to the instance's limit as a search does (search() keeps its own, with its grace).
+        const limits::ScopedDeadline scope(mode == "compare" ? limits::Deadline::after(seconds) : limits::Deadline());
         try {
             const SearchProblem problem =
                 search_problem_from(g.placement, g.ranks, g.microbatches, g.costs, g.memory, std::nullopt, objective, nullptr);
@@ -133,7 +144,8 @@ struct SweepCommand {
                 return j;
             }
             SearchOptions options;
-            options.time_limit = left ? std::min(instance_time_limit, *left) : instance_time_limit;
+            options.time_limit = seconds;
+            options.stop = &limits::stop_flag();
             options.warm_starts = generator_warm_starts(problem.placement);
             nlohmann::json r = search_result_json(search(problem, options));
             r.erase("log");
@@ -141,6 +153,9 @@ struct SweepCommand {
             const nlohmann::json cert = r["lower_bound_certificate"];
             r["lower_bound_certificate"] = {{"kind", cert["kind"]}, {"argument", cert["argument"]}};
             j.update(r);
+        } catch (const limits::Expired& e) {
+            j["status"] = "UNKNOWN";
+            j["reason"] = e.what + fmt::format(" (instance limit {} s)", seconds);
         } catch (const UsageError& e) {
             j["status"] = "ERROR";
             j["error"] = e.what();

@@ -14,14 +14,13 @@
 namespace pp::budget {
 namespace {
 
-double limit_seconds = 0;
 std::optional<std::size_t> memory_limit_mb;
 
 }  // namespace
 
 void set(std::optional<double> seconds, std::optional<std::size_t> memory_mb) {
-    limit_seconds = seconds.value_or(0);
-    limits::set_run_deadline(seconds ? limits::Deadline::after(*seconds) : limits::Deadline());
+    if (seconds) limits::set_run_time_limit(*seconds);
+    else limits::set_run_deadline(limits::Deadline());
     memory_limit_mb = memory_mb;
 }
 
@@ -38,8 +37,7 @@ std::size_t resident_bytes() {
 bool time_is_up() { return limits::expired(); }
 
 void check(const std::string& doing) {
-    if (limits::stop_requested()) throw Exhausted{fmt::format("a stop was requested (signal) while {}", doing)};
-    if (time_is_up()) throw Exhausted{fmt::format("the time limit of {} s ran out while {}", limit_seconds, doing)};
+    if (time_is_up()) throw Exhausted{limits::expiry_reason() + " while " + doing};
     if (memory_limit_mb) {
         const std::size_t rss = resident_bytes();
         if (rss > *memory_limit_mb * (std::size_t{1} << 20))

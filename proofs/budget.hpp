@@ -6,17 +6,18 @@
 // stop request (SIGINT/SIGTERM) spends the budget at once. When the budget is spent, check() throws Exhausted;
 // the prover and refute catch it and answer UNKNOWN / UNDECIDED with what they had established so far.
 //
-// Exhausted is deliberately not a std::exception: the prover's `catch (const std::exception&)` guards (an
-// instance that does not generate is skipped, not fatal) must not swallow it.
+// Exhausted is limits::Expired, which the polls in long loops below (simulation, symbolic timing) throw too;
+// it is deliberately not a std::exception: the prover's `catch (const std::exception&)` guards (an instance
+// that does not generate is skipped, not fatal) must not swallow it.
+#include "limits/deadline.hpp"
+
 #include <cstddef>
 #include <optional>
 #include <string>
 
 namespace pp::budget {
 
-struct Exhausted {
-    std::string what;  // "the time limit of 2 s ran out while ..."
-};
+using Exhausted = limits::Expired;  // what: "the time limit of 2 s ran out while ..."
 
 // nullopt: no limit. The clock starts now. Not thread-safe: call before the work starts.
 void set(std::optional<double> seconds, std::optional<std::size_t> memory_mb);

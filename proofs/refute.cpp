@@ -552,6 +552,11 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
         for (std::int64_t m = m_first; m <= m_last; m += spec->step) {
             const int M = static_cast<int>(m);
             budget::check(fmt::format("searching P={} M={} ({} instance(s) searched)", P, M, res.instances));
+            // A limit that runs out inside the instance (timing it polls the clock) names the instance too.
+            const auto where = [&](budget::Exhausted e) {
+                return budget::Exhausted{e.what + fmt::format(" (searching P={} M={}, {} instance(s) searched)", P, M,
+                                                              res.instances - 1)};
+            };
             ++res.instances;
             auto found = [&](const CostPoint& point) {
                 std::vector<ClaimValue> values;
@@ -576,7 +581,11 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                 for (const CostPoint& point : grid) {
                     budget::check(fmt::format("searching P={} M={} ({} cost point(s) searched)", P, M, res.cost_points));
                     ++res.cost_points;
-                    if (found(point)) return;
+                    try {
+                        if (found(point)) return;
+                    } catch (const budget::Exhausted& e) {
+                        throw where(e);
+                    }
                 }
                 inst.forget(M);
                 continue;

@@ -1,5 +1,7 @@
 #include "solver/greedy.hpp"
 
+#include "limits/deadline.hpp"
+
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -51,6 +53,7 @@ public:
 
     GreedySchedule run() {
         for (size_t done = 0; done < inst_.size();) {
+            limits::poll("running a greedy list scheduler");
             int rank = -1;
             Ticks when = never_;
             for (int r = 0; r < inst_.ranks; ++r) {

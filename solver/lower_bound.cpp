@@ -1,5 +1,6 @@
 #include "solver/lower_bound.hpp"
 
+#include "limits/deadline.hpp"
 #include "solver/cool_down_bound.hpp"
 
 #include <algorithm>
@@ -28,6 +29,7 @@ std::vector<std::vector<int>> same_rank_relatives(const Instance& inst, bool anc
         const size_t words = (mine.size() + 63) / 64;
         std::vector<std::uint64_t> bits(n * words, 0);
         for (int t : order) {
+            limits::poll("computing same-rank ancestors for the lower bound");
             std::uint64_t* row = &bits[static_cast<size_t>(t) * words];
             const auto& edges = ancestors ? inst.in_edges[t] : inst.out_edges[t];
             for (int e : edges) {
@@ -110,6 +112,89 @@ struct Threshold {
     Ticks value = kNone, a = 0, load = 0, b = 0;
     int count = 0, a_task = -1, b_task = -1;
 };
+
+// For the tasks inserted so far, in a fixed order of positions: max over inserted j of (sum of the values
+// added at inserted positions <= j) + delivery(j), with the leftmost j that attains it. A segment tree with
+// lazy range adds: inserting at x adds its load to every position from x on, then makes x count.
+class PrefixLoadMax {
+public:
+    explicit PrefixLoadMax(size_t n) : n_(n), max_(4 * n + 4), lazy_(4 * n + 4), arg_(4 * n + 4, -1) {}
+
+    // Inserts position x with its delivery; `prefix` is the load of inserted positions <= x, x included.
+    void insert(size_t x, const Ticks& load, const Ticks& delivery, const Ticks& prefix) {
+        add(1, 0, n_ - 1, x, load);
+        activate(1, 0, n_ - 1, x, prefix + delivery);
+    }
+    bool any() const { return arg_[1] >= 0; }
+    const Ticks& max() const { return max_[1]; }
+    int arg() const { return arg_[1]; }
+
+private:
+    void apply(size_t node, const Ticks& v) {
+        lazy_[node] += v;
+        if (arg_[node] >= 0) max_[node] += v;
+    }
+    void push(size_t node) {
+        if (lazy_[node] == 0) return;
+        apply(2 * node, lazy_[node]);
+        apply(2 * node + 1, lazy_[node]);
+        lazy_[node] = 0;
+    }
+    void pull(size_t node) {
+        const size_t l = 2 * node, r = 2 * node + 1;
+        // Leftmost maximum: the left child wins ties.
+        if (arg_[l] >= 0 && (arg_[r] < 0 || max_[l] >= max_[r])) max_[node] = max_[l], arg_[node] = arg_[l];
+        else if (arg_[r] >= 0) max_[node] = max_[r], arg_[node] = arg_[r];
+        else arg_[node] = -1;
+    }
+    void add(size_t node, size_t lo, size_t hi, size_t from, const Ticks& v) {
+        if (hi < from) return;
+        if (lo >= from) return apply(node, v);
+        push(node);
+        const size_t mid = (lo + hi) / 2;
+        add(2 * node, lo, mid, from, v);
+        add(2 * node + 1, mid + 1, hi, from, v);
+        pull(node);
+    }
+    void activate(size_t node, size_t lo, size_t hi, size_t x, const Ticks& value) {
+        if (lo == hi) {
+            max_[node] = value;
+            arg_[node] = static_cast<int>(x);
+            return;
+        }
+        push(node);
+        const size_t mid = (lo + hi) / 2;
+        if (x <= mid) activate(2 * node, lo, mid, x, value);
+        else activate(2 * node + 1, mid + 1, hi, x, value);
+        pull(node);
+    }
+
+    size_t n_;
+    std::vector<Ticks> max_, lazy_;
+    std::vector<int> arg_;
+};
+
+// Sums over positions <= x (Fenwick tree).
+template <class T>
+class PrefixSums {
+public:
+    explicit PrefixSums(size_t n) : tree_(n + 1, T(0)) {}
+    void add(size_t x, const T& v) {
+        for (size_t i = x + 1; i < tree_.size(); i += i & (~i + 1)) tree_[i] += v;
+    }
+    T upto(size_t x) const {
+        T sum(0);
+        for (size_t i = x + 1; i > 0; i -= i & (~i + 1)) sum += tree_[i];
+        return sum;
+    }
+
+private:
+    std::vector<T> tree_;
+};
+
+// Thresholds a in descending order of head (ties taken together); for each, the tasks with head >= a in
+// descending order of delivery (ties in the order they arrived), and every prefix of that order. The first
+// (a, prefix) that attains the maximum is the witness. O(n log n): the prefixes are a PrefixLoadMax.
 Threshold rank_threshold(const Instance& inst, const std::vector<int>& tasks, const std::vector<Ticks>& head,
                          const std::vector<Ticks>& delivery) {
     std::vector<int> by_head;
@@ -117,19 +202,31 @@ Threshold rank_threshold(const Instance& inst, const std::vector<int>& tasks, co
         if (delivery[t] != kNone) by_head.push_back(t);
     std::sort(by_head.begin(), by_head.end(), [&](int x, int y) { return head[x] > head[y]; });
     Threshold best;
-    std::vector<int> by_delivery;  // the tasks with head >= a, sorted by delivery descending
+    if (by_head.empty()) return best;
+    // Position of each task in delivery order; among equal deliveries, the one inserted first comes first.
+    std::vector<size_t> order(by_head.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t x, size_t y) { return delivery[by_head[x]] > delivery[by_head[y]]; });
+    std::vector<size_t> position(by_head.size());
+    for (size_t p = 0; p < order.size(); ++p) position[order[p]] = p;
+    PrefixLoadMax tree(by_head.size());
+    PrefixSums<Ticks> load(by_head.size());
+    PrefixSums<int> count(by_head.size());
     for (size_t k = 0; k < by_head.size(); ++k) {
+        limits::poll("computing the rank-load lower bound");
         const int t = by_head[k];
-        by_delivery.insert(std::upper_bound(by_delivery.begin(), by_delivery.end(), t,
-                                            [&](int x, int y) { return delivery[x] > delivery[y]; }),
-                           t);
+        const size_t x = position[k];
+        const Ticks occupancy = min_occupancy(inst, t);
+        load.add(x, occupancy);
+        count.add(x, 1);
+        tree.insert(x, occupancy, delivery[t], load.upto(x));
         if (k + 1 < by_head.size() && head[by_head[k + 1]] == head[t]) continue;  // take all ties
-        Ticks load = 0;
-        for (size_t j = 0; j < by_delivery.size(); ++j) {
-            load += min_occupancy(inst, by_delivery[j]);
-            const Ticks value = head[t] + load + delivery[by_delivery[j]];
-            if (value > best.value)
-                best = {value, head[t], load, delivery[by_delivery[j]], static_cast<int>(j + 1), t, by_delivery[j]};
+        const Ticks value = head[t] + tree.max();
+        if (value > best.value) {
+            const size_t j = static_cast<size_t>(tree.arg());
+            const int b_task = by_head[order[j]];
+            best = {value, head[t], load.upto(j), delivery[b_task], count.upto(j), t, b_task};
         }
     }
     return best;
@@ -140,6 +237,7 @@ std::vector<Ticks> deliveries_to_rank(const Instance& inst, int r, const std::ve
     std::vector<Ticks> q(inst.size(), kNone);
     for (auto it = inst.topo_order.rbegin(); it != inst.topo_order.rend(); ++it) {
         const int t = *it;
+        limits::poll("computing the rank-load lower bound");
         Ticks best = inst.tasks[t].rank == r ? 0 : kNone;
         for (int e : inst.out_edges[t]) {
             const auto& edge = inst.edges[e];
@@ -172,7 +270,7 @@ Ticks min_occupancy(const Instance& inst, int task) {
     return std::min(d, *inst.pair / (inst.fused_pairs() ? 3 : 2));
 }
 
-TaskBounds compute_task_bounds(const Instance& inst, bool strengthen, size_t max_tasks) {
+TaskBounds compute_task_bounds(const Instance& inst, bool strengthen, size_t max_tasks, std::uint64_t max_pairs) {
     const size_t n = inst.size();
     TaskBounds b;
     b.head.assign(n, 0);
@@ -183,11 +281,14 @@ TaskBounds compute_task_bounds(const Instance& inst, bool strengthen, size_t max
     b.tail_load_count.assign(n, 0);
     b.head_load_task.assign(n, -1);
     b.tail_load_task.assign(n, -1);
-    b.strengthened = strengthen && n <= max_tasks;
+    std::uint64_t pairs = 0;
+    for (const auto& mine : inst.rank_tasks) pairs += static_cast<std::uint64_t>(mine.size()) * mine.size();
+    b.strengthened = strengthen && n <= max_tasks && pairs <= max_pairs;
 
     std::vector<std::vector<int>> relatives;
     if (b.strengthened) relatives = same_rank_relatives(inst, true);
     for (int t : inst.topo_order) {
+        limits::poll("computing the earliest starts (heads)");
         for (int e : inst.in_edges[t]) {
             const auto& edge = inst.edges[e];
             const Ticks value = b.head[edge.from] + min_duration(inst, edge.from) + edge.lag;
@@ -206,6 +307,7 @@ TaskBounds compute_task_bounds(const Instance& inst, bool strengthen, size_t max
     if (b.strengthened) relatives = same_rank_relatives(inst, false);
     for (auto it = inst.topo_order.rbegin(); it != inst.topo_order.rend(); ++it) {
         const int t = *it;
+        limits::poll("computing the least times to the end (tails)");
         for (int e : inst.out_edges[t]) {
             const auto& edge = inst.edges[e];
             const Ticks value = edge.lag + min_duration(inst, edge.to) + b.tail[edge.to];
@@ -362,7 +464,9 @@ LowerBound analytic_lower_bound(const Instance& inst, const TaskBounds& b) {
     if (span && b.strengthened) desc = same_rank_relatives(inst, false);
     std::vector<Ticks> per_rank(inst.ranks, 0);
     for (int r = 0; r < inst.ranks; ++r) {
-        std::vector<Ticks> delivery = span ? deliveries_to_rank(inst, r, desc) : b.tail;
+        std::vector<Ticks> span_delivery;  // (for the makespan the tails, not copied: P copies of n is quadratic)
+        if (span) span_delivery = deliveries_to_rank(inst, r, desc);
+        const std::vector<Ticks>& delivery = span ? span_delivery : b.tail;
         const Threshold th = rank_threshold(inst, inst.rank_tasks[r], b.head, delivery);
         const Ticks origin = span ? inst.earliest_rank_start[r] : 0;
         if (th.value != kNone) per_rank[r] = th.value - origin;

@@ -18,6 +18,7 @@
 #include "solver/search_instance.hpp"
 
 #include <optional>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,8 +41,11 @@ Ticks min_duration(const Instance& inst, int task);
 // For every task, its ancestors (or descendants) on its own rank over all precedence edges.
 std::vector<std::vector<int>> same_rank_relatives(const Instance& inst, bool ancestors);
 
-// strengthen = use same-rank ancestor/descendant loads (needs n^2/8 bytes; skipped above max_tasks).
-TaskBounds compute_task_bounds(const Instance& inst, bool strengthen, size_t max_tasks = 32768);
+// strengthen = use same-rank ancestor/descendant loads. Their lists hold up to sum over ranks of n_r^2 / 2
+// entries and take as long to sort: skipped above max_tasks tasks or when sum n_r^2 exceeds max_pairs
+// (2^26: about 130 MB and a second; one rank of 30 000 tasks would need 2 GB and minutes).
+TaskBounds compute_task_bounds(const Instance& inst, bool strengthen, size_t max_tasks = 32768,
+                               std::uint64_t max_pairs = std::uint64_t{1} << 26);
 
 struct LowerBound {
     Ticks value = 0;          // quantised units, on the objective

@@ -1,5 +1,6 @@
 #include "solver/search.hpp"
 
+#include "limits/deadline.hpp"
 #include "solver/cap_filled_warm_starts.hpp"
 #include "solver/cap_repair.hpp"
 #include "solver/greedy.hpp"
@@ -95,14 +96,36 @@ bool needs_rewrite(const Instance& inst, const Schedule& s) {
     return false;
 }
 
+// A duration from seconds; beyond 10^9 s (32 years) a limit is no limit, and the conversion would overflow.
+Clock::duration seconds(double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::clamp(s, 0.0, 1e9)));
+}
+
 class Driver {
 public:
     Driver(const SearchProblem& problem, const SearchOptions& options)
         : problem_(problem), options_(options), t0_(options.started.value_or(Clock::now())),
-          deadline_(t0_ + std::chrono::microseconds(static_cast<long long>(options.time_limit * 1e6))),
+          deadline_(t0_ + seconds(options.time_limit)),
           monitor_(options.progress, options.progress_interval, options.stop, t0_) {}
 
+    // Every phase keeps to its share of the time. One that overruns it anyway (a single heuristic step or
+    // bound on a huge instance, an encoding build) is cut at the hard deadline, hard_stop_grace() after the
+    // limit, and the answer is what was established before: the best verified schedule and the best bound.
     SearchResult run() {
+        const limits::ScopedDeadline hard(limits::Deadline::at(deadline_ + seconds(hard_stop_grace(options_.time_limit))));
+        try {
+            return run_phases();
+        } catch (const limits::Expired& e) {
+            log("cut short (" + e.what + "): the answer is what was established before");
+            result_.status = !result_.schedule ? SearchStatus::Unknown
+                             : proven_optimal() ? SearchStatus::Optimal
+                                                : SearchStatus::Feasible;
+            return finish();
+        }
+    }
+
+private:
+    SearchResult run_phases() {
         result_.objective = problem_.objective;
         if (problem_.memory_limit) {
             const MemoryFloor floor = memory_floor(problem_.placement);
@@ -121,20 +144,16 @@ public:
         result_.quantum = inst_.quantum;
         result_.tasks = inst_.size();
         phase("bounds");
+        take_quick_bounds();
         bounds_ = compute_task_bounds(inst_, options_.strengthen);
         if (!options_.strengthen) plain_bounds_ = bounds_;
         result_.analytic = analytic_lower_bound(inst_, bounds_);
         budgets_ = rank_budgets(inst_, bounds_);
-        lower_ = result_.analytic.value;
-        result_.lower_bound_kind = result_.analytic.kind;
-        result_.lower_bound_argument = result_.analytic.derivation;
-        result_.formulas = formula_bounds(inst_);
-        for (const FormulaBound& f : result_.formulas)
-            if (f.value > lower_) {
-                lower_ = f.value;
-                result_.lower_bound_kind = "formula";
-                result_.lower_bound_argument = f.name + ": " + f.derivation;
-            }
+        if (result_.analytic.value >= lower_) {  // it is never below the busiest rank's load; ties go to it
+            lower_ = result_.analytic.value;
+            result_.lower_bound_kind = result_.analytic.kind;
+            result_.lower_bound_argument = result_.analytic.derivation;
+        }
         report("new bound");
         log("instance: " + std::to_string(inst_.size()) + " tasks, time unit " +
             format_rational(inst_.to_units(1)) + ", analytic lower bound " + text(lower_ * inst_.quantum) + " (" +
@@ -200,7 +219,30 @@ public:
         return finish();
     }
 
-private:
+    // Linear-time bounds first, so that a search cut short on a huge instance still answers with one: the
+    // busiest rank's load (its ops run one at a time) and the closed forms that apply (lower_bound.hpp).
+    void take_quick_bounds() {
+        for (int r = 0; r < inst_.ranks; ++r) {
+            Ticks load = 0;
+            for (int t : inst_.rank_tasks[r]) load += min_occupancy(inst_, t);
+            if (load > lower_) {
+                lower_ = load;
+                result_.lower_bound_kind = "rank-load";
+                result_.lower_bound_argument = "rank " + std::to_string(r) + " runs its " +
+                                               std::to_string(inst_.rank_tasks[r].size()) +
+                                               " ops one at a time: at least " + text(load * inst_.quantum);
+            }
+        }
+        result_.formulas = formula_bounds(inst_);
+        for (const FormulaBound& f : result_.formulas)
+            if (f.value > lower_) {
+                lower_ = f.value;
+                result_.lower_bound_kind = "formula";
+                result_.lower_bound_argument = f.name + ": " + f.derivation;
+            }
+        report("new bound");
+    }
+
     std::string text(Ticks ticks) const { return format_rational(inst_.scale.to_units(ticks)); }
 
     bool stopped() const { return monitor_.stop_requested() || limits::stop_requested(); }
@@ -866,6 +908,8 @@ Evaluation evaluate_schedule(const Instance& inst, Schedule& schedule) {
     e.ok = true;
     return e;
 }
+
+double hard_stop_grace(double time_limit) { return std::clamp(0.1 * time_limit, 0.5, 5.0); }
 
 SearchResult search(const SearchProblem& problem, const SearchOptions& options) { return Driver(problem, options).run(); }
 

@@ -122,7 +122,12 @@ struct SearchResult {
     Rational units(Ticks ticks) const { return scale.to_units(ticks); }
 };
 
+// Ends by options.time_limit plus hard_stop_grace(time_limit) at the latest (the grace lets a phase verify
+// the schedule it just found); a stop request (options.stop or the process's) ends it as soon as the running
+// step looks, within a few hundred milliseconds.
 SearchResult search(const SearchProblem& problem, const SearchOptions& options);
+// A tenth of the limit, between 0.5 s and 5 s.
+double hard_stop_grace(double time_limit);
 
 // The objective of a verified schedule under the problem's costs (ticks), or nullopt with a reason when
 // it does not verify (including the memory cap) or lies outside the search space.

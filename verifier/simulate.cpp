@@ -1,5 +1,6 @@
 #include "verifier/simulate.hpp"
 
+#include "limits/deadline.hpp"
 #include "verifier/dataflow_walk.hpp"
 
 #include <algorithm>
@@ -254,6 +255,7 @@ void time_dataflow(const ScheduleGraph& graph, const std::vector<T>& duration, c
     const T no_latency(0);
     // Kahn's order: a slot is final once all its predecessors are.
     for (size_t head = 0; head < ready.size(); ++head) {
+        limits::poll("timing a schedule");
         const std::uint32_t u = ready[head];
         times.end[u] = times.start[u] + duration[u];
         for (auto e : out_edges_of(graph.graph, u)) {
@@ -292,6 +294,7 @@ public:
 
     void run(const Slot& /*slot*/, int /*rank*/, std::uint32_t id, std::uint32_t previous, const dataflow::Wait* waits,
              int count) {
+        limits::poll("timing a schedule");
         if (previous != dataflow::kNoSlot) times.offer(id, times.end[previous], previous);
         for (int k = 0; k < count; ++k) {
             const std::uint32_t from = producers_.of(waits[k]);
