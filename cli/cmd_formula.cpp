@@ -5,6 +5,7 @@
 #include "cli/chunk_point.hpp"
 #include "cli/common.hpp"
 #include "cli/formula_json.hpp"
+#include "cli/watchdog.hpp"
 #include "formats/json_text.hpp"
 #include "proofs/claim.hpp"
 #include "proofs/formula.hpp"
@@ -32,8 +33,11 @@ struct FormulaCommand {
     std::string emit;
     std::string basis = "paper";
     bool json = false;
+    std::optional<double> time_limit;     // seconds; UNKNOWN (exit 3) with what was established when it runs out
+    std::optional<double> memory_budget;  // MB of resident memory, likewise
 
     int run() {
+        start_budget(time_limit, memory_budget, json, "unknown", "formula: UNKNOWN");
         std::string why;
         const auto spec = family_spec(family, ranks, &why, stages_per_rank);
         if (!spec) throw UsageError(why);
@@ -98,9 +102,9 @@ Runner add_formula(CLI::App& app) {
     auto cmd = std::make_shared<FormulaCommand>();
     auto* sub = app.add_subcommand("formula", "each rank's idle time as a piecewise-linear formula in the costs, for every M");
     sub->add_option("family", cmd->family, "schedule family (see `pipeproof list`)")->required();
-    sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required();
+    sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required()->check(CLI::Range(1, kMaxRanks));
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
-                    "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)");
+                    "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)")->check(CLI::Range(1, kMaxStagesPerRank));
     sub->add_option("--assume", cmd->assume, "extra linear assumption on the costs, e.g. 'FB >= B' (repeatable)");
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     add_basis_option(*sub, cmd->basis);
@@ -111,6 +115,7 @@ Runner add_formula(CLI::App& app) {
     sub->add_flag("--shared-expert", cmd->shared_expert, "--chunk-costs symbolic: include the shared expert's costs");
     sub->add_option("--op", cmd->op, "--chunk-costs symbolic: the slot, F, I, W, B, pair (default) or pair-fi");
     sub->add_option("--emit", cmd->emit, "--chunk-costs symbolic: write the Z3 obligations as SMT-LIB2 here");
+    add_budget_options(*sub, cmd->time_limit, cmd->memory_budget);
     return [cmd] { return cmd->run(); };
 }
 

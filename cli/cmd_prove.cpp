@@ -187,9 +187,9 @@ Runner add_prove(CLI::App& app) {
     auto cmd = std::make_shared<ProveCommand>();
     auto* sub = app.add_subcommand("prove", "prove a property of a schedule family for every micro-batch count");
     sub->add_option("family", cmd->family, "schedule family (see `pipeproof list`)")->required();
-    sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required();
+    sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required()->check(CLI::Range(1, kMaxRanks));
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
-                    "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)");
+                    "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)")->check(CLI::Range(1, kMaxStagesPerRank));
     sub->add_option("--from-M", cmd->from_m,
                     "bubble-constant: the statement for every admissible M >= this (default: the least such M0 is "
                     "found and printed)");

@@ -14,23 +14,38 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include <iostream>
 #include <memory>
 
 namespace pp::cli {
 namespace {
 
-std::pair<int, int> parse_range(const std::string& text, const char* what) {
+// "N" or "A..B" with 1 <= A <= B <= most: checked before any work (an empty range would make a vacuous
+// HOLDS, a huge -P an instance that cannot be built).
+std::pair<int, int> parse_range(const std::string& text, const char* what, long long most) {
     const size_t dots = text.find("..");
+    std::pair<long long, long long> range;
     try {
-        if (dots == std::string::npos) {
-            const int v = std::stoi(text);
-            return {v, v};
+        size_t used = 0;
+        const std::string first = text.substr(0, dots);
+        range.first = std::stoll(first, &used);
+        if (used != first.size()) throw std::invalid_argument(text);
+        range.second = range.first;
+        if (dots != std::string::npos) {
+            const std::string last = text.substr(dots + 2);
+            range.second = std::stoll(last, &used);
+            if (used != last.size()) throw std::invalid_argument(text);
         }
-        return {std::stoi(text.substr(0, dots)), std::stoi(text.substr(dots + 2))};
     } catch (const std::exception&) {
         throw UsageError(std::string(what) + " expects N or A..B, got '" + text + "'");
     }
+    if (range.first < 1 || range.second > most)
+        throw UsageError(fmt::format("{} {}: each value must lie in 1..{}", what, text, most));
+    if (range.first > range.second)
+        throw UsageError(fmt::format("{} {}: an empty range (A > B) would make a claim hold over no instance", what, text));
+    return {static_cast<int>(range.first), static_cast<int>(range.second)};
 }
 
 struct RefuteCommand {
@@ -67,8 +82,8 @@ struct RefuteCommand {
         }
         RefuteOptions options;
         std::optional<Costs> chunk_point;  // the op costs derived from exact --chunk-costs
-        std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P");
-        if (microbatches) options.m_range = parse_range(*microbatches, "-M");
+        std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P", kMaxRanks);
+        if (microbatches) options.m_range = parse_range(*microbatches, "-M", std::numeric_limits<int>::max());
         options.stages_per_rank = stages_per_rank;
         if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
             return run_chunk_refute(claim_read, family, options.p_lo, options.p_hi, options.m_range, chunks.pattern, chunk_layers,
@@ -190,7 +205,7 @@ Runner add_refute(CLI::App& app) {
     sub->add_option("-P,--ranks", cmd->ranks, "ranks: N or A..B")->required();
     sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches: N or A..B (default: every admissible M)");
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
-                    "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)");
+                    "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)")->check(CLI::Range(1, kMaxStagesPerRank));
     sub->add_option("--costs", cmd->costs,
                     "'symbolic' (default: every cost point of the region, by Z3) or a grid such as "
                     "'F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5' (B defaults to I+W, FB to F+B)");

@@ -1,8 +1,10 @@
-// The backstop of --time-limit (cli/watchdog.hpp).
+// The backstop of --time-limit and of a stop signal (cli/watchdog.hpp).
 #include "cli/watchdog.hpp"
 
 #include "cli/common.hpp"
+#include "cli/stop_signal.hpp"
 #include "formats/json_text.hpp"
+#include "limits/deadline.hpp"
 #include "proofs/budget.hpp"
 
 #include <fmt/format.h>
@@ -11,9 +13,22 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 namespace pp::cli {
+namespace {
+
+[[noreturn]] void answer_and_exit(const std::string& missing, bool json, const std::string& status,
+                                  const std::string& text_verdict) {
+    const std::string out = json ? json_text(nlohmann::json{{"status", status}, {"missing", missing}}, 2) + "\n"
+                                 : text_verdict + "\nmissing: " + missing + "\n";
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+    std::_Exit(kUndecided);
+}
+
+}  // namespace
 
 void start_budget(std::optional<double> seconds, std::optional<double> memory_mb, bool json, std::string status,
                   std::string text_verdict) {
@@ -22,20 +37,31 @@ void start_budget(std::optional<double> seconds, std::optional<double> memory_mb
     std::optional<std::size_t> mb;
     if (memory_mb && *memory_mb < 0x1p40) mb = static_cast<std::size_t>(*memory_mb);
     budget::set(seconds, mb);
-    if (!seconds) return;
+    // SIGINT/SIGTERM spend the budget: the command answers UNKNOWN with what it had (a second signal ends it
+    // the usual way). Installed for the rest of the process.
+    static const StopOnSignal stop;
     // The prover checks the clock per instance, obligation and Z3 call; allow it that much to answer itself.
-    const double grace = 1.0 + 0.1 * *seconds;
-    std::thread([limit = *seconds, grace, json, status = std::move(status), text_verdict = std::move(text_verdict)] {
-        std::this_thread::sleep_for(std::chrono::duration<double>(limit + grace));
-        const std::string missing = fmt::format(
-            "the time limit of {} s ran out inside a step that does not check the clock (stopped {:.1f} s after "
-            "it); nothing is claimed",
-            limit, grace);
-        const std::string out = json ? json_text(nlohmann::json{{"status", status}, {"missing", missing}}, 2) + "\n"
-                                     : text_verdict + "\nmissing: " + missing + "\n";
-        std::fwrite(out.data(), 1, out.size(), stdout);
-        std::fflush(stdout);
-        std::_Exit(kUndecided);
+    const std::optional<double> grace = seconds ? std::optional<double>(1.0 + 0.1 * *seconds) : std::nullopt;
+    static constexpr double kStopGrace = 1.5;  // after a signal
+    std::thread([seconds, grace, json, status = std::move(status), text_verdict = std::move(text_verdict)] {
+        using Clock = std::chrono::steady_clock;
+        const auto t0 = Clock::now();
+        std::optional<Clock::time_point> stop_seen;
+        for (;;) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            const auto now = Clock::now();
+            if (limits::stop_requested() && !stop_seen) stop_seen = now;
+            if (stop_seen && now - *stop_seen > std::chrono::duration<double>(kStopGrace))
+                answer_and_exit(fmt::format("stopped by a signal inside a step that does not check for it (ended {} s "
+                                            "after it); nothing is claimed",
+                                            kStopGrace),
+                                json, status, text_verdict);
+            if (seconds && now - t0 > std::chrono::duration<double>(*seconds + *grace))
+                answer_and_exit(fmt::format("the time limit of {} s ran out inside a step that does not check the "
+                                            "clock (stopped {:.1f} s after it); nothing is claimed",
+                                            *seconds, *grace),
+                                json, status, text_verdict);
+        }
     }).detach();
 }
 

@@ -1,8 +1,10 @@
 #pragma once
-// --time-limit and --memory-budget of `prove` and `refute`. The budget itself is checked cooperatively by the
-// prover (proofs/budget.hpp), which then answers UNKNOWN with what it had. Some single steps do not look at the
-// clock (one large simulation, Z3 building a model): the watchdog thread is the backstop that keeps the limit
-// a limit — shortly after the deadline it prints an UNKNOWN answer itself and ends the process with exit 3.
+// --time-limit and --memory-budget of `prove`, `refute` and `formula`, and their answer to SIGINT/SIGTERM. The
+// budget is checked cooperatively by the prover (proofs/budget.hpp) and every Z3 check obeys it
+// (limits/z3_check.hpp); the command then answers UNKNOWN with what it had. A signal spends the budget at once.
+// Some single steps do not look at the clock (Z3 building a model): the watchdog thread is the backstop that
+// keeps the limit a limit — 1 s + 10 % after the deadline, or 1.5 s after a signal, it prints an UNKNOWN answer
+// itself and ends the process with exit 3.
 #include <optional>
 #include <string>
 

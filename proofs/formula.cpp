@@ -239,6 +239,10 @@ PiecewiseLinear pieces_of(const MaxPoly& poly, const CostRegion& region) {
     return out;
 }
 
+namespace {
+void derive_pieces(const FamilySpec& family, const CostRegion& region, FormulaResult& fr);
+}  // namespace
+
 FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region_in) {
     FormulaResult fr;
     CostRegion region = region_in;
@@ -255,6 +259,21 @@ FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region_
                          : "the periodicity proof did not go through: " + p.missing;
         return fr;
     }
+    try {
+        derive_pieces(family, region, fr);
+    } catch (const budget::Exhausted& e) {
+        // --time-limit, --memory-budget or a signal: the proof above stands, the pieces are not claimed.
+        fr.ranks.clear();
+        fr.bubble = {};
+        fr.missing = e.what + "; the pieces of the formula were not all derived, nothing is claimed about them";
+    }
+    return fr;
+}
+
+namespace {
+
+void derive_pieces(const FamilySpec& family, const CostRegion& region, FormulaResult& fr) {
+    const ProofResult& p = fr.proof;
     const int t_end = static_cast<int>(p.makespan_symbolic.size());
     const int c = p.cycle;
     std::vector<std::pair<MaxPoly, PiecewiseLinear>> cache;
@@ -300,8 +319,9 @@ FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region_
         fr.bubble = pieces_of(candidates, region);
     }
     fr.bubble_from_m = family.m0;
-    return fr;
 }
+
+}  // namespace
 
 std::string format_formula(const FormulaResult& fr, bool deepseek_basis) {
     return format_formula(fr, deepseek_basis ? Basis::DeepSeek : Basis::PyTorch);
