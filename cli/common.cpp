@@ -74,6 +74,19 @@ void CostInput::add_options(CLI::App& app) {
     app.add_option("--stage-costs", stage_costs, "per-block override BLOCK:F=..,I=..,W=.. (repeatable)");
     app.add_option("--activation-sizes", activation, "activation sizes F=..,I=..: allocated by F, released by I (rest at W)");
     chunks.add_options(app);
+    // A bad value is refused before any schedule is read or generated (which can take seconds and gigabytes).
+    app.parse_complete_callback([this] { check_syntax(); });
+}
+
+void CostInput::check_syntax() const {
+    // Chunk flags by their syntax only: whether they apply depends on the file (a 'chunks' section).
+    if (chunks.chunk_costs && *chunks.chunk_costs != "symbolic") (void)chunk_costs_from_flag(*chunks.chunk_costs);
+    if (chunks.pattern) (void)pattern_from_flag(*chunks.pattern);
+    CostInput opaque;
+    opaque.costs = costs;
+    opaque.stage_costs = stage_costs;
+    (void)opaque.resolve(Schedule{}, false);
+    (void)activations();
 }
 
 namespace {

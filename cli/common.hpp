@@ -50,6 +50,8 @@ struct CostInput {
     // have is a usage error unless every_block_exists is false (compare/report: checked over all schedules).
     Costs resolve(const Schedule& schedule, bool every_block_exists = true) const;
     void check_stage_blocks(const std::vector<Schedule>& schedules) const;  // usage error: a block none of them has
+    // Every flag's syntax, without a schedule (UsageError); add_options runs it once the command line is parsed.
+    void check_syntax() const;
     ActivationModel activations() const;
 };
 
