@@ -4,6 +4,7 @@
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "render/html_report.hpp"
+#include "render/markup.hpp"
 #include "render/svg_timeline.hpp"
 #include "verifier/compare.hpp"
 
@@ -83,7 +84,10 @@ struct ReportCommand {
                                          network > Rational(0) ? percent_text(Rational(1) - stage->exposure.total_exposed() / network)
                                                                : std::string("no all-to-all"));
         }
-        s.svg = svg_timeline(schedule, timed.sim, svg);
+        if (const std::string problem = svg_size_problem(schedule); problem.empty())
+            s.svg = svg_timeline(schedule, timed.sim, svg);
+        else
+            s.svg = "<p class=\"missing\">No picture: " + xml_escape(problem) + ".</p>";
         return s;
     }
 

@@ -8,6 +8,7 @@
 #include "formats/json_text.hpp"
 #include "formats/load.hpp"
 #include "model/size_budget.hpp"
+#include "limits/deadline.hpp"
 #include "solver/search.hpp"
 #include "solver/search_generators.hpp"
 
@@ -151,6 +152,7 @@ struct SearchCommand {
 
     int run() {
         const auto started = Clock::now();  // the time limit covers reading and generating warm starts too
+        const StopOnSignal stop;
         std::vector<WarmStart> starts;
         // --overlap chunk: F&B pairs at the F&B cost derived from --chunk-costs; chunk-FI: F&I pairs at the derived F&I cost.
         const bool chunk_fb = overlap && *overlap == "chunk", chunk_fi = overlap && *overlap == "chunk-FI";
@@ -183,14 +185,16 @@ struct SearchCommand {
                          : engine == "disjunctive" ? SearchEngine::Disjunctive
                          : engine == "none"        ? SearchEngine::None
                                                    : SearchEngine::Auto;
-        if (!no_generators)
+        if (!no_generators) {
+            // Generating stops once the limit has run out (the search then answers with what it established).
+            const limits::ScopedDeadline scope(limits::Deadline::after(time_limit));
             for (auto& w : generator_warm_starts(problem.placement)) starts.push_back(std::move(w));
+        }
         options.warm_starts = std::move(starts);
         if (!quiet) {
             options.progress = [](const SearchProgress& p) { std::cerr << format_progress(p) << std::endl; };
             options.progress_interval = progress_interval;
         }
-        const StopOnSignal stop;
         options.stop = stop.flag();
 
         SearchResult r = search(problem, options);
@@ -313,10 +317,12 @@ SearchProblem search_problem_from(const std::string& placement, std::optional<in
             throw UsageError(e.what());
         }
         require_placement_size(problem.placement);  // SizeLimitError: exit 2 with the estimate
+        require_search_size(problem.placement);
     } else {
         if (!std::filesystem::exists(placement))
             throw UsageError("--placement: '" + placement + "' is neither 1f1b, v, interleaved:V, dualpipe nor a schedule file");
         Schedule s = load_schedule(placement, std::nullopt);
+        require_search_size(s.placement);
         problem.placement = s.placement;
         problem.memory_limit = s.memory_limit;  // exact, as the file gives it
         file_pairs = pairs_in(s, placement);

@@ -3,7 +3,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
-#include "formats/json_text.hpp"
+#include "formats/json_stream.hpp"
 #include "render/ascii_gantt.hpp"
 #include "render/chunk_timeline.hpp"
 #include "render/svg_timeline.hpp"
@@ -18,24 +18,15 @@
 namespace pp::cli {
 namespace {
 
-void write_file(const std::string& path, const std::string& content) {
+template <class Writer>
+void write_file(const std::string& path, const Writer& write) {
     std::ofstream out(path, std::ios::binary);
     if (!out) throw UsageError("cannot write '" + path + "'");
-    out << content;
+    write(out);
+    out.flush();
     if (!out) throw UsageError("error while writing '" + path + "'");
 }
 
-// simulate's JSON document plus every slot's rank, start and end: the timeline the chart draws.
-nlohmann::json timeline_json(const Schedule& schedule, const Timed& timed, const Costs& costs) {
-    nlohmann::json j = simulation_json(schedule, timed.slots, timed.sim, costs, timed.timing);
-    nlohmann::json& slots = j["timeline"] = nlohmann::json::array();
-    for (std::uint32_t s = 0; s < timed.slots.slot_count(); ++s) {
-        slots.push_back({{"rank", timed.slots.rank_of(s)}, {"slot", format_slot(timed.slots.slot(schedule, s))}});
-        put_number(slots.back(), "start", timed.sim.scale.to_units(timed.sim.start[s]));
-        put_number(slots.back(), "end", timed.sim.scale.to_units(timed.sim.end[s]));
-    }
-    return j;
-}
 
 struct ShowCommand {
     ScheduleInput input;
@@ -51,18 +42,25 @@ struct ShowCommand {
 
     int run() {
         const Schedule schedule = input.load();
+        if (svg_path)  // refused before anything is timed or written
+            if (const std::string problem = svg_size_problem(schedule); !problem.empty())
+                throw UsageError("--svg: " + problem);
         const Costs c = costs.resolve(schedule);
         const auto timed = verify_and_simulate(schedule, c, costs.activations(), comm_model_from(comm_model));
         if (json) {
             if (svg_path || trace_path) throw UsageError("--json prints the timeline as JSON; write --svg/--trace files in a separate run");
-            nlohmann::json j = timeline_json(schedule, timed, c);
+            // simulate's JSON document plus every slot's rank, start and end (the timeline the chart draws),
+            // written slot by slot.
+            nlohmann::json j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing);
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);  // per rank exposed_comm (issue 11)
             j["valid"] = timed.valid();  // drawn, but the verdict of `verify` stands (keys as in simulate --json)
             if (!timed.valid()) {
                 j["violation_count"] = violation_count(timed.verdict);
                 for (const auto& v : timed.verdict.violations) j["violations"].push_back(violation_json(v));
             }
-            std::cout << json_text(j, 2) << "\n";
+            write_json_with_array(std::cout, j, "timeline", timed.slots.slot_count(),
+                                  [&](size_t s) { return slot_time_json(schedule, timed, static_cast<std::uint32_t>(s)); }, 2);
+            std::cout << "\n";
             return timed.valid() ? kOk : kViolations;
         }
         if (chunk_lanes && !costs.chunk_table)
@@ -82,14 +80,14 @@ struct ShowCommand {
             options.costs = &c;
             options.subtitle = "costs " + format_costs(c) + "; timing model: " + timed.timing.label();
             if (!timed.valid()) options.subtitle = "INVALID (" + violation_count_text(timed.verdict) + ", see `pipeproof verify`); " + options.subtitle;
-            write_file(*svg_path, svg_timeline(schedule, timed.sim, options));
+            write_file(*svg_path, [&](std::ostream& out) { out << svg_timeline(schedule, timed.sim, options); });
             std::cout << "wrote " << *svg_path << "\n";
         }
         if (trace_path) {
             TraceOptions options;
             options.us_per_unit = trace_us_per_unit();
             options.activations = costs.activations();
-            write_file(*trace_path, trace_json(schedule, timed.sim, options));
+            write_file(*trace_path, [&](std::ostream& out) { write_trace_json(out, schedule, timed.sim, options); });
             std::cout << "wrote " << *trace_path << " (1 cost unit = " << options.us_per_unit
                       << " us; timing model: " << timed.timing.label() << "; open in ui.perfetto.dev)\n";
         }

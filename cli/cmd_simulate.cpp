@@ -3,7 +3,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
-#include "formats/json_text.hpp"
+#include "formats/json_stream.hpp"
 
 #include <iostream>
 #include <memory>
@@ -39,15 +39,17 @@ struct SimulateCommand {
                 j["violation_count"] = violation_count(timed.verdict);
                 for (const auto& v : timed.verdict.violations) j["violations"].push_back(violation_json(v));
             }
-            if (ops)
-                for (std::uint32_t s = 0; s < timed.slots.slot_count(); ++s) {
-                    j["slots"].push_back({{"rank", timed.slots.rank_of(s)}, {"slot", format_slot(timed.slots.slot(schedule, s))}});
-                    put_number(j["slots"].back(), "start", timed.sim.scale.to_units(timed.sim.start[s]));
-                    put_number(j["slots"].back(), "end", timed.sim.scale.to_units(timed.sim.end[s]));
-                    if (!batch_before[s].empty()) j["slots"].back()["batch_before"] = batch_before[s];
-                }
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);
-            std::cout << json_text(j, 2) << "\n";
+            if (ops) {  // written slot by slot: the document stays small whatever the schedule's size
+                write_json_with_array(std::cout, j, "slots", timed.slots.slot_count(), [&](size_t s) {
+                    nlohmann::json slot = slot_time_json(schedule, timed, static_cast<std::uint32_t>(s));
+                    if (!batch_before[s].empty()) slot["batch_before"] = batch_before[s];
+                    return slot;
+                }, 2);
+                std::cout << "\n";
+            } else {
+                std::cout << json_text(j, 2) << "\n";
+            }
         } else {
             if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
             std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing);

@@ -134,8 +134,10 @@ struct SweepCommand {
             return j;
         }
         const double seconds = left ? std::min(instance_time_limit, *left) : instance_time_limit;
-        // Compare mode holds to the instance's limit as a search does (search() keeps its own, with its grace).
-        const limits::ScopedDeadline scope(mode == "compare" ? limits::Deadline::after(seconds) : limits::Deadline());
+        // The instance's limit covers everything it does: building the problem, warm starts, the search (which
+        // keeps its own, with its grace), the comparison.
+        const limits::ScopedDeadline scope(limits::Deadline::after(seconds + (mode == "compare" ? 0 : hard_stop_grace(seconds))));
+        const auto started = std::chrono::steady_clock::now();
         try {
             const SearchProblem problem =
                 search_problem_from(g.placement, g.ranks, g.microbatches, g.costs, g.memory, std::nullopt, objective, nullptr);
@@ -144,6 +146,7 @@ struct SweepCommand {
                 return j;
             }
             SearchOptions options;
+            options.started = started;
             options.time_limit = seconds;
             options.stop = &limits::stop_flag();
             options.warm_starts = generator_warm_starts(problem.placement);

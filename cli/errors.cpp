@@ -114,7 +114,7 @@ int report_exception(std::exception_ptr error) {
         // prove and refute answer UNKNOWN themselves; this is the net for any other path that checks the budget.
         return say(kUndecided, "undecided", "undecided: " + e.what);
     } catch (const std::bad_alloc&) {
-        return say(kBadInput, "out-of-memory", "out of memory: the input is too large for this machine (see --max-ops, README \"Limits\")");
+        return say(kBadInput, "out-of-memory", "out of memory: the input is too large for this machine (see --max-ops, README \"Input limits\")");
     } catch (const nlohmann::json::exception& e) {
         return say(kBadInput, "input", std::string("invalid JSON: ") + e.what());
     } catch (const std::exception& e) {

@@ -9,12 +9,18 @@
 //   size of the largest block freed so far (up to 32 MiB): after the file text is freed, the next arrays
 //   come from the heap, whose freed space is not returned, and simulate's peak grew by a fifth.
 //
+// - A reserve of address space (kReserve, mapped, never touched) is given back when an allocation first fails,
+//   and that allocation then throws std::bad_alloc as usual: the unwinding that follows (nlohmann's json
+//   destructor allocates, for one) and the error document get room. Without it an address-space limit
+//   (ulimit -v) ended `show --json` in std::terminate (exit 134) instead of exit 2 with an error document.
+//
 // Figures: README, "Reading speed".
 #include "cli/memory_policy.hpp"
 
 #include <malloc.h>
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
@@ -48,9 +54,15 @@ void* allocate(std::size_t bytes) noexcept {
     return block;
 }
 
+constexpr std::size_t kReserve = std::size_t{32} << 20;
+std::atomic<void*> g_reserve{nullptr};
+
 void* allocate_or_throw(std::size_t bytes) {
     void* block = allocate(bytes);
-    if (!block) throw std::bad_alloc();
+    if (!block) {
+        if (void* reserve = g_reserve.exchange(nullptr)) munmap(reserve, kReserve);
+        throw std::bad_alloc();
+    }
     return block;
 }
 
@@ -58,7 +70,11 @@ void* allocate_or_throw(std::size_t bytes) {
 
 namespace pp::cli {
 
-void configure_allocation() { mallopt(M_MMAP_THRESHOLD, kMmapThreshold); }
+void configure_allocation() {
+    mallopt(M_MMAP_THRESHOLD, kMmapThreshold);
+    void* reserve = mmap(nullptr, kReserve, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (reserve != MAP_FAILED) g_reserve.store(reserve);
+}
 
 }  // namespace pp::cli
 

@@ -164,4 +164,11 @@ nlohmann::json simulation_json(const Schedule& schedule, const SlotNumbering& sl
     return j;
 }
 
+nlohmann::json slot_time_json(const Schedule& schedule, const Timed& timed, std::uint32_t s) {
+    nlohmann::json j{{"rank", timed.slots.rank_of(s)}, {"slot", format_slot(timed.slots.slot(schedule, s))}};
+    put_number(j, "start", timed.sim.scale.to_units(timed.sim.start[s]));
+    put_number(j, "end", timed.sim.scale.to_units(timed.sim.end[s]));
+    return j;
+}
+
 }  // namespace pp::cli

@@ -52,6 +52,8 @@ struct Timed {
     VerifyReport verdict;
     bool valid() const { return verdict.ok(); }
 };
+// One slot of a timed schedule (sim kept every slot's times): {"rank", "slot", "start", "end", "exact": {...}}.
+nlohmann::json slot_time_json(const Schedule& schedule, const Timed& timed, std::uint32_t slot);
 // What verify_and_simulate throws for a schedule that cannot run: the text (as before) and the violations as
 // `verify --json` lists them, so that a --json run answers with them (cli/errors.cpp).
 struct InvalidScheduleError : SimulationError {

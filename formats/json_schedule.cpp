@@ -2,7 +2,7 @@
 
 #include "formats/chunks_json.hpp"
 #include "formats/input_error.hpp"
-#include "formats/json_text.hpp"
+#include "formats/json_stream.hpp"
 #include "formats/text_lines.hpp"
 #include "model/size_budget.hpp"
 
@@ -10,6 +10,7 @@
 
 #include <limits>
 #include <set>
+#include <sstream>
 
 namespace pp {
 
@@ -264,7 +265,10 @@ private:
 
 }  // namespace
 
-nlohmann::ordered_json schedule_to_json(const Schedule& schedule) {
+namespace {
+
+// Everything but the ops: the head of the document.
+nlohmann::ordered_json schedule_head_json(const Schedule& schedule) {
     using json = nlohmann::ordered_json;
     json j = {{"format", "pipeproof-schedule"}, {"version", 1}, {"ranks", schedule.placement.ranks}};
     json pipes = json::array();
@@ -277,20 +281,55 @@ nlohmann::ordered_json schedule_to_json(const Schedule& schedule) {
     }
     if (schedule.chunks) j["chunks"] = chunks_to_json(*schedule.chunks);
     if (schedule.memory_limit) j["memory_limit"] = format_rational(*schedule.memory_limit);
+    return j;
+}
+
+nlohmann::ordered_json slot_to_json(const Slot& slot) {
+    if (slot.is_pair()) return {{"overlap", {op_to_json(slot.ops[0]), op_to_json(slot.ops[1])}}};
+    return op_to_json(slot.ops[0]);
+}
+
+}  // namespace
+
+nlohmann::ordered_json schedule_to_json(const Schedule& schedule) {
+    using json = nlohmann::ordered_json;
+    json j = schedule_head_json(schedule);
     json ranks = json::array();
     for (size_t r = 0; r < schedule.ranks.size(); ++r) {
         json ops = json::array();
-        for (const Slot& slot : schedule.ranks[r]) {
-            if (slot.is_pair()) ops.push_back({{"overlap", {op_to_json(slot.ops[0]), op_to_json(slot.ops[1])}}});
-            else ops.push_back(op_to_json(slot.ops[0]));
-        }
+        for (const Slot& slot : schedule.ranks[r]) ops.push_back(slot_to_json(slot));
         ranks.push_back({{"rank", r}, {"ops", ops}});
     }
     j["schedule"] = ranks;
     return j;
 }
 
-std::string write_json(const Schedule& schedule) { return json_text(schedule_to_json(schedule), 1) + "\n"; }
+void write_json(std::ostream& out, const Schedule& schedule) {
+    JsonStream stream(out, 1);
+    stream.begin_object();
+    stream.members(schedule_head_json(schedule));
+    stream.key("schedule");
+    stream.begin_array();
+    for (size_t r = 0; r < schedule.ranks.size(); ++r) {
+        stream.begin_object();
+        stream.key("rank");
+        stream.value(nlohmann::ordered_json(r));
+        stream.key("ops");
+        stream.begin_array();
+        for (const Slot& slot : schedule.ranks[r]) stream.value(slot_to_json(slot));
+        stream.end_array();
+        stream.end_object();
+    }
+    stream.end_array();
+    stream.end_object();
+    out << "\n";
+}
+
+std::string write_json(const Schedule& schedule) {
+    std::ostringstream out;
+    write_json(out, schedule);
+    return out.str();
+}
 
 Schedule read_json(std::string_view text, const std::string& file_name) { return JsonReader(file_name).read(text); }
 

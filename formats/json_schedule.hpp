@@ -10,6 +10,7 @@
 #include "model/schedule.hpp"
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,8 @@ namespace pp {
 // Keys in the documented order (ordered_json), not alphabetically.
 nlohmann::ordered_json op_to_json(const Op& op);
 nlohmann::ordered_json schedule_to_json(const Schedule& schedule);
+// Written op by op (memory does not grow with the text); the string form is for small schedules and tests.
+void write_json(std::ostream& out, const Schedule& schedule);
 std::string write_json(const Schedule& schedule);
 // Throws InputError: syntax errors with line:column, structural errors with the JSON pointer of the value.
 Schedule read_json(std::string_view text, const std::string& file_name);

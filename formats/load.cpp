@@ -132,13 +132,19 @@ std::string render_schedule(const Schedule& schedule, FileFormat format, TorchEr
 
 void save_schedule(const Schedule& schedule, const std::string& path, std::optional<FileFormat> format, TorchEra era,
                    bool csv_crlf) {
-    const std::string text = render_schedule(schedule, format.value_or(format_from_name(path)), era, csv_crlf);
+    const FileFormat chosen = format.value_or(format_from_name(path));
+    // JSON is written as it is produced (nlohmann's document would take about 700 bytes per op).
+    const auto write = [&](std::ostream& out) {
+        if (chosen == FileFormat::Json) write_json(out, schedule);
+        else out << render_schedule(schedule, chosen, era, csv_crlf);
+    };
     if (path == "-") {
-        std::cout << text;
+        write(std::cout);
         return;
     }
     std::ofstream out(path, std::ios::binary);
-    if (!out || !(out << text)) throw InputError(path, 0, 0, "cannot write the file");
+    if (out) write(out);
+    if (!out || !out.flush()) throw InputError(path, 0, 0, "cannot write the file");
 }
 
 }  // namespace pp

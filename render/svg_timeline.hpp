@@ -16,6 +16,7 @@
 #include "model/schedule.hpp"
 #include "verifier/simulate.hpp"
 
+#include <cstddef>
 #include <string>
 
 namespace pp {
@@ -31,5 +32,13 @@ struct SvgOptions {
 };
 
 std::string svg_timeline(const Schedule& schedule, const Simulation& simulation, const SvgOptions& options = {});
+
+// A picture holds about kSvgBytesPerSlot per slot (boxes, labels, memory curve; measured 300 on zbv P=64
+// M=4096, a 467 MB file). Past kMaxSvgSlots (about 15 MB) it is not drawn: `show --svg` refuses with the size
+// named, `report` keeps the table row and says why the picture is missing. --trace has no such limit.
+inline constexpr std::size_t kSvgBytesPerSlot = 300;
+inline constexpr std::size_t kMaxSvgSlots = 50000;
+// Empty when the picture may be drawn, else why not ("1572864 slots, about 472 MB of SVG: over ...").
+std::string svg_size_problem(const Schedule& schedule);
 
 }  // namespace pp

@@ -1,12 +1,14 @@
 #include "render/trace_json.hpp"
 
 #include "model/dag.hpp"
-#include "formats/json_text.hpp"
+#include "formats/json_stream.hpp"
 #include "render/chunks.hpp"
 #include "verifier/memory.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include <sstream>
 
 namespace pp {
 namespace {
@@ -69,7 +71,7 @@ json slot_event(const Slot& slot, size_t rank, double start_us, double dur_us, c
 // One flow arrow (Chrome's "s"/"f" pair, bound to the enclosing slices) per dependency that crosses ranks:
 // from the op that produces a tensor to the op on another rank that needs it, so the critical path can be
 // followed rank to rank.
-void add_flows(json& events, const Schedule& schedule, const Simulation& sim, const TraceOptions& options,
+void add_flows(JsonStream& events, const Schedule& schedule, const Simulation& sim, const TraceOptions& options,
                double units_per_tick) {
     const ScheduleGraph g = build_schedule_graph(schedule);
     std::uint64_t id = 0;
@@ -82,9 +84,9 @@ void add_flows(json& events, const Schedule& schedule, const Simulation& sim, co
             const std::string name = format_op(link.from) + " -> " + format_op(link.to);
             const double from_ts = static_cast<double>(sim.start[u]) * units_per_tick * options.us_per_unit;
             const double to_ts = static_cast<double>(sim.start[v]) * units_per_tick * options.us_per_unit;
-            events.push_back({{"ph", "s"}, {"id", id}, {"name", name}, {"cat", "p2p"}, {"pid", g.slot_rank[u]},
+            events.value(json{{"ph", "s"}, {"id", id}, {"name", name}, {"cat", "p2p"}, {"pid", g.slot_rank[u]},
                               {"tid", 0}, {"ts", from_ts}});
-            events.push_back({{"ph", "f"}, {"bp", "e"}, {"id", id}, {"name", name}, {"cat", "p2p"},
+            events.value(json{{"ph", "f"}, {"bp", "e"}, {"id", id}, {"name", name}, {"cat", "p2p"},
                               {"pid", g.slot_rank[v]}, {"tid", 0}, {"ts", to_ts}});
             ++id;
         }
@@ -92,12 +94,12 @@ void add_flows(json& events, const Schedule& schedule, const Simulation& sim, co
 
 // The counter steps at slot starts (allocations) only, which is when the profile is sampled; releases
 // show up at the next sample. That is enough to read peaks; the SVG draws the exact step curve.
-void add_counters(json& events, const Schedule& schedule, const Simulation& sim, size_t rank, size_t first,
+void add_counters(JsonStream& events, const Schedule& schedule, const Simulation& sim, size_t rank, size_t first,
                   const TraceOptions& options) {
     const auto profile = activation_profile(schedule.ranks[rank], options.activations);
     for (size_t k = 0; k < profile.size(); ++k) {
         const Rational& v = profile[k];
-        events.push_back({{"name", "activations"}, {"ph", "C"}, {"pid", rank}, {"tid", 0},
+        events.value(json{{"name", "activations"}, {"ph", "C"}, {"pid", rank}, {"tid", 0},
                           {"ts", units_of(sim, sim.start[first + k]) * options.us_per_unit},
                           {"args", {{"live", static_cast<double>(v.numerator()) / static_cast<double>(v.denominator())}}}});
     }
@@ -105,34 +107,46 @@ void add_counters(json& events, const Schedule& schedule, const Simulation& sim,
 
 }  // namespace
 
-std::string trace_json(const Schedule& schedule, const Simulation& sim, const TraceOptions& options) {
-    json events = json::array();
+void write_trace_json(std::ostream& out, const Schedule& schedule, const Simulation& sim, const TraceOptions& options) {
+    // Compact and written event by event: large schedules have millions of events.
+    JsonStream stream(out, -1);
+    stream.begin_object();
+    stream.key("displayTimeUnit");
+    stream.value(json("ms"));
+    stream.key("otherData");
+    stream.value(json{{"generator", "pipeproof"},
+                      {"schedule", schedule.source},
+                      {"time_unit", fmt::format("ts and dur in microseconds; 1 cost unit = {:g} us", options.us_per_unit)},
+                      {"us_per_cost_unit", options.us_per_unit},
+                      {"makespan_units", units_of(sim, sim.makespan)}});
+    stream.key("traceEvents");
+    stream.begin_array();
     const bool pipelines = chunks_are_pipelines(schedule.placement);
     size_t global = 0;
     for (size_t r = 0; r < schedule.ranks.size(); ++r) {
         const ChunkNumbers chunks = chunk_numbers(schedule.ranks[r]);
-        events.push_back(metadata("process_name", r, {{"name", "rank " + std::to_string(r)}}));
-        events.push_back(metadata("process_sort_index", r, {{"sort_index", r}}));
-        events.push_back(metadata("thread_name", r, {{"name", "compute"}}));
+        stream.value(metadata("process_name", r, {{"name", "rank " + std::to_string(r)}}));
+        stream.value(metadata("process_sort_index", r, {{"sort_index", r}}));
+        stream.value(metadata("thread_name", r, {{"name", "compute"}}));
         const size_t first = global;
         for (const Slot& slot : schedule.ranks[r]) {
             const double start = units_of(sim, sim.start[global]) * options.us_per_unit;
             const double dur = units_of(sim, sim.end[global] - sim.start[global]) * options.us_per_unit;
-            events.push_back(slot_event(slot, r, start, dur, chunks, pipelines));
+            stream.value(slot_event(slot, r, start, dur, chunks, pipelines));
             ++global;
         }
-        if (options.counters) add_counters(events, schedule, sim, r, first, options);
+        if (options.counters) add_counters(stream, schedule, sim, r, first, options);
     }
-    if (options.flows) add_flows(events, schedule, sim, options, 1.0 / static_cast<double>(sim.scale.ticks_per_unit));
-    json trace = {{"traceEvents", std::move(events)},
-                  {"displayTimeUnit", "ms"},
-                  {"otherData",
-                   {{"generator", "pipeproof"},
-                    {"schedule", schedule.source},
-                    {"time_unit", fmt::format("ts and dur in microseconds; 1 cost unit = {:g} us", options.us_per_unit)},
-                    {"us_per_cost_unit", options.us_per_unit},
-                    {"makespan_units", units_of(sim, sim.makespan)}}}};
-    return json_text(trace) + "\n";  // compact: large schedules have hundreds of thousands of events
+    if (options.flows) add_flows(stream, schedule, sim, options, 1.0 / static_cast<double>(sim.scale.ticks_per_unit));
+    stream.end_array();
+    stream.end_object();
+    out << "\n";
+}
+
+std::string trace_json(const Schedule& schedule, const Simulation& sim, const TraceOptions& options) {
+    std::ostringstream out;
+    write_trace_json(out, schedule, sim, options);
+    return out.str();
 }
 
 }  // namespace pp

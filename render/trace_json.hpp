@@ -14,6 +14,7 @@
 #include "model/schedule.hpp"
 #include "verifier/simulate.hpp"
 
+#include <ostream>
 #include <string>
 
 namespace pp {
@@ -25,6 +26,9 @@ struct TraceOptions {
     bool flows = true;              // an arrow per cross-rank dependency (producer -> consumer)
 };
 
+// Written event by event (memory does not grow with the number of events).
+void write_trace_json(std::ostream& out, const Schedule& schedule, const Simulation& simulation,
+                      const TraceOptions& options = {});
 std::string trace_json(const Schedule& schedule, const Simulation& simulation, const TraceOptions& options = {});
 
 }  // namespace pp

@@ -1,6 +1,7 @@
 // Depends on the schedule library (pp_schedules); the executables that use it link both.
 #include "solver/search_generators.hpp"
 
+#include "limits/deadline.hpp"
 #include "schedules/registry.hpp"
 
 #include <algorithm>
@@ -16,6 +17,7 @@ std::vector<WarmStart> generator_warm_starts(const Placement& placement) {
         vs.push_back(placement.pipelines[0].stages() / P);
     for (const ScheduleFamily& family : schedule_families())
         for (const auto& v : vs) {
+            if (limits::expired()) return starts;  // the caller's limit (a ScopedDeadline): keep what there is
             try {
                 Schedule s = family.generate({P, M, v});
                 const bool repeat = !starts.empty() && starts.back().origin == "generator:" + family.name &&

@@ -9,6 +9,8 @@
 
 namespace pp {
 
+// Every library family that generates for the placement's P and M. Stops generating once a limit of the
+// caller's (limits/deadline.hpp) has run out and returns what it has.
 std::vector<WarmStart> generator_warm_starts(const Placement& placement);
 
 // The named placements of `pipeproof search --placement`: "1f1b" (one stage per rank), "v" (two stages

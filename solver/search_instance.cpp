@@ -1,5 +1,7 @@
 #include "solver/search_instance.hpp"
 
+#include "limits/deadline.hpp"
+#include "model/size_budget.hpp"
 #include "verifier/simulate.hpp"
 
 #include <algorithm>
@@ -35,6 +37,7 @@ void add_dependency_edges(Instance& inst) {
     for (int p = 0; p < pl.pipeline_count(); ++p) {
         const int stages = pl.pipelines[p].stages();
         for (int m = 0; m < pl.pipelines[p].microbatches; ++m) {
+            limits::check_point("building the search instance");  // per micro-batch: a pipeline's stages apart
             auto id = [&](OpKind kind, int s) { return inst.task_of({kind, p, s, m}); };
             auto lag = [&](int s1, int s2) { return pl.rank_of(p, s1) == pl.rank_of(p, s2) ? Ticks{0} : inst.comm; };
             for (int s = 1; s < stages; ++s) add_edge(inst, id(OpKind::F, s - 1), id(OpKind::F, s), lag(s - 1, s), Why::Dependency);
@@ -76,7 +79,7 @@ void compute_topological_order(Instance& inst) {
     inst.topo_order.clear();
     for (size_t t = 0; t < n; ++t)
         if (indegree[t] == 0) inst.topo_order.push_back(static_cast<int>(t));
-    for (size_t head = 0; head < inst.topo_order.size(); ++head)
+    for (size_t head = 0; head < inst.topo_order.size(); ++head, limits::poll("ordering the search instance"))
         for (int e : inst.out_edges[inst.topo_order[head]])
             if (--indegree[inst.edges[e].to] == 0) inst.topo_order.push_back(inst.edges[e].to);
     if (inst.topo_order.size() != n) throw std::logic_error("search instance: precedence edges form a cycle");
@@ -183,6 +186,7 @@ Instance build_instance(const SearchProblem& problem) {
         for (int s = 0; s < pipe.stages(); ++s)
             for (int m = 0; m < pipe.microbatches; ++m)
                 for (OpKind kind : kSlotKind) {
+                    limits::poll("building the search instance");
                     const Op op{kind, p, s, m};
                     const int id = inst.task_of(op);
                     Task& t = inst.tasks[id];
@@ -275,5 +279,28 @@ Schedule schedule_from_starts(const Instance& inst, const std::vector<Ticks>& st
 }
 
 std::string describe_op(const Op& op) { return format_op(op); }
+
+}  // namespace pp
+
+namespace pp {
+
+std::uint64_t search_tasks(const Placement& placement) {
+    std::uint64_t tasks = 0;
+    for (const Pipeline& p : placement.pipelines)
+        tasks = saturating_add(tasks, saturating_mul(saturating_mul(static_cast<std::uint64_t>(std::max(p.stages(), 0)),
+                                                                    static_cast<std::uint64_t>(std::max(p.microbatches, 0))),
+                                                     3));
+    return tasks;
+}
+
+void require_search_size(const Placement& placement) {
+    const std::uint64_t tasks = search_tasks(placement);
+    const std::uint64_t limit = max_ops() / kSearchShareOfMaxOps;
+    if (tasks <= limit) return;
+    throw SizeLimitError(placement_size_text(placement) + " make " + format_count(tasks) +
+                         " search tasks (F, I and W of each), " + format_bytes(saturating_mul(tasks, kSearchBytesPerTask)) +
+                         " of memory for the search: over its limit of " + format_count(limit) +
+                         " tasks (a 25th of --max-ops, which raises it)");
+}
 
 }  // namespace pp

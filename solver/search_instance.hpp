@@ -47,6 +47,7 @@
 #include "model/rational.hpp"
 #include "model/schedule.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -145,6 +146,16 @@ MemoryFloor memory_floor(const Placement& placement);
 // Throws std::invalid_argument for problems the search does not model (a zero duration). A memory cap
 // below the floor is not an error here: the search reports it as infeasible.
 Instance build_instance(const SearchProblem& problem);
+
+// The search holds about kSearchBytesPerTask per task (instance, bounds, heuristics' orders, re-verified
+// schedules; measured 1.38 KB on 1f1b P=500 M=1000, 1.5M tasks, 2.0 GB peak). It takes up to a 25th of the
+// schedule size limit (--max-ops): 2 x 10^6 tasks by default, about 3 GB.
+inline constexpr std::uint64_t kSearchBytesPerTask = 1536;
+inline constexpr std::uint64_t kSearchShareOfMaxOps = 25;
+// Its tasks: F, I and W of every (stage, micro-batch), saturating.
+std::uint64_t search_tasks(const Placement& placement);
+// Throws SizeLimitError (model/size_budget.hpp) with the estimate when the search would be over its limit.
+void require_search_size(const Placement& placement);
 
 // Turns start times (and, with pairs, partner[t] = the task paired with t or -1) into a schedule:
 // per rank, in order of start time, ties broken topologically.
