@@ -74,6 +74,8 @@ struct FormulaCommand {
             nlohmann::json j{{"family", spec->name}, {"P", spec->ranks}, {"basis", basis_name(b)},
                              {"assumptions", result.proof.assumptions},
                              {"proof", verdict_name(result.proof.verdict)}};
+            // The one verdict every document carries (issue 31): proved only when every obligation went through.
+            j["status"] = result.missing.empty() && result.proof.verdict == Verdict::Proved ? "proved" : "unknown";
             if (!result.missing.empty()) {
                 j["missing"] = result.missing;
             } else {
