@@ -156,13 +156,18 @@ struct SearchCommand {
         std::vector<WarmStart> starts;
         // --overlap chunk: F&B pairs at the F&B cost derived from --chunk-costs; chunk-FI: F&I pairs at the derived F&I cost.
         const bool chunk_fb = overlap && *overlap == "chunk", chunk_fi = overlap && *overlap == "chunk-FI";
-        if ((chunk_fb || chunk_fi) && !chunks.chunk_costs) throw UsageError("--overlap " + *overlap + " needs --chunk-costs");
+        std::optional<ChunkSpec> file_chunks;  // a --placement FILE's `chunks` line: its costs, like every other field
         SearchProblem problem = search_problem_from(placement, ranks, microbatches, costs, memory,
                                                     chunk_fb || chunk_fi ? std::nullopt : overlap, objective, &starts,
-                                                    stage_costs);
+                                                    stage_costs, &file_chunks);
+        if ((chunk_fb || chunk_fi) && !chunks.chunk_costs && !file_chunks)
+            throw UsageError("--overlap " + *overlap + " needs --chunk-costs (or a --placement file with a 'chunks' line)");
         std::optional<ChunkTable> chunk_table;
-        if (chunks.given()) {
-            chunk_table = chunks.resolve(Schedule{}, costs.has_value());
+        Schedule chunk_source;  // what ChunkInput reads a file's chunk costs from
+        chunk_source.chunks = file_chunks;
+        if (chunks.given() || file_chunks)
+            chunk_table = chunks.resolve(chunk_source, costs.has_value() || !stage_costs.empty());
+        if (chunk_table) {
             const Costs derived = chunk_table->costs();
             problem.costs.base = derived.base;
             problem.costs.comm = derived.comm;
@@ -174,6 +179,7 @@ struct SearchCommand {
                 problem.pair_kind = PairKind::ForwardInput;
             }
         }
+        require_positive_durations(problem);
         problem.symmetry_breaking = !no_symmetry;
         SearchOptions options;
         options.time_limit = time_limit;
@@ -300,10 +306,20 @@ std::optional<Rational> uniform_pair_cost(const Costs& costs) {
 
 }  // namespace
 
+void require_positive_durations(const SearchProblem& problem) {
+    for (int block = 0; block < std::max(problem.placement.blocks(), 1); ++block)
+        for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W})
+            if (problem.costs.duration(kind, block) <= Rational(0))
+                throw UsageError(fmt::format("search needs a positive duration for every op: {} costs {}{}", kind_letter(kind),
+                                             format_rational(problem.costs.duration(kind, block)),
+                                             problem.placement.blocks() > 1 ? fmt::format(" on block {}", block) : ""));
+}
+
 SearchProblem search_problem_from(const std::string& placement, std::optional<int> ranks, std::optional<int> microbatches,
                                   const std::optional<std::string>& costs, const std::optional<std::string>& memory,
                                   const std::optional<std::string>& overlap, const std::string& objective,
-                                  std::vector<WarmStart>* file_start, const std::vector<std::string>& stage_costs) {
+                                  std::vector<WarmStart>* file_start, const std::vector<std::string>& stage_costs,
+                                  std::optional<ChunkSpec>* file_chunks) {
     SearchProblem problem;
     problem.objective = objective == "span" ? Objective::Span : Objective::Makespan;
     Schedule base;  // the costs (and pairs) the command line starts from: the file's, or none
@@ -327,6 +343,10 @@ SearchProblem search_problem_from(const std::string& placement, std::optional<in
         problem.memory_limit = s.memory_limit;  // exact, as the file gives it
         file_pairs = pairs_in(s, placement);
         base.costs = s.costs;
+        if (s.chunks && !file_chunks && !costs)
+            throw UsageError(placement + ": its costs are chunk costs (a 'chunks' line), which this command does not derive; "
+                             "give --costs");
+        if (file_chunks) *file_chunks = s.chunks;
         if (file_start) file_start->push_back({"file:" + placement, std::move(s)});
     }
     // The same cost syntax as every other command: --costs over the file's costs, then --stage-costs.

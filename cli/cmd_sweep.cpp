@@ -141,6 +141,7 @@ struct SweepCommand {
         try {
             const SearchProblem problem =
                 search_problem_from(g.placement, g.ranks, g.microbatches, g.costs, g.memory, std::nullopt, objective, nullptr);
+            require_positive_durations(problem);
             if (mode == "compare") {
                 j.update(compare_line(problem));
                 return j;

@@ -48,7 +48,13 @@ struct VerifyCommand {
         const VerdictOptions options = verdict_options(schedule, costs.activations(), model, limit_override);
         const VerifyReport report = verdict(schedule, options);
         std::optional<std::string> torch_verdict;
-        if (pytorch_compat) torch_verdict = pytorch_validate_schedule(schedule);
+        if (pytorch_compat) {
+            // PyTorch's validator takes one pipeline's actions; a bidirectional schedule has no such verdict.
+            if (schedule.placement.pipeline_count() != 1)
+                throw UsageError(fmt::format("--pytorch-compat: PyTorch's _validate_schedule checks one pipeline; {} has {} "
+                                             "(drop --pytorch-compat)", schedule.source, schedule.placement.pipeline_count()));
+            torch_verdict = pytorch_validate_schedule(schedule);
+        }
         const size_t suppressed = violation_count(report) - report.violations.size();
 
         if (json) {

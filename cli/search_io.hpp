@@ -15,6 +15,9 @@ nlohmann::json search_result_json(const SearchResult& r);
 SearchProblem search_problem_from(const std::string& placement, std::optional<int> ranks, std::optional<int> microbatches,
                                   const std::optional<std::string>& costs, const std::optional<std::string>& memory,
                                   const std::optional<std::string>& overlap, const std::string& objective,
-                                  std::vector<WarmStart>* file_start, const std::vector<std::string>& stage_costs = {});
+                                  std::vector<WarmStart>* file_start, const std::vector<std::string>& stage_costs = {},
+                                  std::optional<ChunkSpec>* file_chunks = nullptr);
+// The search times every op with a positive duration: a zero or negative cost is a usage error naming it.
+void require_positive_durations(const SearchProblem& problem);
 
 }  // namespace pp::cli

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
     try {
         switch (which) {
-            case 0: (void)parse_claim(text); break;
+            case 0: (void)parse_condition(text); break;
             case 1: (void)parse_constraints(text); break;
             case 2: {
                 const auto points = parse_cost_grid(text);

@@ -41,6 +41,7 @@ struct ClaimNode {
     std::string name;
     std::vector<std::shared_ptr<ClaimNode>> args;
     std::string text;  // source text of this node
+    size_t offset = 0; // where it starts in the claim
 };
 using ClaimPtr = std::shared_ptr<ClaimNode>;
 
@@ -50,7 +51,10 @@ inline constexpr size_t kMaxClaimLength = 4096;
 inline constexpr int kMaxClaimDepth = 100;
 inline constexpr size_t kMaxGridPoints = 100000;
 
-ClaimPtr parse_claim(const std::string& text);  // throws ClaimError
+ClaimPtr parse_claim(const std::string& text);  // an expression of either sort; throws ClaimError
+// A claim proper: a condition (comparisons joined by &&, ||, !) whose every operand has the right sort --
+// "bubble" alone, "F && 1" or "(W < 1) + 1" are ClaimErrors naming the offset.
+ClaimPtr parse_condition(const std::string& text);
 // A claim, an --assume or a cost grid written in `basis`' letters, rewritten into the letters the parser reads
 // (PyTorch's F, I, W, B = full backward, FB). DeepSeek's read the same; in the Zero Bubble paper's B is the input
 // gradient, so the name B becomes I. A text there that uses both B and I is ambiguous (did B mean the full

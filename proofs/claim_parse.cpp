@@ -64,6 +64,7 @@ private:
         n->kind = kind;
         n->args = std::move(args);
         n->text = trim(s_.substr(from, pos_ - from));
+        n->offset = from;
         return n;
     }
     static std::string trim(std::string t) {
@@ -217,6 +218,38 @@ private:
 
 ClaimPtr parse_claim(const std::string& text) { return Parser(text).parse(); }
 
+namespace {
+
+bool is_condition(ClaimNode::Kind kind) {
+    switch (kind) {
+        case ClaimNode::Not: case ClaimNode::Eq: case ClaimNode::Ne: case ClaimNode::Le: case ClaimNode::Ge:
+        case ClaimNode::Lt: case ClaimNode::Gt: case ClaimNode::And: case ClaimNode::Or: return true;
+        default: return false;
+    }
+}
+
+// Every node has the sort its parent needs: conditions under !, &&, || and at the top, numbers elsewhere.
+void check_sorts(const ClaimNode& n, bool condition_expected) {
+    if (is_condition(n.kind) != condition_expected) {
+        const std::string message =
+            condition_expected
+                ? "expected a condition (a comparison such as 'bubble <= 3', joined by &&, || or !), got the number '" +
+                      n.text + "'"
+                : "expected a number, got the condition '" + n.text + "'";
+        throw ClaimError{message + " at offset " + std::to_string(n.offset), n.offset};
+    }
+    const bool children_are_conditions = n.kind == ClaimNode::Not || n.kind == ClaimNode::And || n.kind == ClaimNode::Or;
+    for (const auto& child : n.args) check_sorts(*child, children_are_conditions);
+}
+
+}  // namespace
+
+ClaimPtr parse_condition(const std::string& text) {
+    ClaimPtr claim = parse_claim(text);
+    check_sorts(*claim, true);
+    return claim;
+}
+
 std::string in_parser_letters(const std::string& text, Basis basis) {
     if (basis != Basis::ZeroBubble) return text;
     // The names as the parser reads them: a letter or '_' starts one, letters, digits, '_' and the '&' of
@@ -358,7 +391,7 @@ void collect_constraints(const ClaimPtr& n, std::vector<CostConstraint>& out) {
 
 std::vector<CostConstraint> parse_constraints(const std::string& text) {
     std::vector<CostConstraint> out;
-    collect_constraints(parse_claim(text), out);
+    collect_constraints(parse_condition(text), out);
     return out;
 }
 

@@ -59,14 +59,15 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     if (!family) return fail(unknown_family_message(spelled));
     const std::string& name = family->name;
     if (P < 1) return fail("P must be at least 1");
-    const bool takes_v = name == "interleaved-1f1b" || name == "zb1p" || name == "looped-bfs";
+    // V as `generate` takes it: the families whose parameters name V (list), and V = 2 where it is fixed.
+    const bool takes_v = family->parameters.find('V') != std::string::npos;
     if (V && !takes_v && !(name == "zbv" && *V == 2) && !(name == "chimera" && *V == 2))
-        return fail(name + " has no stages-per-rank parameter V");
+        return fail(name + " has no stages-per-rank parameter V (" + family->parameters + ")");
     if (V && *V < 1) return fail("V must be at least 1");
     FamilySpec spec;
     spec.name = name;
     spec.ranks = P;
-    if (takes_v) spec.stages_per_rank = V.value_or(2);
+    if (takes_v) spec.stages_per_rank = V.value_or(name == "combined-1f1b" && P == 1 ? 1 : 2);
     const std::optional<int> v = spec.stages_per_rank;
     spec.generate = [family, P, v](int M) { return family->generate({P, M, v}); };
     if (name == "dualpipe") {
@@ -106,7 +107,7 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
         // Probe the generator for the first admissible M and a step that keeps it admissible.
         auto ok = [&](int M) {
             try {
-                family->generate({P, M, std::nullopt});
+                family->generate({P, M, v});
                 return true;
             } catch (const std::exception&) {
                 return false;

@@ -12,6 +12,7 @@
 #include "verifier/simulate.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <functional>
 #include <limits>
@@ -489,7 +490,7 @@ std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const Refu
 
 // The search of refute(); fills `res` (returns as soon as a counterexample is found).
 void search(RefuteResult& res, const std::string& family, const std::string& claim_text, const RefuteOptions& options) {
-    const ClaimPtr claim = parse_claim(claim_text);
+    const ClaimPtr claim = parse_condition(claim_text);
     CostRegion region = options.region;
     if (options.symbolic) region.finish();
     std::set<std::string> names;
@@ -505,11 +506,14 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                                         grid_size));
     if (!options.symbolic && grid.empty()) throw ClaimError{"no grid point lies in the cost region", 0};
     bool all_closed = true;  // every P's M-range was covered by a periodicity proof (or given)
+    std::vector<std::string> skipped;  // why each P (or its whole M range) had nothing to check
+    size_t checked = 0;                // instances where the claim was evaluated (not vacuous) at least once
     for (int P = options.p_lo; P <= options.p_hi; ++P) {
         std::string why;
         const auto spec = family_spec(family, P, &why, options.stages_per_rank);
         if (!spec) {
             res.notes.push_back(fmt::format("P={} skipped: {}", P, why));
+            skipped.push_back(fmt::format("P={}: {}", P, why));
             continue;
         }
         // Which M to search: the admissible M of [m_first, m_last], an arithmetic progression walked lazily (a
@@ -548,6 +552,9 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
         }
         if (!closed) all_closed = false;
         if (!closing.empty()) res.notes.push_back(closing);
+        if (m_first > m_last)
+            skipped.push_back(fmt::format("P={}: no admissible M in {}..{} ({} needs {})", P, options.m_range->first,
+                                          options.m_range->second, spec->name, spec->precondition));
         Instances inst(*spec, options.activations, options.model);
         for (std::int64_t m = m_first; m <= m_last; m += spec->step) {
             const int M = static_cast<int>(m);
@@ -558,6 +565,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                                                               res.instances - 1)};
             };
             ++res.instances;
+            std::int64_t counted_at = -1;  // `checked` counts this instance once
             auto found = [&](const CostPoint& point) {
                 std::vector<ClaimValue> values;
                 ExactEvaluator ev(inst, P, M, costs_at(point), &values);
@@ -567,6 +575,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                 } catch (const Vacuous&) {
                     return false;
                 }
+                if (counted_at != M) ++checked, counted_at = M;
                 if (holds) return false;
                 res.status = RefuteResult::Refuted;
                 res.P = P;
@@ -601,6 +610,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
             } catch (const Vacuous&) {
                 continue;
             }
+            ++checked, counted_at = M;
             solver.add(!claim_expr);
             ++res.solver_calls;
             auto out = smt::check(ctx, solver, "claim at P=" + std::to_string(P) + " M=" + std::to_string(M), "sat if refuted");
@@ -631,6 +641,13 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                                 point_text(point) + " did not survive the exact re-check (internal inconsistency)");
             all_closed = false;
         }
+    }
+    // Nothing checked is nothing claimed: a range whose every instance was skipped or vacuous is a usage error.
+    if (checked == 0) {
+        if (res.instances > 0)
+            skipped.push_back(fmt::format("{} instance(s) searched, at none of which every M' the claim names is admissible",
+                                          res.instances));
+        throw std::invalid_argument(fmt::format("no instance to check the claim on: {}", fmt::join(skipped, "; ")));
     }
     res.status = all_closed ? RefuteResult::Holds : RefuteResult::Undecided;
     if (!all_closed && !options.m_range)

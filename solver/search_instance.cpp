@@ -159,14 +159,17 @@ Instance build_instance(const SearchProblem& problem) {
         const Integer whole = cap.numerator() / cap.denominator();  // floor: the cap is not negative
         inst.cap = whole > Integer(1 << 30) ? 1 << 30 : static_cast<int>(whole.to_int64());
     }
-    if (problem.overlap) {
-        inst.problem.costs.base.FB = *problem.overlap;
-        for (auto& [block, c] : inst.problem.costs.per_block) c.FB = *problem.overlap;
-    } else {
-        // Without --overlap a pair costs the sum of its ops (never better than running them apart).
-        inst.problem.costs.base.FB.reset();
-        for (auto& [block, c] : inst.problem.costs.per_block) c.FB.reset();
-    }
+    // The pair cost goes where Costs::pair_duration looks for it (FI for F&I pairs, FB for F&B pairs), so the
+    // costs a found schedule is written with time it as the search did. Without --overlap a pair costs the
+    // sum of its ops (never better than running them apart).
+    const bool forward_input = problem.pair_kind == PairKind::ForwardInput;
+    auto set_pair_cost = [&](OpCosts& c) {
+        c.FB.reset();
+        c.FI.reset();
+        if (problem.overlap) (forward_input ? c.FI : c.FB) = *problem.overlap;
+    };
+    set_pair_cost(inst.problem.costs.base);
+    for (auto& [block, c] : inst.problem.costs.per_block) set_pair_cost(c);
     const Placement& pl = inst.problem.placement;
     const Costs& costs = inst.problem.costs;
     inst.scale = time_scale_for(costs);

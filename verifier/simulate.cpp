@@ -28,43 +28,42 @@ SlotDurations::SlotDurations(const Placement& placement, const Costs& costs, con
     : placement_(placement) {
     const int blocks = std::max(placement.blocks(), 1);
     single_.resize(static_cast<size_t>(blocks) * 4);
-    pair_.resize(blocks);
+    pair_.resize(static_cast<size_t>(blocks) * 2);
     for (int b = 0; b < blocks; ++b) {
         for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W, OpKind::B})
             single_[b * 4 + static_cast<int>(kind)] = scale.to_ticks(costs.duration(kind, b));
-        if (costs.of_block(b).FB) pair_[b] = scale.to_ticks(*costs.of_block(b).FB);
+        const OpCosts& c = costs.of_block(b);
+        if (c.FB) pair_[pair_index(b, OpKind::B)] = scale.to_ticks(*c.FB);
+        if (const auto& fi = c.FI ? c.FI : c.FB) pair_[pair_index(b, OpKind::I)] = scale.to_ticks(*fi);
     }
 }
 
-Ticks SlotDurations::operator()(const Slot& slot) const {
-    // Same rule as Costs::pair_duration: a pair costs FB of its forward's block, else the sum of its ops.
-    const Op& first = slot.ops[0];
-    const int block = placement_.block_of(first.pipeline, first.stage);
-    const Ticks& own = single_[block * 4 + static_cast<int>(first.kind)];
-    if (!slot.is_pair()) return own;
-    if (pair_[block]) return *pair_[block];
-    const Op& second = slot.ops[1];
-    return own + single_[placement_.block_of(second.pipeline, second.stage) * 4 + static_cast<int>(second.kind)];
-}
-
 namespace {
+
+// The rule of SlotDurations for one slot; single(block, kind) gives an op's duration, given_pair(index) a pair's
+// given cost or nullptr.
+template <class T, class Single, class GivenPair>
+T slot_duration_by_rule(const Placement& placement, const Slot& slot, Single single, GivenPair given_pair) {
+    const Op& first = slot.ops[0];
+    const int block = placement.block_of(first.pipeline, first.stage);
+    const T& own = single(block, first.kind);
+    if (!slot.is_pair()) return own;
+    const Op& second = slot.ops[1];
+    if (const T* given = given_pair(SlotDurations::pair_index(block, second.kind))) return *given;
+    return own + single(placement.block_of(second.pipeline, second.stage), second.kind);
+}
 
 // Slot durations from a table per (block, kind), in T = std::int64_t or Ticks.
 template <class T>
 struct DurationLookup {
     const Placement* placement = nullptr;
     std::vector<T> single;  // [block * 4 + kind]
-    std::vector<T> pair;    // [block]: FB of the block, when has_pair[block]
+    std::vector<T> pair;    // [SlotDurations::pair_index(block, backward)], when has_pair
     std::vector<char> has_pair;
     T operator()(const Slot& slot) const {
-        // Same rule as Costs::pair_duration: a pair costs FB of its forward's block, else the sum of its ops.
-        const Op& first = slot.ops[0];
-        const int block = placement->block_of(first.pipeline, first.stage);
-        const T& own = single[block * 4 + static_cast<int>(first.kind)];
-        if (!slot.is_pair()) return own;
-        if (has_pair[block]) return pair[block];
-        const Op& second = slot.ops[1];
-        return own + single[placement->block_of(second.pipeline, second.stage) * 4 + static_cast<int>(second.kind)];
+        return slot_duration_by_rule<T>(
+            *placement, slot, [&](int block, OpKind kind) -> const T& { return single[block * 4 + static_cast<int>(kind)]; },
+            [&](int index) { return has_pair[index] ? &pair[index] : nullptr; });
     }
 };
 
@@ -72,8 +71,10 @@ DurationLookup<Ticks> exact_lookup(const SlotDurations& table) {
     DurationLookup<Ticks> lookup{&table.placement(), {}, {}, {}};
     for (int b = 0; b < table.blocks(); ++b) {
         for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W, OpKind::B}) lookup.single.push_back(table.single(b, kind));
-        lookup.pair.push_back(table.pair(b).value_or(Ticks(0)));
-        lookup.has_pair.push_back(table.pair(b).has_value());
+        for (OpKind backward : {OpKind::B, OpKind::I}) {  // pair_index order: B, then I
+            lookup.pair.push_back(table.pair(b, backward).value_or(Ticks(0)));
+            lookup.has_pair.push_back(table.pair(b, backward).has_value());
+        }
     }
     return lookup;
 }
@@ -88,10 +89,12 @@ std::optional<DurationLookup<std::int64_t>> machine_lookup(const SlotDurations& 
             if (!d.is_inline() || d < 0) return std::nullopt;
             lookup.single.push_back(d.to_int64());
         }
-        const auto& fb = table.pair(b);
-        if (fb && (!fb->is_inline() || *fb < 0)) return std::nullopt;
-        lookup.pair.push_back(fb ? fb->to_int64() : 0);
-        lookup.has_pair.push_back(fb.has_value());
+        for (OpKind backward : {OpKind::B, OpKind::I}) {  // pair_index order: B, then I
+            const auto& given = table.pair(b, backward);
+            if (given && (!given->is_inline() || *given < 0)) return std::nullopt;
+            lookup.pair.push_back(given ? given->to_int64() : 0);
+            lookup.has_pair.push_back(given.has_value());
+        }
     }
     return lookup;
 }
@@ -106,7 +109,7 @@ std::optional<std::int64_t> machine_total(const Schedule& schedule, const Durati
 }
 
 // At least that sum, from the table alone: the slots times the longest slot any table entry gives (a pair
-// costs its FB or the sum of two ops); nullopt past 2^63.
+// costs its given FB / FI or the sum of two ops); nullopt past 2^63.
 std::optional<std::int64_t> machine_total_bound(const Schedule& schedule, const DurationLookup<std::int64_t>& lookup) {
     std::int64_t single = 0, pair = 0;
     for (std::int64_t d : lookup.single) single = std::max(single, d);
@@ -133,6 +136,12 @@ std::vector<T> durations_of(const Schedule& schedule, const DurationLookup<T>& l
 }
 
 }  // namespace
+
+Ticks SlotDurations::operator()(const Slot& slot) const {
+    return slot_duration_by_rule<Ticks>(
+        placement_, slot, [&](int block, OpKind kind) -> const Ticks& { return single(block, kind); },
+        [&](int index) { return pair_[index] ? &*pair_[index] : nullptr; });
+}
 
 bool SlotDurations::machine_durations(const Schedule& schedule, std::vector<std::int64_t>& out) const {
     const auto lookup = machine_lookup(*this);

@@ -58,15 +58,19 @@ std::optional<Simulation> time_if_clean(const Schedule& schedule, const Costs& c
 Ticks slot_duration(const Slot& slot, const Placement& placement, const Costs& costs, const TimeScale& scale);
 TimeScale time_scale_for(const Costs& costs);
 
-// The same durations from a table made once per (kind, block), for timing every slot of a schedule.
+// The same durations from a table made once per (kind, block), for timing every slot of a schedule. A pair
+// follows Costs::pair_duration: an F&I pair costs FI of its forward's block (else FB), an F&B pair FB, and
+// without either the sum of its two ops -- the one rule for the simulator, the search and every printout.
 class SlotDurations {
 public:
     SlotDurations(const Placement& placement, const Costs& costs, const TimeScale& scale);
     Ticks operator()(const Slot& slot) const;
     const Placement& placement() const { return placement_; }
-    int blocks() const { return static_cast<int>(pair_.size()); }
+    int blocks() const { return static_cast<int>(pair_.size() / 2); }
     const Ticks& single(int block, OpKind kind) const { return single_[block * 4 + static_cast<int>(kind)]; }
-    const std::optional<Ticks>& pair(int block) const { return pair_[block]; }  // FB of the block, when given
+    // The given cost of a pair of the block whose backward is `backward` (I or B), when there is one.
+    const std::optional<Ticks>& pair(int block, OpKind backward) const { return pair_[pair_index(block, backward)]; }
+    static int pair_index(int block, OpKind backward) { return block * 2 + (backward == OpKind::I ? 1 : 0); }
     // The durations of every slot, rank after rank (ScheduleGraph numbering).
     std::vector<Ticks> of_slots(const Schedule& schedule) const;
     // The same as machine integers; false (and out unspecified) when a duration is not inline.
@@ -75,7 +79,7 @@ public:
 private:
     const Placement& placement_;
     std::vector<Ticks> single_;                // [block * 4 + kind]
-    std::vector<std::optional<Ticks>> pair_;   // [block]: FB of the forward's block, when given
+    std::vector<std::optional<Ticks>> pair_;   // [pair_index(block, backward)]
 };
 
 // Times of a schedule stay in 64-bit machine arithmetic, unchecked, when no sum can pass 2^62: every
