@@ -1,6 +1,8 @@
-// pipeproof convert IN -o OUT [--to native|torch-csv|json]: between the three schedule formats.
+// pipeproof convert IN -o OUT [--to native|torch-csv|json] [--drop KEY]: between the three schedule formats;
+// a conversion that would change what the file means is refused unless --drop names the loss.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "formats/faithful.hpp"
 
 #include <memory>
 
@@ -13,12 +15,13 @@ struct ConvertCommand {
     std::optional<std::string> to;
     std::string out_era = "current";
     std::string line_end = "crlf";
+    std::vector<std::string> drop;  // what the output format may lose (formats/faithful.hpp)
 
     int run() {
         const Schedule schedule = input.load();
         auto format = parse_optional_format(to);
         if (!format && output == "-") format = FileFormat::Native;
-        write_schedule_output(schedule, output, format, parse_era(out_era), line_end == "crlf");
+        write_schedule_output(schedule, output, format, parse_era(out_era), line_end == "crlf", &drop);
         return kOk;
     }
 };
@@ -35,6 +38,12 @@ Runner add_convert(CLI::App& app) {
         ->check(CLI::IsMember({"current", "2024"}));
     sub->add_option("--csv-line-end", cmd->line_end, "PyTorch CSV line ends: crlf (as PyTorch writes) or lf")
         ->check(CLI::IsMember({"crlf", "lf"}));
+    sub->add_option("--drop", cmd->drop,
+                    "write even though the output format loses this (repeatable): comms (SEND/RECV of a compute_comms CSV), "
+                    "placement (a CSV's reader infers another), letters (ops that read back as others), costs, memory "
+                    "(memory limit, activation sizes)")
+        ->check(CLI::IsMember(format_loss_keys()))
+        ->delimiter(',');
     return [cmd] { return cmd->run(); };
 }
 

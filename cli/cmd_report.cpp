@@ -64,13 +64,13 @@ struct ReportCommand {
         s.row = compare_schedule(schedule, given, options);
         // Pictures and formulas use what each stage ran at (the given costs scaled to the stage's model share).
         const Costs& c = s.row.stage_costs;
-        const auto timed = verify_and_simulate(schedule, c, costs.activations(), options.comm_model);
+        const auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), options.comm_model);
         if (!timed.valid())  // over its memory limit: the one verdict of `verify`, no page for it
             throw SimulationError(schedule.source + " is not valid, so it gets no report (run `pipeproof verify`):\n" +
                                   violations_text(schedule, timed.verdict));
         if (ranks && microbatches) s.formula = published_bubble_formula(name, *ranks, *microbatches, stages_per_rank, c);
         SvgOptions svg;
-        svg.activations = costs.activations();
+        svg.activations = costs.activations(&schedule);
         svg.costs = &c;
         svg.id_prefix = fmt::format("s{}", index);
         svg.subtitle = "costs per stage " + format_costs(c) + "; timing model: " + timed.timing.label();

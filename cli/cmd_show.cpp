@@ -46,7 +46,7 @@ struct ShowCommand {
             if (const std::string problem = svg_size_problem(schedule); !problem.empty())
                 throw UsageError("--svg: " + problem);
         const Costs c = costs.resolve(schedule);
-        const auto timed = verify_and_simulate(schedule, c, costs.activations(), comm_model_from(comm_model));
+        const auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model));
         if (json) {
             if (svg_path || trace_path) throw UsageError("--json prints the timeline as JSON; write --svg/--trace files in a separate run");
             // simulate's JSON document plus every slot's rank, start and end (the timeline the chart draws),
@@ -76,7 +76,7 @@ struct ShowCommand {
         if (svg_path) {
             SvgOptions options;
             options.width = svg_width;
-            options.activations = costs.activations();
+            options.activations = costs.activations(&schedule);
             options.costs = &c;
             options.subtitle = "costs " + format_costs(c) + "; timing model: " + timed.timing.label();
             if (!timed.valid()) options.subtitle = "INVALID (" + violation_count_text(timed.verdict) + ", see `pipeproof verify`); " + options.subtitle;
@@ -86,7 +86,7 @@ struct ShowCommand {
         if (trace_path) {
             TraceOptions options;
             options.us_per_unit = trace_us_per_unit();
-            options.activations = costs.activations();
+            options.activations = costs.activations(&schedule);
             write_file(*trace_path, [&](std::ostream& out) { write_trace_json(out, schedule, timed.sim, options); });
             std::cout << "wrote " << *trace_path << " (1 cost unit = " << options.us_per_unit
                       << " us; timing model: " << timed.timing.label() << "; open in ui.perfetto.dev)\n";

@@ -21,7 +21,7 @@ struct SimulateCommand {
     int run() {
         const Schedule schedule = input.load();
         const Costs c = costs.resolve(schedule);
-        const auto timed = verify_and_simulate(schedule, c, costs.activations(), comm_model_from(comm_model), std::nullopt,
+        const auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model), std::nullopt,
                                                ops ? SlotTimes::AllSlots : SlotTimes::SummaryOnly);
         // Under `batched`, --ops also shows the blocking batch committed before each slot (only --ops reads it).
         std::vector<std::string> batch_before(ops ? timed.slots.slot_count() : 0);

@@ -45,7 +45,7 @@ struct VerifyCommand {
         if (model == CommModel::Batched && !schedule.comm_program)
             if (const auto family = attach_reference_comm_program(schedule))
                 std::cerr << fmt::format("{}: the order is {}'s: checking its reference's P2P program\n", schedule.source, *family);
-        const VerdictOptions options = verdict_options(schedule, costs.activations(), model, limit_override);
+        const VerdictOptions options = verdict_options(schedule, costs.activations(&schedule), model, limit_override);
         const VerifyReport report = verdict(schedule, options);
         std::optional<std::string> torch_verdict;
         if (pytorch_compat) {

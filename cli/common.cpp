@@ -1,10 +1,13 @@
 #include "cli/common.hpp"
 
+#include "formats/faithful.hpp"
 #include "formats/input_error.hpp"
 #include "schedules/registry.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <limits>
 
@@ -29,18 +32,27 @@ void ScheduleInput::add_options(CLI::App& app, bool positional_required) {
 TorchEra parse_era(const std::string& name) { return name == "2024" ? TorchEra::Y2024 : TorchEra::Current; }
 
 void write_schedule_output(const Schedule& schedule, const std::string& path, std::optional<FileFormat> format,
-                           TorchEra era, bool csv_crlf) {
+                           TorchEra era, bool csv_crlf, const std::vector<std::string>* drop) {
     const FileFormat chosen = format.value_or(format_from_name(path));
+    const std::string target = path == "-" ? "standard output" : path;
+    const auto losses = format_losses(schedule, chosen, era);
+    std::vector<std::string> refused, dropped;
+    for (const FormatLoss& loss : losses) {
+        const bool allowed = !drop || std::find(drop->begin(), drop->end(), loss.key) != drop->end();
+        (allowed ? dropped : refused).push_back(fmt::format("{} (--drop {})", loss.detail, loss.key));
+    }
+    if (!refused.empty())
+        throw UsageError(fmt::format("{}: the {} file would lose {}; nothing written (name them with --drop to write it "
+                                     "anyway, or choose another format)",
+                                     target, format_display_name(chosen), fmt::join(refused, "; ")));
     try {
         save_schedule(schedule, path, chosen, era, csv_crlf);
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
-    if (chosen != FileFormat::TorchCsv) return;
-    if (const auto dropped = torch_csv_cannot_hold(schedule); !dropped.empty())
-        fmt::print(stderr, "warning: {}: PyTorch's CSV format has no place for {}; not written (give them again when "
-                   "reading the file, or write native text or JSON to keep them)\n",
-                   path == "-" ? "standard output" : path, fmt::join(dropped, " or "));
+    if (!dropped.empty())
+        fmt::print(stderr, "warning: {}: the {} file does not keep {}\n", target, format_display_name(chosen),
+                   fmt::join(dropped, "; "));
 }
 
 std::optional<FileFormat> parse_optional_format(const std::optional<std::string>& name) {
@@ -142,21 +154,13 @@ Costs CostInput::resolve(const Schedule& schedule, bool every_block_exists) cons
     return result;
 }
 
-ActivationModel CostInput::activations() const {
-    ActivationModel model;
-    if (!activation) return model;
+ActivationModel CostInput::activations(const Schedule* schedule) const {
+    if (!activation) return schedule && schedule->activation_sizes ? *schedule->activation_sizes : ActivationModel{};
     try {
-        OpCosts sizes;
-        sizes.F = model.forward_alloc;
-        sizes.I = model.input_grad_free;
-        apply_cost_items(*activation, sizes, nullptr);
-        if (sizes.I > sizes.F) throw UsageError("--activation-sizes: I cannot release more than F allocated");
-        model.forward_alloc = sizes.F;
-        model.input_grad_free = sizes.I;
+        return parse_activation_sizes(*activation);
     } catch (const CostSyntaxError& e) {
         throw UsageError("--activation-sizes: " + e.message);
     }
-    return model;
 }
 
 nlohmann::json number_json(const Rational& value) {

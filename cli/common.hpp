@@ -52,15 +52,19 @@ struct CostInput {
     void check_stage_blocks(const std::vector<Schedule>& schedules) const;  // usage error: a block none of them has
     // Every flag's syntax, without a schedule (UsageError); add_options runs it once the command line is parsed.
     void check_syntax() const;
-    ActivationModel activations() const;
+    // The flag's sizes, else the file's (`activation-sizes`), else one unit per stash.
+    ActivationModel activations(const Schedule* schedule = nullptr) const;
 };
 
 TorchEra parse_era(const std::string& name);
 std::optional<FileFormat> parse_optional_format(const std::optional<std::string>& name);
-// save_schedule for a command's output: a schedule a format cannot hold is a usage error, and what PyTorch's
-// CSV drops (costs, a memory limit) is named in a warning on stderr -- the file alone would verify differently.
+// save_schedule for a command's output: a schedule a format cannot hold is a usage error. What the format
+// would not keep (formats/faithful.hpp) is refused as a usage error unless its key is in `drop` (convert's
+// --drop), and named in a warning on stderr when dropped; without `drop` (generate, search -o: the schedule
+// exists only in this run) every loss is a warning.
 void write_schedule_output(const Schedule& schedule, const std::string& path, std::optional<FileFormat> format,
-                           TorchEra era = TorchEra::Current, bool csv_crlf = true);
+                           TorchEra era = TorchEra::Current, bool csv_crlf = true,
+                           const std::vector<std::string>* drop = nullptr);
 
 // Numbers in --json (issue 14): every field has one JSON type whatever its value. A quantity is always a JSON
 // number -- a whole value that fits 64 bits as an integer, anything else as the nearest double -- and its exact

@@ -6,6 +6,7 @@
 #include "formats/text_lines.hpp"
 #include "model/size_budget.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <limits>
@@ -63,7 +64,12 @@ public:
             if (root.contains("costs")) fail("/chunks", "a file gives either \"costs\" or \"chunks\" (chunk costs derive the op costs)");
             s.chunks = chunks_from_json(root["chunks"], file_);
         }
+        if (root.contains("stage_costs")) {
+            if (!s.costs) fail("/stage_costs", "stage costs override \"costs\", which the file does not give");
+            read_stage_costs(root["stage_costs"], *s.costs);
+        }
         if (root.contains("memory_limit")) s.memory_limit = rational(root["memory_limit"], "/memory_limit");
+        if (root.contains("activation_sizes")) s.activation_sizes = activation_sizes(root["activation_sizes"]);
         read_slots(root, s);
         return s;
     }
@@ -212,6 +218,52 @@ private:
         return c;
     }
 
+    // [{"block": 0, "F": "1/3", ...}, ...]: each block's costs, starting from the file's base costs.
+    void read_stage_costs(const json& j, Costs& c) const {
+        if (!j.is_array()) fail("/stage_costs", "expected an array of {\"block\": N, \"F\": .., ...} objects");
+        for (size_t k = 0; k < j.size(); ++k) {
+            const std::string at = fmt::format("/stage_costs/{}", k);
+            if (!j[k].is_object()) fail(at, "expected an object");
+            const int block = count(j[k], at, "block", 0);
+            OpCosts one = c.base;
+            for (const auto& [key, value] : j[k].items()) {
+                if (key == "block") continue;
+                const Rational v = rational(value, at + "/" + key);
+                if (key == "F") one.F = v;
+                else if (key == "I") one.I = v;
+                else if (key == "W") one.W = v;
+                else if (key == "B") one.B = v;
+                else if (key == "FB") one.FB = v;
+                else if (key == "FI") one.FI = v;
+                else fail(at + "/" + key, "unknown cost key (expected block, F, I, W, B, FB or FI)");
+            }
+            if (!c.per_block.emplace(block, one).second) fail(at + "/block", fmt::format("block {} appears twice", block));
+        }
+    }
+
+    // Explicit idle cells (a compute_only CSV's empty cells): gaps[k] before op k, the last after the ops.
+    void read_gaps(const json& j, const std::string& at, int r, Schedule& s) const {
+        const std::vector<int> gaps = int_list(j, at);
+        if (gaps.size() != s.ranks[r].size() + 1)
+            fail(at, fmt::format("expected {} counts (before each of the {} ops, and after them)", s.ranks[r].size() + 1,
+                                 s.ranks[r].size()));
+        s.gaps.resize(static_cast<size_t>(s.placement.ranks));
+        s.gaps[r] = gaps;
+    }
+
+    ActivationModel activation_sizes(const json& j) const {
+        if (!j.is_object()) fail("/activation_sizes", "expected {\"F\": .., \"I\": ..}");
+        ActivationModel sizes;
+        for (const auto& [key, value] : j.items()) {
+            const std::string at = "/activation_sizes/" + key;
+            if (key == "F") sizes.forward_alloc = rational(value, at);
+            else if (key == "I") sizes.input_grad_free = rational(value, at);
+            else fail(at, "unknown key (expected F, allocated by F, or I, released by I)");
+        }
+        if (sizes.input_grad_free > sizes.forward_alloc) fail("/activation_sizes/I", "I cannot release more than F allocated");
+        return sizes;
+    }
+
     Op op(const json& j, const std::string& at, const OpIndex& index) const {
         if (!j.is_object()) fail(at, "expected an op object");
         const json& kind = member(j, at, "kind");
@@ -257,7 +309,10 @@ private:
                 }
                 s.ranks[r].push_back(slot);
             }
+            if (ranks[i].contains("gaps")) read_gaps(ranks[i]["gaps"], at + "/gaps", r, s);
         }
+        if (!s.gaps.empty())  // ranks without "gaps" have none
+            for (int r = 0; r < s.placement.ranks; ++r) s.gaps[r].resize(s.ranks[r].size() + 1, 0);
         for (int r = 0; r < s.placement.ranks; ++r)
             if (!rank_seen[r]) fail("/schedule", fmt::format("rank {} has no entry", r));
     }
@@ -279,9 +334,26 @@ nlohmann::ordered_json schedule_head_json(const Schedule& schedule) {
         j["costs"] = costs_to_json(schedule.costs->base);
         j["costs"]["comm"] = format_rational(schedule.costs->comm);
     }
+    if (schedule.costs && !schedule.costs->per_block.empty()) {
+        json blocks = json::array();
+        for (const auto& [block, c] : schedule.costs->per_block) {
+            json one = {{"block", block}};
+            one.update(costs_to_json(c));
+            blocks.push_back(std::move(one));
+        }
+        j["stage_costs"] = std::move(blocks);
+    }
     if (schedule.chunks) j["chunks"] = chunks_to_json(*schedule.chunks);
     if (schedule.memory_limit) j["memory_limit"] = format_rational(*schedule.memory_limit);
+    if (schedule.activation_sizes)
+        j["activation_sizes"] = {{"F", format_rational(schedule.activation_sizes->forward_alloc)},
+                                 {"I", format_rational(schedule.activation_sizes->input_grad_free)}};
     return j;
+}
+
+bool has_gaps(const Schedule& schedule, size_t r) {
+    if (r >= schedule.gaps.size()) return false;
+    return std::any_of(schedule.gaps[r].begin(), schedule.gaps[r].end(), [](int g) { return g > 0; });
 }
 
 nlohmann::ordered_json slot_to_json(const Slot& slot) {
@@ -299,6 +371,7 @@ nlohmann::ordered_json schedule_to_json(const Schedule& schedule) {
         json ops = json::array();
         for (const Slot& slot : schedule.ranks[r]) ops.push_back(slot_to_json(slot));
         ranks.push_back({{"rank", r}, {"ops", ops}});
+        if (has_gaps(schedule, r)) ranks.back()["gaps"] = schedule.gaps[r];
     }
     j["schedule"] = ranks;
     return j;
@@ -318,6 +391,10 @@ void write_json(std::ostream& out, const Schedule& schedule) {
         stream.begin_array();
         for (const Slot& slot : schedule.ranks[r]) stream.value(slot_to_json(slot));
         stream.end_array();
+        if (has_gaps(schedule, r)) {
+            stream.key("gaps");
+            stream.value(nlohmann::ordered_json(schedule.gaps[r]));
+        }
         stream.end_object();
     }
     stream.end_array();

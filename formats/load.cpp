@@ -94,6 +94,15 @@ std::optional<FileText> read_regular(const std::string& path) {
 
 }  // namespace
 
+std::string format_display_name(FileFormat format) {
+    switch (format) {
+        case FileFormat::Native: return "native text";
+        case FileFormat::TorchCsv: return "PyTorch CSV";
+        case FileFormat::Json: return "JSON";
+    }
+    throw std::logic_error("unreachable");
+}
+
 FileText read_file(const std::string& path) {
     if (path == "-") return FileText(read_bounded(std::cin, "-"));
     std::error_code error;

@@ -18,6 +18,8 @@ enum class FileFormat { Native, TorchCsv, Json };
 FileFormat format_from_name(const std::string& path);
 // "native", "torch-csv" (or "csv"), "json"; throws std::invalid_argument otherwise.
 FileFormat parse_format_name(const std::string& name);
+// "native text", "PyTorch CSV", "JSON": for messages.
+std::string format_display_name(FileFormat format);
 
 // A file's bytes ("-": standard input), at most 2 GiB, without NUL bytes: what the readers parse.
 class FileText {

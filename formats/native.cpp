@@ -113,8 +113,19 @@ private:
             schedule_.memory_limit = *limit;
             return;
         }
+        if (head == "activation-sizes") {
+            if (words.size() < 2) fail(words[0].column, "expected 'activation-sizes F=.. I=..'");
+            const size_t from = static_cast<size_t>(words[1].column - 1);
+            const std::string_view items = line.text.substr(from);
+            try {
+                schedule_.activation_sizes = parse_activation_sizes(items.substr(0, items.find('#')));
+            } catch (const CostSyntaxError& e) {
+                fail(static_cast<int>(from + e.offset) + 1, e.message);
+            }
+            return;
+        }
         fail(words[0].column, fmt::format("unknown directive '{}' (expected ranks, microbatches, stages, placement, "
-                                          "pipeline, costs, stage-costs, chunks, chunk-pattern, memory-limit or rank)",
+                                          "pipeline, costs, stage-costs, chunks, chunk-pattern, memory-limit, activation-sizes or rank)",
                                           head));
     }
 
@@ -580,6 +591,7 @@ std::string write_native(const Schedule& schedule) {
         if (schedule.chunks->pattern) text += "chunk-pattern " + format_pattern(*schedule.chunks->pattern) + "\n";
     }
     if (schedule.memory_limit) text += "memory-limit " + format_rational(*schedule.memory_limit) + "\n";
+    if (schedule.activation_sizes) text += "activation-sizes " + format_activation_sizes(*schedule.activation_sizes) + "\n";
     for (size_t r = 0; r < schedule.ranks.size(); ++r) {
         text += fmt::format("rank {}:", r);
         const auto* gaps = schedule.gaps.empty() ? nullptr : &schedule.gaps[r];

@@ -720,14 +720,6 @@ std::string torch_slot_text(const Slot& slot, TorchEra era) {
     return "(" + torch_op_text(slot.ops[0], era) + ";" + torch_op_text(slot.ops[1], era) + ")OVERLAP_F_B";
 }
 
-std::vector<std::string> torch_csv_cannot_hold(const Schedule& schedule) {
-    std::vector<std::string> dropped;
-    if (schedule.costs) dropped.emplace_back("costs");
-    if (schedule.chunks) dropped.emplace_back("chunk costs");
-    if (schedule.memory_limit) dropped.emplace_back("a memory limit");
-    return dropped;
-}
-
 std::string write_torch_csv(const Schedule& schedule, TorchCsvFormat format, TorchEra era) {
     check_single_pipeline(schedule);
     bool comms = format == TorchCsvFormat::ComputeComms;

@@ -54,8 +54,5 @@ std::string torch_slot_text(const Slot& slot, TorchEra era = TorchEra::Current);
 // for gaps (compute_only). ComputeComms needs Schedule::actions. Throws std::invalid_argument for
 // schedules PyTorch's format cannot hold (more than one pipeline, ComputeComms without actions).
 std::string write_torch_csv(const Schedule& schedule, TorchCsvFormat format, TorchEra era = TorchEra::Current);
-// What the schedule carries that PyTorch's CSV has no place for ("costs", "chunk costs", "a memory limit"), so
-// that a writer can say it is dropped; empty when nothing is.
-std::vector<std::string> torch_csv_cannot_hold(const Schedule& schedule);
 
 }  // namespace pp

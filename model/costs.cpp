@@ -53,8 +53,8 @@ void apply_cost_items(std::string_view text, OpCosts& op_costs, Rational* comm) 
         auto value = parse_rational(item.substr(eq + 1));
         if (!value)
             throw CostSyntaxError{"expected a non-negative number such as 2, 1.5 or 7/4 after '" + std::string(key) +
-                                      "=' (whole numbers at most 2^40 = 1099511627776, at most 9 digits after the "
-                                      "point), got '" + std::string(item.substr(eq + 1)) + "'",
+                                      "=' (numerator and denominator at most 2^40 = 1099511627776, also for a "
+                                      "decimal once reduced), got '" + std::string(item.substr(eq + 1)) + "'",
                                   start + eq + 1};
         if (key == "F") op_costs.F = *value;
         else if (key == "I") op_costs.I = *value;
@@ -88,6 +88,24 @@ std::string format_op_costs(const OpCosts& c) {
 
 std::string format_costs(const Costs& costs) {
     return format_op_costs(costs.base) + ",comm=" + format_rational(costs.comm);
+}
+
+ActivationModel parse_activation_sizes(std::string_view text) {
+    ActivationModel model;
+    OpCosts sizes;
+    sizes.F = model.forward_alloc;
+    sizes.I = model.input_grad_free;
+    apply_cost_items(text, sizes, nullptr);
+    if (sizes.W != Rational(1) || sizes.B || sizes.FB || sizes.FI)
+        throw CostSyntaxError{"activation sizes take F (allocated by F) and I (released by I) only", 0};
+    if (sizes.I > sizes.F) throw CostSyntaxError{"I cannot release more than F allocated", 0};
+    model.forward_alloc = sizes.F;
+    model.input_grad_free = sizes.I;
+    return model;
+}
+
+std::string format_activation_sizes(const ActivationModel& sizes) {
+    return "F=" + format_rational(sizes.forward_alloc) + ",I=" + format_rational(sizes.input_grad_free);
 }
 
 }  // namespace pp

@@ -48,6 +48,11 @@ std::string format_costs(const Costs& costs);
 struct ActivationModel {
     Rational forward_alloc{1};  // allocated at the start of F
     Rational input_grad_free{0};  // released at the end of I; the rest at the end of W (B releases all)
+    bool operator==(const ActivationModel&) const = default;
 };
+
+// "F=1,I=11/16": what F allocates and I releases (keys F and I only; I at most F). Throws CostSyntaxError.
+ActivationModel parse_activation_sizes(std::string_view text);
+std::string format_activation_sizes(const ActivationModel& sizes);
 
 }  // namespace pp

@@ -81,7 +81,10 @@ std::optional<Integer> Integer::parse(std::string_view text) {
     if (digits.empty()) return std::nullopt;
     for (char c : digits)
         if (c < '0' || c > '9') return std::nullopt;
-    return IntegerAccess::from_big(BigInt(std::string(text)));
+    const bool negative = digits.size() < text.size();
+    // Boost reads a leading 0 as octal ("025" = 21) and 0x as hex: hand it decimal digits without leading zeros.
+    digits.remove_prefix(std::min(digits.find_first_not_of('0'), digits.size() - 1));
+    return IntegerAccess::from_big(BigInt((negative ? "-" : "") + std::string(digits)));
 }
 
 bool Integer::big_fits_int64() const noexcept {

@@ -51,6 +51,7 @@ bool all_inline(const Integer& a, const Integer& b, const Integer& c, const Inte
 Wide wide(const Integer& x) { return x.to_int64(); }  // only called on inline values
 
 constexpr std::int64_t kMaxComponent = std::int64_t{1} << 40;  // what the parsers accept
+constexpr size_t kMaxDecimalDigits = 64;
 
 std::optional<std::int64_t> parse_digits(std::string_view digits) {
     if (digits.empty()) return std::nullopt;
@@ -144,15 +145,21 @@ std::optional<Rational> parse_rational(std::string_view text) {
     if (!all_digits(whole) || !all_digits(frac)) return std::nullopt;
     if (whole.empty() && frac.empty()) return std::nullopt;
     if (dot != std::string_view::npos && frac.empty()) return std::nullopt;
-    if (frac.size() > 9) return std::nullopt;
-    auto w = whole.empty() ? std::optional<std::int64_t>{0} : parse_digits(whole);
-    if (!w) return std::nullopt;
-    std::int64_t den = 1;
-    for (size_t i = 0; i < frac.size(); ++i) den *= 10;
-    auto f = frac.empty() ? std::optional<std::int64_t>{0} : parse_digits(frac);
-    if (!f) return std::nullopt;
-    if (*w > kMaxComponent / den) return std::nullopt;
-    return Rational(*w * den + *f, den);
+    if (frac.empty()) {
+        auto w = parse_digits(whole);
+        if (!w) return std::nullopt;
+        return Rational(*w);
+    }
+    // A decimal is read exactly and accepted when the fraction it equals is (numerator and denominator at most
+    // 2^40 once reduced), so every terminating value format_rational writes reads back: 1/1024 may be written
+    // 0.0009765625. The length cap only bounds the work; 2^-40 needs 40 digits.
+    if (whole.size() > kMaxDecimalDigits || frac.size() > kMaxDecimalDigits) return std::nullopt;
+    const auto digits = Integer::parse(fmt::format("{}{}", whole, frac));
+    if (!digits) return std::nullopt;
+    Rational value(*digits, pow10(static_cast<int>(frac.size())));
+    if (value.numerator() > Integer(kMaxComponent) || value.denominator() > Integer(kMaxComponent))
+        return std::nullopt;
+    return value;
 }
 
 std::string format_rational(const Rational& value) {

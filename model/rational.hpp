@@ -55,7 +55,8 @@ double to_double(const Rational& value);
 using Ticks = Integer;
 
 // Parses a non-negative decimal ("12", "1.75") or fraction ("7/4"); nullopt when malformed or too large
-// (each whole number part at most 2^40, at most 9 digits after the point).
+// (a fraction's numerator and denominator at most 2^40; a decimal when the fraction it equals, reduced, is
+// within that, e.g. "0.0009765625" = 1/1024, so every terminating value format_rational writes reads back).
 std::optional<Rational> parse_rational(std::string_view text);
 
 // Shortest exact text: "4", "4.5", "0.125", else "7/3".

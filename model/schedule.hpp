@@ -69,6 +69,7 @@ struct Schedule {
     std::optional<Costs> costs;
     std::optional<ChunkSpec> chunks;       // never together with `costs` in a file
     std::optional<Rational> memory_limit;
+    std::optional<ActivationModel> activation_sizes;  // default: one unit per stash, all released at W
     // gaps[r][k] = empty cells just before slot k of rank r; gaps[r].back() = trailing empty cells.
     // Empty when the schedule has no explicit bubbles.
     std::vector<std::vector<int>> gaps;

@@ -118,6 +118,36 @@ TEST_CASE("exact: decimals of binary and decimal fractions, whatever their lengt
     CHECK(format_rational(rational(1, BigInt("1000073001431003663"))) == "1/1000073001431003663");
 }
 
+TEST_CASE("exact: every number format_rational writes within the input bounds reads back equal", "[exact][issue30]") {
+    // The issue's symptoms: 1/1024 and 1000000000001/4 were written as decimals the reader refused.
+    CHECK(parse_rational("0.0009765625") == Rational(1, 1024));
+    CHECK(parse_rational("250000000000.25") == Rational(1000000000001, 4));
+    CHECK(parse_rational("0.00000000000000000000000000000000000000000000000000000000000001") == std::nullopt);  // 10^-62
+    CHECK(parse_rational("0.25") == Rational(1, 4));  // leading zeros are decimal, not octal
+    CHECK(parse_rational("010.5") == Rational(21, 2));
+    CHECK(Integer::parse("025") == Integer(25));
+    CHECK(Integer::parse("-0017") == Integer(-17));
+    CHECK(parse_rational("1099511627776.5") == std::nullopt);  // 2199023255553/2: numerator past 2^40
+    std::mt19937_64 rng(30);
+    std::uniform_int_distribution<std::int64_t> component(1, std::int64_t{1} << 40);
+    std::uniform_int_distribution<int> exponent(0, 40);
+    for (int trial = 0; trial < 4000; ++trial) {
+        // Half the denominators are 2^a 5^b (written as decimals), half arbitrary (written as fractions).
+        std::int64_t den = component(rng);
+        if (trial % 2 == 0) {
+            den = 1;
+            for (int a = exponent(rng); a > 0 && den <= (std::int64_t{1} << 39); --a) den *= 2;
+            for (int b = exponent(rng) % 18; b > 0 && den <= (std::int64_t{1} << 40) / 5; --b) den *= 5;
+        }
+        const Rational value(component(rng), den);
+        if (value.numerator() > Integer(std::int64_t{1} << 40) || value.denominator() > Integer(std::int64_t{1} << 40))
+            continue;
+        const std::string text = format_rational(value);
+        INFO(text);
+        CHECK(parse_rational(text) == value);
+    }
+}
+
 TEST_CASE("exact: a tick scale whose common denominator passes 2^64", "[exact]") {
     // The issue's "TimeScale does not include value": four primes near 65,500 have a product above 2^63.
     TimeScale scale;

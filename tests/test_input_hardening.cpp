@@ -427,16 +427,21 @@ TEST_CASE("hardening: --json never aborts on bytes that are not UTF-8, and keeps
     }
 }
 
-TEST_CASE("hardening: writing PyTorch's CSV names the costs and memory limit it drops", "[hardening][csv]") {
+TEST_CASE("hardening: convert to PyTorch's CSV refuses to drop costs and memory limit unless --drop names them", "[hardening][csv][issue30]") {
     // The native file exceeds its memory limit (exit 1); its CSV alone, without a word, verified clean.
     const std::string native = write_temp("drops.txt",
                                           "ranks 2\nmicrobatches 2\ncosts F=2 I=1 W=1 comm=1/3\nmemory-limit 1\n"
                                           "rank 0: 0F0 0F1 0B0 0B1\nrank 1: 1F0 1B0 1F1 1B1\n");
     CHECK(run_cli("verify " + native).exit_code == 1);
     const std::string csv = (pp::test::scratch_dir() / "drops.csv").string();
-    const auto c = run_cli("convert " + native + " -o " + csv);
+    const auto refused = run_cli("convert " + native + " -o " + csv);
+    CHECK(refused.exit_code == 2);
+    CHECK_THAT(refused.err, Catch::Contains("would lose the costs (--drop costs); the memory limit 1 (--drop memory)"));
+    CHECK_FALSE(std::filesystem::exists(csv));
+    CHECK(run_cli("convert " + native + " -o " + csv + " --drop costs").exit_code == 2);  // the memory limit still
+    const auto c = run_cli("convert " + native + " -o " + csv + " --drop costs,memory");
     CHECK(c.exit_code == 0);
-    CHECK_THAT(c.err, Catch::Contains("warning: " + csv + ": PyTorch's CSV format has no place for costs or a memory limit"));
+    CHECK_THAT(c.err, Catch::Contains("warning: " + csv + ": the PyTorch CSV file does not keep the costs (--drop costs); the memory limit 1"));
     CHECK(run_cli("verify " + csv).exit_code == 0);             // what the warning is about
     CHECK(run_cli("verify " + csv + " --memory-limit 1").exit_code == 1);  // given again, the same verdict
     // Nothing to drop, nothing said; JSON keeps both.

@@ -294,14 +294,19 @@ def case_refute():
 
 
 def case_input_bounds():
-    # README "Exact arithmetic": whole numbers up to 2^40 and 9 digits after the point are accepted and timed
-    # exactly; one more is a usage error (exit 2) naming the flag, never a silent rounding.
+    # README "Exact arithmetic": numerators and denominators up to 2^40 (a decimal once reduced) are accepted and
+    # timed exactly; one past is a usage error (exit 2) naming the flag, never a silent rounding.
     native = os.path.join(SCRATCH, "bounds.txt")
     open(native, "w").write("ranks 1\nmicrobatches 1\nrank 0: 0F0 0I0 0W0\n")
     top = 2 ** 40
     ref, _ = check_simulate(native_to_json(native), f"F={top},I={top}/{top - 1},W=0.123456789")
     check(ref["makespan"] == top + Fraction(top, top - 1) + Fraction(123456789, 10 ** 9), "reference self-check")
-    for bad in (f"F={top + 1}", f"F=1/{top + 1}", "F=0.1234567891"):
+    # 2^-40 is 40 digits after the point and reduces to 1/2^40: accepted, equal to the fraction.
+    tiny = format(Fraction(1, top).numerator * 5 ** 40, "d").rjust(40, "0")
+    ref, _ = check_simulate(native_to_json(native), f"F=0.{tiny},I=1,W=1")
+    check(ref["makespan"] == 2 + Fraction(1, top), f"F=0.{tiny} is not 1/2^40")
+    # 0.1234567891234 reduces to 1234567891234/10^13: both past 2^40.
+    for bad in (f"F={top + 1}", f"F=1/{top + 1}", "F=0.1234567891234", f"F={top}.5"):
         proc = run("simulate", native, "--costs", bad, expect=2)
         check("--costs" in proc.stderr, f"--costs {bad}: the error does not name the flag:\n{proc.stderr}")
 
