@@ -1,6 +1,7 @@
 // `formula` and `refute` with --chunk-costs symbolic (issue 11): the slot formulas of proofs/chunk_formula.hpp
 // and the counterexample search of proofs/chunk_refute.hpp, printed.
 #include "cli/chunk_cli.hpp"
+#include "cli/json_status.hpp"
 #include "cli/common.hpp"
 #include "formats/json_text.hpp"
 #include "proofs/chunk_formula.hpp"
@@ -110,7 +111,7 @@ int run_chunk_refute(const std::string& claim, const std::string& family, int p_
         throw UsageError(e.what());
     }
     if (json) {
-        nlohmann::json j{{"status", r.refuted ? "refuted" : "undecided"}, {"claim", r.claim}, {"family", r.family}};
+        nlohmann::json j{{"status", r.refuted ? kStatusRefuted : kStatusUnknown}, {"claim", r.claim}, {"family", r.family}};
         if (r.refuted) {
             j["counterexample"] = {{"P", r.P}, {"M", r.M}, {"chunk_costs", format_chunk_costs(*r.costs)}};
             for (const auto& [name, value] : r.values) j["counterexample"]["values"][name] = value;

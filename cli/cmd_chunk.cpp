@@ -5,6 +5,7 @@
 // finishes one tick earlier" (unsat for a stock z3). Exit 0, or 3 when `best` could not be proved optimal.
 #include "cli/chunk_cli.hpp"
 #include "cli/commands.hpp"
+#include "cli/json_status.hpp"
 #include "cli/common.hpp"
 #include "formats/json_text.hpp"
 #include "render/chunk_timeline.hpp"
@@ -33,9 +34,11 @@ struct ChunkCommand {
     bool json = false;
     int width = 160;
     std::optional<std::string> svg_path, trace_path, proof_dir;
-    double us_per_unit = 1000;
+    std::optional<std::string> seconds_per_unit;
+    std::optional<double> us_per_unit;  // the old spelling
 
     int run() {
+        const double trace_us = trace_microseconds_per_unit(seconds_per_unit, us_per_unit);
         const auto kind = slot_kind_from_name(op);
         if (!kind) throw UsageError("--op expects F, I, W, B, pair (F&B) or pair-fi (F&I), got '" + op + "'");
         Schedule schedule;
@@ -51,10 +54,11 @@ struct ChunkCommand {
         const auto& tl = t.timeline;
         const std::string title = fmt::format("{} slot, pattern {}", slot_kind_name(*kind), format_pattern(table.pattern));
         if (svg_path) write_text(*svg_path, chunk_svg(t, title));
-        if (trace_path) write_text(*trace_path, chunk_trace(t, us_per_unit));
+        if (trace_path) write_text(*trace_path, chunk_trace(t, trace_us));
         if (proof_dir) emit_proof(t);
         if (json) {
             nlohmann::json j = slot_timing_json(t);
+            j["status"] = kStatusOk;
             j["op"] = op;
             j["slot_kind"] = slot_kind_name(*kind);
             j["pattern"] = format_pattern(table.pattern);
@@ -90,7 +94,7 @@ struct ChunkCommand {
                 std::cout << fmt::format("{}: lower bound {}{}\n", t.optimal ? "OPTIMAL" : "FEASIBLE", format_rational(*t.lower_bound),
                                          t.certificate_smt2.empty() ? "" : " (re-check: --emit-proof DIR, then z3 DIR/certificate.smt2 -> unsat)");
             if (svg_path) std::cout << "wrote " << *svg_path << "\n";
-            if (trace_path) std::cout << "wrote " << *trace_path << " (1 cost unit = " << us_per_unit << " us)\n";
+            if (trace_path) std::cout << "wrote " << *trace_path << " (1 cost unit = " << trace_us << " us)\n";
         }
         return t.optimal ? kOk : kUndecided;
     }
@@ -121,7 +125,9 @@ Runner add_chunk(CLI::App& app) {
     sub->add_option("--width", cmd->width, "characters for the time axis")->check(CLI::Range(20, 2000));
     sub->add_option("--svg", cmd->svg_path, "also write the timeline as an SVG picture");
     sub->add_option("--trace", cmd->trace_path, "also write a Chrome/Perfetto trace-event JSON");
-    sub->add_option("--trace-unit-us", cmd->us_per_unit, "microseconds per cost unit in the trace (default 1000)")->check(CLI::PositiveNumber);
+    sub->add_option("--seconds-per-unit", cmd->seconds_per_unit,
+                    "seconds per cost unit in the trace (default 0.001: one unit = 1 ms), as in show, compare and report");
+    sub->add_option("--trace-unit-us", cmd->us_per_unit, "old spelling: microseconds per cost unit in the trace")->check(CLI::PositiveNumber);
     sub->add_option("--emit-proof", cmd->proof_dir, "pattern best: write best.json and certificate.smt2 here");
     return [cmd] { return cmd->run(); };
 }

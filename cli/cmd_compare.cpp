@@ -2,6 +2,7 @@
 // idle per rank, the Zero Bubble paper's bubble rate, peak activations, parameter copies and, given
 // --tokens-per-microbatch and --seconds-per-unit, GPU utilisation and GPU-hours per million tokens.
 #include "cli/commands.hpp"
+#include "cli/json_status.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "formats/json_text.hpp"
@@ -219,6 +220,7 @@ struct CompareCommand {
 
     void print_json(const std::vector<CompareRow>& rows, const std::vector<Costs>& row_costs, const CompareOptions& o) const {
         nlohmann::json j;
+        j["status"] = kStatusOk;
         j["timing_model"] = comm_model_name(o.comm_model);
         j["cost_basis"] = o.model_share_costs ? "model-share" : "per-stage";
         j["definitions"] = {

@@ -1,7 +1,9 @@
 // pipeproof list / generate NAME -P -M [-V]: the schedule library.
 #include "cli/commands.hpp"
+#include "cli/json_status.hpp"
 #include "cli/common.hpp"
 #include "formats/json_text.hpp"
+#include "model/cost_presets.hpp"
 #include "schedules/registry.hpp"
 
 #include <fmt/format.h>
@@ -35,11 +37,29 @@ struct GenerateCommand {
 
 }  // namespace
 
+namespace {
+
+int list_cost_presets(bool json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const CostPreset& p : cost_presets()) {
+        if (json) all.push_back({{"name", p.name}, {"costs", p.costs}, {"source", p.source}});
+        else std::cout << fmt::format("{:<17} {}\n{:<17} {}\n", p.name, p.costs, "", p.source);
+    }
+    if (json) std::cout << json_text(nlohmann::json{{"status", kStatusOk}, {"cost_presets", all}}, 2) << "\n";
+    else std::cout << "Use a name wherever costs are given (--costs zb-1.5b); items after it override (--costs zb-1.5b,comm=0).\n";
+    return kOk;
+}
+
+}  // namespace
+
 Runner add_list(CLI::App& app) {
     auto json = std::make_shared<bool>(false);
-    auto* sub = app.add_subcommand("list", "the schedule families, their parameters and preconditions");
-    sub->add_flag("--json", *json, "one JSON array of {name, summary, parameters, requires, source}");
-    return [json] {
+    auto presets = std::make_shared<bool>(false);
+    auto* sub = app.add_subcommand("list", "the schedule families, their parameters and preconditions (--costs: cost presets)");
+    sub->add_flag("--json", *json, "{\"status\": \"ok\", \"families\": [{name, summary, parameters, requires, source}, ...]}");
+    sub->add_flag("--costs", *presets, "the named cost presets (published profiles) instead of the families");
+    return [json, presets]() -> int {
+        if (*presets) return list_cost_presets(*json);
         nlohmann::json all = nlohmann::json::array();
         for (const auto& f : schedule_families()) {
             if (*json)
@@ -49,7 +69,7 @@ Runner add_list(CLI::App& app) {
                 std::cout << fmt::format("{:<17} {}\n{:<17} parameters: {}; requires: {}; order from: {}\n", f.name, f.summary, "",
                                          f.parameters, f.preconditions, f.source);
         }
-        if (*json) std::cout << json_text(all, 2) << "\n";
+        if (*json) std::cout << json_text(nlohmann::json{{"status", kStatusOk}, {"families", all}}, 2) << "\n";
         return kOk;
     };
 }

@@ -2,6 +2,7 @@
 // family and M for a cluster and a model, from simulated schedules and stated estimates (planner/).
 // Every setting is a flag and a `key = value` line of the config file; flags win over the file.
 #include "cli/commands.hpp"
+#include "cli/json_status.hpp"
 #include "cli/common.hpp"
 #include "formats/json_text.hpp"
 #include "planner/chunk_plan.hpp"
@@ -44,7 +45,7 @@ nlohmann::json option_json(const plan::PlanOption& o) {
 // The whole plan as one document: every option (best first), the recommendation or, when nothing fits,
 // what would; every number is an estimate except where `exact` says otherwise.
 nlohmann::json plan_json(const plan::PlanResult& result) {
-    nlohmann::json j = {{"gpus", result.request.cluster.gpus}, {"gpu_memory_gb", result.request.cluster.gpu_memory_gb},
+    nlohmann::json j = {{"status", kStatusOk}, {"gpus", result.request.cluster.gpus}, {"gpu_memory_gb", result.request.cluster.gpu_memory_gb},
                         {"options", nlohmann::json::array()}, {"skipped", result.skipped}};
     for (const auto& o : result.options) j["options"].push_back(option_json(o));
     j["recommendation"] = result.any_fits() ? option_json(result.options.front()) : nlohmann::json(nullptr);

@@ -4,6 +4,7 @@
 // 2 bad input.
 #include "cli/commands.hpp"
 #include "cli/chunk_point.hpp"
+#include "cli/json_status.hpp"
 #include "cli/common.hpp"
 #include "cli/watchdog.hpp"
 #include "cli/formula_json.hpp"
@@ -69,7 +70,7 @@ struct RefuteCommand {
     std::string basis = "paper";
 
     int run() {
-        start_budget(time_limit, memory_budget, json, "undecided", "UNDECIDED");
+        start_budget(time_limit, memory_budget, json, kStatusUnknown, "UNDECIDED");
         // The claim, the assumptions and a cost grid are read in the letters of --basis (default: the family's
         // own paper's), so the Zero Bubble paper's (p-1)(F+B-W) means F + I - W for zb-h1.
         const Basis b = resolve_basis(basis, family);
@@ -125,7 +126,7 @@ struct RefuteCommand {
         if (r.bubble && r.bubble_region)
             readable = readable_bubble(r.family, r.bubble_P, options.stages_per_rank, *r.bubble, *r.bubble_region);
         if (json) {
-            nlohmann::json j{{"status", refute_status_name(r.status)}, {"claim", claim}, {"family", r.family},
+            nlohmann::json j{{"status", r.status == RefuteResult::Undecided ? kStatusUnknown : refute_status_name(r.status)}, {"claim", claim}, {"family", r.family},
                              {"basis", basis_name(b)}, {"claim_in_pytorch_letters", r.claim}};
             if (readable) {
                 j["bubble"] = readable_json(*readable, b);

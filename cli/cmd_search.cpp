@@ -3,6 +3,7 @@
 // nothing was found in time.
 #include "cli/search_io.hpp"
 #include "cli/commands.hpp"
+#include "cli/json_status.hpp"
 #include "cli/common.hpp"
 #include "cli/stop_signal.hpp"
 #include "formats/json_text.hpp"
@@ -180,6 +181,7 @@ struct SearchCommand {
             }
         }
         require_positive_durations(problem);
+        if (output) check_output_before_search(problem);
         problem.symmetry_breaking = !no_symmetry;
         SearchOptions options;
         options.time_limit = time_limit;
@@ -234,6 +236,16 @@ struct SearchCommand {
         return kOk;
     }
 
+    // A search can run for minutes: a result it could not write would be lost, so the output is checked first.
+    void check_output_before_search(const SearchProblem& problem) const {
+        const FileFormat chosen = parse_optional_format(format).value_or(format_from_name(*output));
+        if (chosen == FileFormat::TorchCsv && problem.placement.pipeline_count() > 1)
+            throw UsageError(fmt::format("-o {}: PyTorch's CSV format holds one pipeline and this placement has {}; write "
+                                         "native text (.txt) or JSON (.json)",
+                                         *output, problem.placement.pipeline_count()));
+        require_writable(*output, "-o");
+    }
+
     void print_text(const SearchResult& r, const ChunkTable* chunk_table) const {
         const char* what = r.objective == Objective::Span ? "span" : "makespan";
         std::cout << "status: " << search_status_name(r.status) << "\n";
@@ -268,7 +280,8 @@ struct SearchCommand {
             for (std::string line; std::getline(word, line);) std::cout << "  " << line << "\n";
         }
         std::cout << fmt::format("time: {:.2f} s\n", r.seconds);
-        for (const auto& line : r.log) std::cout << "  " << line << "\n";
+        if (!quiet)
+            for (const auto& line : r.log) std::cout << "  " << line << "\n";
         if (r.schedule && chunk_table) std::cout << exposure_text(*r.schedule, *chunk_table);
         if (r.schedule && !output) std::cout << "\n" << render_schedule(*r.schedule, FileFormat::Native);
     }
@@ -406,7 +419,7 @@ nlohmann::json periodic_json(const SearchResult& r) {
 
 nlohmann::json search_result_json(const SearchResult& r) {
     nlohmann::json j;
-    j["status"] = search_status_name(r.status);
+    j["status"] = json_status(r.status);
     j["objective"] = r.objective == Objective::Span ? "span" : "makespan";
     j["seconds"] = std::round(r.seconds * 1000) / 1000;
     j["stopped"] = r.stopped;
@@ -487,7 +500,7 @@ Runner add_search(CLI::App& app) {
                   "when no exact encoding fits the whole instance");
     sub->add_flag("--no-symmetry-breaking", cmd->no_symmetry, "search without per-class micro-batch order (slow; for cross-checks)");
     sub->add_flag("--json", cmd->json, "machine-readable output");
-    sub->add_flag("-q,--quiet", cmd->quiet, "no progress lines on standard error");
+    sub->add_flag("-q,--quiet", cmd->quiet, "the result only: no progress lines on standard error, no search log");
     sub->add_option("--progress-interval", cmd->progress_interval,
                     "seconds between progress lines when nothing improves (default 2)")
         ->check(CLI::PositiveNumber);

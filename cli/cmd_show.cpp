@@ -1,6 +1,7 @@
 // pipeproof show FILE|NAME: the timeline as an ASCII Gantt chart, and on request as an SVG picture
 // (--svg) and a Chrome/Perfetto trace (--trace).
 #include "cli/commands.hpp"
+#include "cli/json_status.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "formats/json_stream.hpp"
@@ -53,6 +54,7 @@ struct ShowCommand {
             // written slot by slot.
             nlohmann::json j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing);
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);  // per rank exposed_comm (issue 11)
+            j["status"] = timed.valid() ? kStatusValid : kStatusInvalid;
             j["valid"] = timed.valid();  // drawn, but the verdict of `verify` stands (keys as in simulate --json)
             if (!timed.valid()) {
                 j["violation_count"] = violation_count(timed.verdict);
@@ -94,15 +96,7 @@ struct ShowCommand {
         return timed.valid() ? kOk : kViolations;  // drawn, but the verdict of `verify` stands
     }
 
-    double trace_us_per_unit() const {
-        if (seconds_per_unit && us_per_unit) throw UsageError("give --seconds-per-unit or its old spelling --trace-unit-us, not both");
-        if (us_per_unit) return *us_per_unit;
-        if (!seconds_per_unit) return 1000;
-        const auto seconds = parse_rational(*seconds_per_unit);
-        if (!seconds || *seconds <= Rational(0))
-            throw UsageError("--seconds-per-unit expects a positive number of seconds per cost unit, got '" + *seconds_per_unit + "'");
-        return static_cast<double>(seconds->numerator()) / static_cast<double>(seconds->denominator()) * 1e6;
-    }
+    double trace_us_per_unit() const { return trace_microseconds_per_unit(seconds_per_unit, us_per_unit); }
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // pipeproof simulate FILE: exact start and end of every op (longest path), makespan, idle per rank,
 // bubble, peak activations, critical path.
 #include "cli/commands.hpp"
+#include "cli/json_status.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "formats/json_stream.hpp"
@@ -34,6 +35,7 @@ struct SimulateCommand {
         }
         if (json) {
             auto j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing);
+            j["status"] = timed.valid() ? kStatusValid : kStatusInvalid;
             j["valid"] = timed.valid();
             if (!timed.valid()) {
                 j["violation_count"] = violation_count(timed.verdict);

@@ -5,6 +5,7 @@
 // `parallel pipeproof sweep ... --shard {}/4 ::: 0 1 2 3`.
 #include "cli/search_io.hpp"
 #include "cli/commands.hpp"
+#include "cli/json_status.hpp"
 #include "cli/common.hpp"
 #include "cli/stop_signal.hpp"
 #include "formats/json_text.hpp"
@@ -34,7 +35,7 @@ struct GridPoint {
 nlohmann::json compare_line(const SearchProblem& problem) {
     nlohmann::json j;
     if (problem.memory_limit && *problem.memory_limit < memory_floor(problem.placement).units) {
-        j["status"] = "INFEASIBLE";
+        j["status"] = json_status(SearchStatus::Infeasible);
         return j;
     }
     const Instance inst = build_instance(problem);
@@ -57,7 +58,7 @@ nlohmann::json compare_line(const SearchProblem& problem) {
         families[name] = std::move(entry);
     }
     j["families"] = families;
-    j["status"] = "COMPARED";
+    j["status"] = kStatusOk;
     return j;
 }
 
@@ -102,13 +103,13 @@ struct SweepCommand {
                             const nlohmann::json j = line(i, {placement, P, M, c, memory}, remaining());
                             // (a const operator[] here drew a false -Warray-bounds from GCC 12's inliner)
                             const std::string status = j.value("status", std::string());
-                            unknown += status == "UNKNOWN";
-                            errors += status == "ERROR";
+                            unknown += status == kStatusUnknown;
+                            errors += status == kStatusError;
                             ++lines;
                             out << json_text(j) << "\n" << std::flush;
                         }
         if (unknown || errors)
-            std::cerr << fmt::format("sweep: {} instances, {} UNKNOWN, {} ERROR\n", lines, unknown, errors);
+            std::cerr << fmt::format("sweep: {} instances, {} unknown, {} error\n", lines, unknown, errors);
         return errors ? kBadInput : unknown ? kUndecided : kOk;
     }
 
@@ -124,12 +125,12 @@ struct SweepCommand {
         j["memory_limit"] = g.memory == "none" ? nlohmann::json(nullptr) : nlohmann::json(g.memory);
         j["objective"] = objective;
         if (limits::stop_requested()) {
-            j["status"] = "UNKNOWN";
+            j["status"] = kStatusUnknown;
             j["reason"] = "not reached: stopped by a signal";
             return j;
         }
         if (left && *left <= 0) {
-            j["status"] = "UNKNOWN";
+            j["status"] = kStatusUnknown;
             j["reason"] = fmt::format("not reached: the sweep's --time-limit of {} s ran out", *time_limit);
             return j;
         }
@@ -158,13 +159,13 @@ struct SweepCommand {
             r["lower_bound_certificate"] = {{"kind", cert["kind"]}, {"argument", cert["argument"]}};
             j.update(r);
         } catch (const limits::Expired& e) {
-            j["status"] = "UNKNOWN";
+            j["status"] = kStatusUnknown;
             j["reason"] = e.what + fmt::format(" (instance limit {} s)", seconds);
         } catch (const UsageError& e) {
-            j["status"] = "ERROR";
+            j["status"] = kStatusError;
             j["error"] = e.what();
         } catch (const std::exception& e) {
-            j["status"] = "ERROR";
+            j["status"] = kStatusError;
             j["error"] = e.what();
         }
         return j;

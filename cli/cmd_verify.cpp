@@ -1,6 +1,7 @@
 // pipeproof verify FILE: completeness, placement, dependency order, deadlock (with the cycle), memory,
 // and for compute_comms files SEND/RECV matching and rendezvous deadlock. Exit 0 clean, 1 violations.
 #include "cli/commands.hpp"
+#include "cli/json_status.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "formats/json_text.hpp"
@@ -58,7 +59,8 @@ struct VerifyCommand {
         const size_t suppressed = violation_count(report) - report.violations.size();
 
         if (json) {
-            nlohmann::json out = {{"file", schedule.source},
+            nlohmann::json out = {{"status", report.ok() ? kStatusValid : kStatusInvalid},
+                                  {"file", schedule.source},
                                   {"valid", report.ok()},
                                   {"ranks", schedule.placement.ranks},
                                   {"ops", report.ops},

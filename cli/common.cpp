@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <limits>
 
+#include <unistd.h>
+
 namespace pp::cli {
 
 void ScheduleInput::add_options(CLI::App& app, bool positional_required) {
@@ -30,6 +32,32 @@ void ScheduleInput::add_options(CLI::App& app, bool positional_required) {
 }
 
 TorchEra parse_era(const std::string& name) { return name == "2024" ? TorchEra::Y2024 : TorchEra::Current; }
+
+double trace_microseconds_per_unit(const std::optional<std::string>& seconds_per_unit, const std::optional<double>& us_per_unit) {
+    if (seconds_per_unit && us_per_unit) throw UsageError("give --seconds-per-unit or its old spelling --trace-unit-us, not both");
+    if (us_per_unit) return *us_per_unit;
+    if (!seconds_per_unit) return 1000;
+    const auto seconds = parse_rational(*seconds_per_unit);
+    if (!seconds || *seconds <= Rational(0))
+        throw UsageError("--seconds-per-unit expects a positive number of seconds per cost unit, got '" + *seconds_per_unit + "'");
+    return to_double(*seconds) * 1e6;
+}
+
+void require_writable(const std::string& path, const std::string& flag) {
+    if (path == "-") return;
+    std::error_code error;
+    const std::filesystem::path file(path);
+    if (std::filesystem::is_directory(file, error)) throw UsageError(fmt::format("{} {}: is a directory", flag, path));
+    if (std::filesystem::exists(file, error)) {
+        if (::access(path.c_str(), W_OK) != 0) throw UsageError(fmt::format("{} {}: the file is not writable", flag, path));
+        return;
+    }
+    const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+    if (!std::filesystem::is_directory(dir, error))
+        throw UsageError(fmt::format("{} {}: no such directory '{}'", flag, path, dir.string()));
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw UsageError(fmt::format("{} {}: the directory '{}' is not writable", flag, path, dir.string()));
+}
 
 void write_schedule_output(const Schedule& schedule, const std::string& path, std::optional<FileFormat> format,
                            TorchEra era, bool csv_crlf, const std::vector<std::string>* drop) {

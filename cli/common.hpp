@@ -62,6 +62,14 @@ std::optional<FileFormat> parse_optional_format(const std::optional<std::string>
 // would not keep (formats/faithful.hpp) is refused as a usage error unless its key is in `drop` (convert's
 // --drop), and named in a warning on stderr when dropped; without `drop` (generate, search -o: the schedule
 // exists only in this run) every loss is a warning.
+// Microseconds per cost unit in a trace, from --seconds-per-unit (exact text) or its old spelling
+// --trace-unit-us; 1000 (one unit = 1 ms) when neither is given. Usage error for both, or a non-positive value.
+double trace_microseconds_per_unit(const std::optional<std::string>& seconds_per_unit, const std::optional<double>& us_per_unit);
+
+// A usage error naming `flag` when `path` ("-" = standard output) cannot be written: its directory is missing
+// or not writable, or the file exists and is not writable. Nothing is created.
+void require_writable(const std::string& path, const std::string& flag);
+
 void write_schedule_output(const Schedule& schedule, const std::string& path, std::optional<FileFormat> format,
                            TorchEra era = TorchEra::Current, bool csv_crlf = true,
                            const std::vector<std::string>* drop = nullptr);

@@ -44,7 +44,7 @@ void set_json_errors(bool on) { g_json_errors = on; }
 bool json_errors() { return g_json_errors; }
 
 nlohmann::json error_json(int exit_code, const std::vector<ErrorEntry>& errors) {
-    const char* status = exit_code == kViolations ? "invalid" : exit_code == kUndecided ? "undecided" : "error";
+    const char* status = exit_code == kViolations ? "invalid" : exit_code == kUndecided ? "unknown" : "error";
     nlohmann::json list = nlohmann::json::array();
     for (const auto& e : errors) {
         nlohmann::json j = e.extra;
@@ -55,7 +55,10 @@ nlohmann::json error_json(int exit_code, const std::vector<ErrorEntry>& errors) 
         j["column"] = e.column > 0 ? nlohmann::json(e.column) : nlohmann::json(nullptr);
         list.push_back(std::move(j));
     }
-    return {{"status", status}, {"exit_code", exit_code}, {"errors", list}};
+    nlohmann::json doc = {{"status", status}, {"exit_code", exit_code}, {"errors", list}};
+    // An invalid schedule's findings also sit where `verify --json` puts them.
+    if (exit_code == kViolations) doc["violations"] = doc["errors"];
+    return doc;
 }
 
 void print_error(int exit_code, const std::vector<ErrorEntry>& errors, const std::string& text) {

@@ -6,13 +6,36 @@
 #include "cli/memory_policy.hpp"
 #include "formats/json_text.hpp"
 #include "model/size_budget.hpp"
+#include "model/spelling.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 
 namespace {
+
+// "did you mean '--memory-limit'?" for each --flag on the command line that the subcommand does not have.
+std::string flag_typo_hints(const CLI::App& app, int argc, char** argv) {
+    const auto parsed = app.get_subcommands();
+    const CLI::App& command = parsed.empty() ? app : *parsed.front();
+    std::vector<std::string> known;
+    for (const CLI::App* scope : {&command, &app})
+        for (const CLI::Option* option : scope->get_options())
+            for (const std::string& name : option->get_lnames()) known.push_back("--" + name);
+    std::string hints;
+    for (int k = 1; k < argc; ++k) {
+        const std::string_view arg = argv[k];
+        if (arg == "--") break;
+        if (arg.size() < 3 || arg.substr(0, 2) != "--") continue;
+        const std::string flag(arg.substr(0, arg.find('=')));
+        if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
+        if (const auto nearest = pp::nearest_spelling(flag, known))
+            hints += fmt::format("{}: unknown flag; did you mean '{}'?\n", flag, *nearest);
+    }
+    return hints;
+}
 
 int run(int argc, char** argv) {
     using namespace pp::cli;
@@ -48,7 +71,10 @@ int run(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         // A bad flag or value: CLI11's text on stderr, and in JSON mode the error document on stdout.
         app.exit(e);
-        if (json_errors()) std::cout << pp::json_text(error_json(kBadInput, {{"usage", e.what()}}), 2) << "\n";
+        const std::string hints = flag_typo_hints(app, argc, argv);
+        std::cerr << hints;
+        if (json_errors())
+            std::cout << pp::json_text(error_json(kBadInput, {{"usage", e.what() + (hints.empty() ? "" : "\n" + hints)}}), 2) << "\n";
         return kBadInput;
     }
     pp::set_max_ops(static_cast<std::uint64_t>(max_ops));

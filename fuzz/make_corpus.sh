@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 pp="${1:-build/pipeproof}"
 out=fuzz/corpus
 rm -rf "$out"
-mkdir -p "$out"/{fuzz_native,fuzz_csv,fuzz_json,fuzz_costs,fuzz_claim,fuzz_chunk}
+mkdir -p "$out"/{fuzz_native,fuzz_csv,fuzz_json,fuzz_costs,fuzz_claim,fuzz_chunk,fuzz_round_trip}
 
 # seed HARNESS NAME BYTE TEXT: the harness's selector byte (hex), then TEXT with printf's \n escapes.
 seed() { { printf "\\x$3"; printf '%b' "$4"; } > "$out/$1/$2"; }
@@ -95,4 +95,14 @@ seed fuzz_chunk derive-custom.txt 02 "$custom\\nlayers=1,$case_a,slowdown=1/2"
 printf 'ranks 1\nmicrobatches 1\nchunks layers=1 %s mlp_f@0=5\nchunk-pattern %s\nrank 0: 0F0 0B0\n' \
   "${case_a//,/ }" "$custom" > "$out/fuzz_native/chunks.txt"
 "$pp" convert "$out/fuzz_native/chunks.txt" -o "$out/fuzz_json/chunks.json"
+# Round trip (first byte: 0 native, 1 JSON, 2 PyTorch CSV; +4: 2024 letters): the readers' seeds, and a file
+# with every header (fractions the writers print as long decimals, stage costs, memory limit, activation sizes).
+printf 'ranks 2\nmicrobatches 2\ncosts F=1/1024 I=1000000000001/4 W=3/65536 FI=7/3 comm=1/3\nstage-costs 1 F=1/3\nmemory-limit 3/2\nactivation-sizes F=1 I=11/16\nrank 0: 0F0 0F1 . 0I0 0W0 0I1 0W1\nrank 1: 1F0 1I0 1F1 1I1 1W0 1W1\n' \
+  > "$out/fuzz_native/every-header.txt"
+for f in "$out"/fuzz_native/*; do { printf '\0'; cat "$f"; } > "$out/fuzz_round_trip/native-$(basename "$f")"; done
+for f in "$out"/fuzz_json/*; do { printf '\1'; cat "$f"; } > "$out/fuzz_round_trip/json-$(basename "$f")"; done
+for f in "$out"/fuzz_csv/*; do  # the CSV harness's first byte: bit 0 = 2024 letters
+  if [ "$(head -c1 "$f" | od -An -tu1 | tr -d ' ')" = 1 ]; then era='\6'; else era='\2'; fi
+  { printf "$era"; tail -c +2 "$f"; } > "$out/fuzz_round_trip/csv-$(basename "$f")"
+done
 echo "seed corpus: $(find "$out" -type f | wc -l) files, $(du -sh "$out" | cut -f1)"

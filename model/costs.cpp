@@ -1,5 +1,7 @@
 #include "model/costs.hpp"
 
+#include "model/cost_presets.hpp"
+
 namespace pp {
 
 const OpCosts& Costs::of_block(int block) const {
@@ -47,8 +49,17 @@ void apply_cost_items(std::string_view text, OpCosts& op_costs, Rational* comm) 
         while (pos < text.size() && !is_sep(text[pos])) ++pos;
         std::string_view item = text.substr(start, pos - start);
         auto eq = item.find('=');
-        if (eq == std::string_view::npos)
-            throw CostSyntaxError{"expected KEY=VALUE (keys F, I, W, B, FB, comm), got '" + std::string(item) + "'", start};
+        if (eq == std::string_view::npos) {
+            // A published profile by name (model/cost_presets.hpp): its items, then whatever follows overrides them.
+            if (const CostPreset* preset = find_cost_preset(item)) {
+                Rational no_comm;  // a per-block override has no latency of its own
+                apply_cost_items(preset->costs, op_costs, comm ? comm : &no_comm);
+                continue;
+            }
+            throw CostSyntaxError{"expected KEY=VALUE (keys F, I, W, B, FB, comm) or a preset name (pipeproof list --costs), got '" +
+                                      std::string(item) + "'",
+                                  start};
+        }
         auto key = item.substr(0, eq);
         auto value = parse_rational(item.substr(eq + 1));
         if (!value)

@@ -77,7 +77,7 @@ TEST_CASE("budget: refute with symbolic costs stops at its time limit", "[budget
     const auto r = run_cli("refute --claim 'bubble(M+2) == bubble(M)' zbv -P 4 --time-limit 1e-9 --json");
     CHECK(r.exit_code == 3);
     const auto doc = nlohmann::json::parse(r.out);
-    CHECK(doc["status"] == "undecided");
+    CHECK(doc["status"] == "unknown");
     CHECK(doc["counterexample"].is_null());
     CHECK_THAT(doc["notes"].dump(), Catch::Contains("time limit"));
 }

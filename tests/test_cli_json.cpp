@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <set>
+#include <sstream>
 
 using pp::test::run_cli;
 
@@ -22,7 +24,9 @@ nlohmann::json parse_stdout(const pp::test::CliResult& r) {
 TEST_CASE("list --json: every family with its name, parameters and source", "[cli][json]") {
     const auto r = run_cli("list --json");
     REQUIRE(r.exit_code == 0);
-    const auto j = parse_stdout(r);
+    const auto doc = parse_stdout(r);
+    CHECK(doc.at("status") == "ok");
+    const auto& j = doc.at("families");
     REQUIRE(j.is_array());
     CHECK(j.size() == pp::schedule_families().size());
     for (const auto& f : j) {
@@ -87,4 +91,54 @@ TEST_CASE("version flag: the release and the commit, exit 0", "[cli]") {
     const auto r = run_cli("--version");
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::StartsWith("pipeproof 0."));
+}
+
+TEST_CASE("json status: one vocabulary, one case, at the top of every command's document", "[cli][json][issue31]") {
+    const std::set<std::string> vocabulary = {"valid",  "invalid", "optimal", "feasible", "infeasible",
+                                              "proved", "refuted", "holds",   "unknown",  "ok", "error"};
+    const std::string chunk =
+        "attn_f=2,dispatch_f=1,mlp_f=3,combine_f=1,combine_b=1,mlp_i=3,mlp_w=2,dispatch_b=4,attn_i=2,attn_w=1";
+    const std::string over = pp::test::write_temp("status_over.txt",
+                                                  "ranks 2\nmicrobatches 2\nmemory-limit 1\n"
+                                                  "rank 0: 0F0 0F1 0B0 0B1\nrank 1: 1F0 1B0 1F1 1B1\n");
+    const std::string deadlock = pp::test::write_temp("status_deadlock.txt",
+                                                      "ranks 2\nmicrobatches 2\nrank 0: 0F0 0B0 0F1 0B1\nrank 1: 1F0 1F1 1B0 1B1\n");
+    // command -> the status it must answer (each checked by hand: 1F1B P=2 M=2 is valid; the cap of 1 is
+    // exceeded by 1F1B's two warm-up forwards on rank 0; rank 0 waits on 0B0 while rank 1 waits on 1F1's input).
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"verify 1f1b -P 2 -M 2", "valid"},
+        {"verify " + over, "invalid"},
+        {"simulate 1f1b -P 2 -M 2", "valid"},
+        {"simulate " + over, "invalid"},
+        {"simulate " + deadlock, "invalid"},  // no timing: the error document, findings under "violations" too
+        {"show 1f1b -P 2 -M 2", "valid"},
+        {"compare 1f1b zb-h1 -P 2 -M 4", "ok"},
+        {"search -P 2 -M 3", "optimal"},
+        {"search -P 2 -M 3 --memory-limit 0.5", "infeasible"},
+        {"prove 1f1b -P 2", "proved"},
+        {"formula 1f1b -P 2", "proved"},
+        {"refute --claim 'bubble <= 0' 1f1b -P 2 -M 2..3", "refuted"},
+        {"refute --claim 'bubble >= 0' 1f1b -P 2 -M 2..3", "holds"},
+        {"list", "ok"},
+        {"chunk --chunk-costs " + chunk, "ok"},
+        {"plan --preset deepseek-v3 --gpus 2048", "ok"},
+        {"verify --no-such-flag", "error"},
+    };
+    for (const auto& [command, expected] : cases) {
+        const auto r = run_cli(command + " --json");
+        INFO(command << "\n" << r.err);
+        const auto j = nlohmann::json::parse(r.out);
+        REQUIRE(j.is_object());
+        REQUIRE(j.contains("status"));
+        CHECK(vocabulary.count(j["status"].get<std::string>()) == 1);
+        CHECK(j["status"] == expected);
+        if (expected == "invalid") CHECK(j.at("violations").is_array());
+    }
+    // sweep writes one document per line, each with its status.
+    const auto sweep = run_cli("sweep --mode compare -P 2 -M 4,8");
+    REQUIRE(sweep.exit_code == 0);
+    std::istringstream lines(sweep.out);
+    int count = 0;
+    for (std::string line; std::getline(lines, line); ++count) CHECK(nlohmann::json::parse(line)["status"] == "ok");
+    CHECK(count == 2);
 }

@@ -21,7 +21,7 @@ nlohmann::json error_document(const pp::test::CliResult& r, int exit_code) {
     CHECK(r.exit_code == exit_code);
     nlohmann::json j;
     REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
-    CHECK(j.at("status") == (exit_code == 1 ? "invalid" : exit_code == 3 ? "undecided" : "error"));
+    CHECK(j.at("status") == (exit_code == 1 ? "invalid" : exit_code == 3 ? "unknown" : "error"));
     CHECK(j.at("exit_code") == r.exit_code);
     REQUIRE(j.at("errors").is_array());
     REQUIRE(!j.at("errors").empty());

@@ -49,7 +49,7 @@ TEST_CASE("nothing lost: search's value is what simulate of its output says, for
         INFO(command << "\n" << r.err);
         REQUIRE(r.exit_code == 0);
         const auto j = nlohmann::json::parse(r.out);
-        CHECK(j["status"] == "OPTIMAL");
+        CHECK(j["status"] == "optimal");
         CHECK(makespan_of_simulate(out) == j["makespan"].dump());
     }
 }

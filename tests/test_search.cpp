@@ -137,7 +137,7 @@ TEST_CASE("search CLI: JSON, exit codes, schedule file", "[search]") {
     const auto r = run_cli("search -P 4 -M 8 --memory-limit 4 --json -o " + out);
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
-    CHECK(j["status"] == "OPTIMAL");
+    CHECK(j["status"] == "optimal");
     CHECK(j["makespan"] == 27);  // ZB-H1: 3M + (P-1)(F+I-W)
     CHECK(j["lower_bound"] == 27);
     CHECK(j.contains("seconds"));
@@ -150,7 +150,7 @@ TEST_CASE("search CLI: JSON, exit codes, schedule file", "[search]") {
 
     const auto infeasible = run_cli("search -P 4 -M 8 --placement v --memory-limit 1 --json");
     CHECK(infeasible.exit_code == 1);
-    CHECK(nlohmann::json::parse(infeasible.out)["status"] == "INFEASIBLE");
+    CHECK(nlohmann::json::parse(infeasible.out)["status"] == "infeasible");
 
     CHECK(run_cli("search -P 4 --placement 1f1b").exit_code == 2);       // -M missing
     CHECK(run_cli("search -P 4 -M 7 --placement dualpipe").exit_code == 2);  // odd M
@@ -168,7 +168,7 @@ TEST_CASE("search CLI: --emit-proof re-checks as unsat with a stock z3", "[searc
     const auto r = run_cli("search -P 4 -M 8 --memory-limit 2 --json --emit-proof " + dir.string());
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
-    REQUIRE(j["status"] == "OPTIMAL");
+    REQUIRE(j["status"] == "optimal");
     const auto smt2 = dir / "optimality.smt2";
     REQUIRE(std::filesystem::exists(smt2));
     REQUIRE(std::filesystem::exists(dir / "certificate.json"));
@@ -191,7 +191,7 @@ TEST_CASE("search CLI: a critical-path bound is emitted as its chain of differen
     const auto r = run_cli("search -P 4 -M 1 --costs F=2,I=3,W=1,comm=1 --json --emit-proof " + dir.string());
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
-    CHECK(j["status"] == "OPTIMAL");
+    CHECK(j["status"] == "optimal");
     CHECK(j["makespan"] == 27);
     CHECK(j["lower_bound_certificate"]["smt2_engine"] == "critical-path");
     const std::string text = pp::test::slurp(dir / "optimality.smt2");
@@ -226,7 +226,7 @@ TEST_CASE("sweep: one JSON line per instance, shards partition the grid", "[sear
         for (std::string line; std::getline(in, line);) {
             const auto j = nlohmann::json::parse(line);
             CHECK(j["index"].get<int>() % 3 == k);
-            CHECK(j["status"] == "OPTIMAL");
+            CHECK(j["status"] == "optimal");
             seen.insert(j["index"].get<int>());
             ++lines;
         }

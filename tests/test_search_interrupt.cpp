@@ -71,7 +71,7 @@ void check_stopped_run(const Child& child, const std::string& schedule, const st
     INFO(slurp(child.err));
     REQUIRE(code == 0);
     const auto j = nlohmann::json::parse(slurp(child.out));
-    CHECK(j["status"] == "FEASIBLE");
+    CHECK(j["status"] == "feasible");
     CHECK(j["stopped"] == true);
     CHECK(j["lower_bound"].get<double>() <= j["makespan"].get<double>());
     // The schedule written on the way out re-verifies under the cap and re-times to the reported value.

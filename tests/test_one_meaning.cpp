@@ -1,0 +1,102 @@
+// Issue 31's small items, each by behaviour: -q prints the result only; search checks its output before it
+// starts; flag typos get a suggestion; placements in any case; chunk's --seconds-per-unit; named cost presets.
+#include "cli_runner.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+using pp::test::run_cli;
+using pp::test::scratch_dir;
+
+namespace {
+
+const std::string kChunk =
+    "attn_f=2,dispatch_f=1,mlp_f=3,combine_f=1,combine_b=1,mlp_i=3,mlp_w=2,dispatch_b=4,attn_i=2,attn_w=1";
+
+std::string makespan(const std::string& command) {
+    const auto r = run_cli(command + " --json");
+    INFO(command << "\n" << r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out)["exact"]["makespan"].get<std::string>();
+}
+
+}  // namespace
+
+TEST_CASE("one meaning: search -q prints the result, not the search log", "[issue31][search]") {
+    const auto loud = run_cli("search -P 3 -M 6 --costs F=1,I=2,W=1");
+    const auto quiet = run_cli("search -P 3 -M 6 --costs F=1,I=2,W=1 -q");
+    REQUIRE(loud.exit_code == 0);
+    REQUIRE(quiet.exit_code == 0);
+    CHECK_THAT(loud.out, Catch::Contains("  ["));  // the log: "  [0.00s] greedy ..."
+    CHECK_THAT(quiet.out, !Catch::Contains("  ["));
+    CHECK(quiet.err.empty());
+    CHECK_THAT(quiet.out, Catch::Contains("status: OPTIMAL"));
+    CHECK_THAT(quiet.out, Catch::Contains("lower bound:"));
+}
+
+TEST_CASE("one meaning: search refuses an output it could not write before it searches", "[issue31][search]") {
+    // DualPipe's two pipelines do not fit PyTorch's CSV: refused up front (no status line, nothing written).
+    const std::string csv = (scratch_dir() / "dualpipe_search.csv").string();
+    const auto r = run_cli("search -P 4 -M 8 --placement dualpipe -o " + csv);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("holds one pipeline"));
+    CHECK_THAT(r.out, !Catch::Contains("status:"));
+    CHECK_FALSE(std::filesystem::exists(csv));
+    const auto missing = run_cli("search -P 2 -M 3 -o /nonexistent-dir/x.txt");
+    CHECK(missing.exit_code == 2);
+    CHECK_THAT(missing.err, Catch::Contains("no such directory"));
+    CHECK_THAT(missing.out, !Catch::Contains("status:"));
+}
+
+TEST_CASE("one meaning: a mistyped flag gets the nearest flag of its command", "[issue31][cli]") {
+    const auto r = run_cli("verify 1f1b -P 2 -M 2 --memory-limt 3");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--memory-limt: unknown flag; did you mean '--memory-limit'?"));
+    const auto s = run_cli("search -P 2 -M 2 --time-limt 3 --json");
+    CHECK(s.exit_code == 2);
+    CHECK_THAT(nlohmann::json::parse(s.out)["errors"][0]["message"].get<std::string>(), Catch::Contains("'--time-limit'"));
+    // Far from every flag: no guess.
+    CHECK_THAT(run_cli("verify 1f1b -P 2 -M 2 --zzzzzzzzzzzz").err, !Catch::Contains("did you mean"));
+}
+
+TEST_CASE("one meaning: placement names in any case, like family names", "[issue31][search]") {
+    const auto lower = run_cli("search -P 2 -M 4 --placement v -q --json");
+    const auto upper = run_cli("search -P 2 -M 4 --placement V -q --json");
+    INFO(upper.err);
+    REQUIRE(lower.exit_code == 0);
+    REQUIRE(upper.exit_code == 0);
+    CHECK(nlohmann::json::parse(lower.out)["exact"]["makespan"] == nlohmann::json::parse(upper.out)["exact"]["makespan"]);
+    CHECK(run_cli("search -P 2 -M 4 --placement DualPipe -q").exit_code == 0);
+}
+
+TEST_CASE("one meaning: chunk takes --seconds-per-unit like show, compare and report", "[issue31][chunk]") {
+    const std::string a = (scratch_dir() / "chunk_spu.json").string(), b = (scratch_dir() / "chunk_us.json").string();
+    REQUIRE(run_cli("chunk --chunk-costs " + kChunk + " --trace " + a + " --seconds-per-unit 1/1000000").exit_code == 0);
+    REQUIRE(run_cli("chunk --chunk-costs " + kChunk + " --trace " + b + " --trace-unit-us 1").exit_code == 0);
+    CHECK(pp::test::slurp(a) == pp::test::slurp(b));
+    CHECK(run_cli("chunk --chunk-costs " + kChunk + " --trace " + a + " --seconds-per-unit 0").exit_code == 2);
+}
+
+TEST_CASE("one meaning: named cost presets are the published numbers", "[issue31][costs]") {
+    // Zero Bubble paper Table 9, 1.5B p=8 m=24 (ms -> us), and DeepSeek's README figure.
+    CHECK(makespan("simulate 1f1b -P 8 -M 24 --costs zb-1.5b") ==
+          makespan("simulate 1f1b -P 8 -M 24 --costs F=18522,I=18086,W=9337,comm=601"));
+    CHECK(makespan("simulate 1f1b -P 8 -M 64 --costs ZB-1.5B-m64") ==
+          makespan("simulate 1f1b -P 8 -M 64 --costs F=18546,I=18097,W=9321,comm=762"));
+    CHECK(makespan("simulate zb-h1 -P 8 -M 24 --costs zb-1.5b,comm=0") ==
+          makespan("simulate zb-h1 -P 8 -M 24 --costs F=18522,I=18086,W=9337,comm=0"));
+    CHECK(makespan("simulate dualpipe -P 4 -M 8 --costs deepseek-readme") ==
+          makespan("simulate dualpipe -P 4 -M 8 --costs F=1,I=1,W=1,B=2,FB=3"));
+    const auto list = run_cli("list --costs --json");
+    REQUIRE(list.exit_code == 0);
+    const auto j = nlohmann::json::parse(list.out);
+    CHECK(j["status"] == "ok");
+    int zb_rows = 0;
+    for (const auto& p : j["cost_presets"]) zb_rows += p["name"].get<std::string>().find("-m") != std::string::npos;
+    CHECK(zb_rows == 12);  // every row of Table 9
+    const auto bad = run_cli("simulate 1f1b -P 2 -M 2 --costs zb-1.5q");
+    CHECK(bad.exit_code == 2);
+    CHECK_THAT(bad.err, Catch::Contains("preset name"));
+}
