@@ -55,7 +55,8 @@ struct CompareCommand {
     std::string comm_model = "dataflow";
     std::optional<std::int64_t> tokens_per_microbatch;
     std::optional<std::string> time_unit;
-    bool per_stage_costs = false;
+    bool per_stage_costs = false;  // the old spelling of --units stage
+    std::string units = "rank";
     bool json = false;
     std::vector<std::optional<ChunkExposure>> exposures;  // per row, with chunk costs (issue 11)
     std::vector<std::string> patterns;
@@ -80,7 +81,7 @@ struct CompareCommand {
     CompareOptions options(const ActivationModel& activations) const {
         CompareOptions o;
         o.comm_model = comm_model_from(comm_model);
-        o.model_share_costs = !per_stage_costs;
+        o.model_share_costs = units == "rank" && !per_stage_costs;
         o.activations = activations;
         if (tokens_per_microbatch.has_value() != time_unit.has_value())
             throw UsageError("--tokens-per-microbatch and --seconds-per-unit go together (GPU-hours need both)");
@@ -223,6 +224,7 @@ struct CompareCommand {
         j["status"] = kStatusOk;
         j["timing_model"] = comm_model_name(o.comm_model);
         j["cost_basis"] = o.model_share_costs ? "model-share" : "per-stage";
+        j["units"] = o.model_share_costs ? "rank" : "stage";
         j["definitions"] = {
             {"bubble_fraction", "total idle / (ranks x makespan)"},
             {"utilisation", "1 - bubble_fraction"},
@@ -308,14 +310,13 @@ Runner add_compare(CLI::App& app) {
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
                     "stages per rank for the families that take V (default 2)")
         ->check(CLI::Range(1, kMaxStagesPerRank));
-    cmd->costs.add_options(*sub);
+    cmd->costs.add_options(*sub, false);
+    add_units_option(*sub, cmd->units);  // default rank: like for like across V
     add_comm_model_option(*sub, cmd->comm_model);
     sub->add_option("--tokens-per-microbatch", cmd->tokens_per_microbatch, "tokens in one micro-batch (for GPU-hours)");
     sub->add_option("--seconds-per-unit,--time-unit", cmd->time_unit,
                     "seconds per cost unit, e.g. 0.001 (for GPU-hours; old spelling: --time-unit)");
-    sub->add_flag("--per-stage-costs", cmd->per_stage_costs,
-                  "time every stage at the costs as given (default: costs are per 1/P of the model, so a schedule with "
-                  "V stages per rank runs each at 1/V of them)");
+    sub->add_flag("--per-stage-costs", cmd->per_stage_costs, "old spelling of --units stage");
     sub->add_flag("--json", cmd->json, "machine-readable output");
     return [cmd] { return cmd->run(); };
 }

@@ -25,7 +25,8 @@ struct ReportCommand {
     std::string comm_model = "dataflow";
     std::optional<std::int64_t> tokens_per_microbatch;
     std::optional<std::string> seconds_per_unit;
-    bool per_stage_costs = false;
+    bool per_stage_costs = false;  // the old spelling of --units stage
+    std::string units = "rank";
     std::string title = "pipeproof report";
 
     Schedule load(const std::string& name) const {
@@ -40,7 +41,7 @@ struct ReportCommand {
     CompareOptions compare_options() const {
         CompareOptions options;
         options.comm_model = comm_model_from(comm_model);
-        options.model_share_costs = !per_stage_costs;
+        options.model_share_costs = units == "rank" && !per_stage_costs;
         options.activations = costs.activations();
         if (tokens_per_microbatch.has_value() != seconds_per_unit.has_value())
             throw UsageError("GPU-hours need both --tokens-per-microbatch and --seconds-per-unit");
@@ -129,14 +130,14 @@ Runner add_report(CLI::App& app) {
     sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (generator)")->check(CLI::Range(1, kMaxMicrobatches));
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank (generator)")
         ->check(CLI::Range(1, kMaxStagesPerRank));
-    cmd->costs.add_options(*sub);
+    cmd->costs.add_options(*sub, false);
+    add_units_option(*sub, cmd->units);  // default rank: like for like across V
     add_comm_model_option(*sub, cmd->comm_model);
     sub->add_option("-o,--output", cmd->output, "HTML file to write (default report.html)");
     sub->add_option("--title", cmd->title, "page title");
     sub->add_option("--tokens-per-microbatch", cmd->tokens_per_microbatch, "tokens in one micro-batch (for GPU-hours)");
     sub->add_option("--seconds-per-unit", cmd->seconds_per_unit, "seconds per cost unit (for GPU-hours)");
-    sub->add_flag("--per-stage-costs", cmd->per_stage_costs,
-                  "time every stage at the costs as given (default: costs are per 1/P of the model)");
+    sub->add_flag("--per-stage-costs", cmd->per_stage_costs, "old spelling of --units stage");
     return [cmd] { return cmd->run(); };
 }
 

@@ -12,6 +12,7 @@
 #include "limits/deadline.hpp"
 #include "solver/search.hpp"
 #include "solver/search_generators.hpp"
+#include "verifier/compare.hpp"
 
 #include <fmt/format.h>
 
@@ -148,6 +149,8 @@ struct SearchCommand {
     unsigned seed = 0;
     bool json = false, no_generators = false, no_symmetry = false, quiet = false, periodic = false;
     double progress_interval = 2;
+    std::string units = "stage";  // --units
+    mutable std::string units_line = "stage (costs and cap per stage, as given)";
 
     ChunkInput chunks;  // issue 11: op costs derived from chunk costs; --overlap chunk / chunk-FI = the derived F&B / F&I pair cost
 
@@ -180,6 +183,7 @@ struct SearchCommand {
                 problem.pair_kind = PairKind::ForwardInput;
             }
         }
+        const Rational share = apply_units(problem, chunk_table.has_value());
         require_positive_durations(problem);
         if (output) check_output_before_search(problem);
         problem.symmetry_breaking = !no_symmetry;
@@ -218,6 +222,8 @@ struct SearchCommand {
         if (proof_dir) write_proof(r, *proof_dir, problem);
         if (json) {
             nlohmann::json j = search_result_json(r);
+            j["units"] = units;
+            put_number(j, "stage_share", share);
             if (r.schedule && !output) j["schedule"] = render_schedule(*r.schedule, FileFormat::Native);
             if (output && r.schedule) j["schedule_file"] = *output;
             if (proof_dir) j["proof_dir"] = *proof_dir;
@@ -236,6 +242,25 @@ struct SearchCommand {
         return kOk;
     }
 
+    // --units rank: the costs and cap given are those of a 1/P share of the model; each stage runs at its share
+    // P / blocks of them (a V stage at half) and holds that share of a 1/P stash, so the cap in stage
+    // activations is cap / share. What is searched, printed and written is in stage units. Returns the share.
+    Rational apply_units(SearchProblem& problem, bool chunk_costs) const {
+        if (units != "rank") return Rational(1);
+        if (!costs && !chunk_costs && std::filesystem::exists(placement))
+            throw UsageError("--units rank scales the costs given by --costs or --chunk-costs; a --placement file's costs are "
+                             "per stage (give --costs, or drop --units rank)");
+        const Rational share = stage_share(problem.placement);
+        problem.costs = scaled_costs(problem.costs, share);
+        if (problem.overlap) *problem.overlap *= share;
+        if (problem.memory_limit) *problem.memory_limit /= share;
+        units_line = fmt::format(
+            "rank (each of the {} stages runs at {} of the given costs{}; what is printed and written is per stage)",
+            problem.placement.blocks(), format_rational(share),
+            problem.memory_limit ? fmt::format(", the cap is {} stage activations", format_rational(*problem.memory_limit)) : "");
+        return share;
+    }
+
     // A search can run for minutes: a result it could not write would be lost, so the output is checked first.
     void check_output_before_search(const SearchProblem& problem) const {
         const FileFormat chosen = parse_optional_format(format).value_or(format_from_name(*output));
@@ -249,6 +274,7 @@ struct SearchCommand {
     void print_text(const SearchResult& r, const ChunkTable* chunk_table) const {
         const char* what = r.objective == Objective::Span ? "span" : "makespan";
         std::cout << "status: " << search_status_name(r.status) << "\n";
+        std::cout << "units: " << units_line << "\n";
         if (r.stopped) std::cout << "stopped: on request (SIGINT/SIGTERM) before the time limit\n";
         if (r.status == SearchStatus::Infeasible) {
             std::cout << "reason: " << r.lower_bound_argument << "\n";
@@ -500,6 +526,7 @@ Runner add_search(CLI::App& app) {
                   "when no exact encoding fits the whole instance");
     sub->add_flag("--no-symmetry-breaking", cmd->no_symmetry, "search without per-class micro-batch order (slow; for cross-checks)");
     sub->add_flag("--json", cmd->json, "machine-readable output");
+    add_units_option(*sub, cmd->units);
     sub->add_flag("-q,--quiet", cmd->quiet, "the result only: no progress lines on standard error, no search log");
     sub->add_option("--progress-interval", cmd->progress_interval,
                     "seconds between progress lines when nothing improves (default 2)")

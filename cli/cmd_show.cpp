@@ -47,12 +47,13 @@ struct ShowCommand {
             if (const std::string problem = svg_size_problem(schedule); !problem.empty())
                 throw UsageError("--svg: " + problem);
         const Costs c = costs.resolve(schedule);
-        const auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model));
+        const auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model),
+                                                 costs.memory_limit(schedule, std::nullopt));
         if (json) {
             if (svg_path || trace_path) throw UsageError("--json prints the timeline as JSON; write --svg/--trace files in a separate run");
             // simulate's JSON document plus every slot's rank, start and end (the timeline the chart draws),
             // written slot by slot.
-            nlohmann::json j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing);
+            nlohmann::json j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule));
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);  // per rank exposed_comm (issue 11)
             j["status"] = timed.valid() ? kStatusValid : kStatusInvalid;
             j["valid"] = timed.valid();  // drawn, but the verdict of `verify` stands (keys as in simulate --json)
@@ -73,7 +74,7 @@ struct ShowCommand {
         if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
         std::cout << ascii_gantt(schedule, timed.sim, chart);
         if (chunk_lanes) std::cout << ascii_chunk_lanes(schedule, timed.sim, *costs.chunk_table, gantt);
-        std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing);
+        std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule));
         if (costs.chunk_table) std::cout << exposure_text(schedule, *costs.chunk_table);
         if (svg_path) {
             SvgOptions options;

@@ -22,7 +22,8 @@ struct SimulateCommand {
     int run() {
         const Schedule schedule = input.load();
         const Costs c = costs.resolve(schedule);
-        const auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model), std::nullopt,
+        const auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model),
+                                               costs.memory_limit(schedule, std::nullopt),
                                                ops ? SlotTimes::AllSlots : SlotTimes::SummaryOnly);
         // Under `batched`, --ops also shows the blocking batch committed before each slot (only --ops reads it).
         std::vector<std::string> batch_before(ops ? timed.slots.slot_count() : 0);
@@ -34,7 +35,7 @@ struct SimulateCommand {
                         batch_before[timed.slots.rank_begin[r] + static_cast<std::uint32_t>(step.slot)] = format_batch(step.batch);
         }
         if (json) {
-            auto j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing);
+            auto j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule));
             j["status"] = timed.valid() ? kStatusValid : kStatusInvalid;
             j["valid"] = timed.valid();
             if (!timed.valid()) {
@@ -54,7 +55,7 @@ struct SimulateCommand {
             }
         } else {
             if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
-            std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing);
+            std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule));
             if (costs.chunk_table) std::cout << exposure_text(schedule, *costs.chunk_table);
             if (ops)
                 for (std::uint32_t s = 0; s < timed.slots.slot_count(); ++s)

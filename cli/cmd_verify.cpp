@@ -46,7 +46,8 @@ struct VerifyCommand {
         if (model == CommModel::Batched && !schedule.comm_program)
             if (const auto family = attach_reference_comm_program(schedule))
                 std::cerr << fmt::format("{}: the order is {}'s: checking its reference's P2P program\n", schedule.source, *family);
-        const VerdictOptions options = verdict_options(schedule, costs.activations(&schedule), model, limit_override);
+        const VerdictOptions options =
+            verdict_options(schedule, costs.activations(&schedule), model, costs.memory_limit(schedule, limit_override));
         const VerifyReport report = verdict(schedule, options);
         std::optional<std::string> torch_verdict;
         if (pytorch_compat) {
@@ -62,6 +63,7 @@ struct VerifyCommand {
             nlohmann::json out = {{"status", report.ok() ? kStatusValid : kStatusInvalid},
                                   {"file", schedule.source},
                                   {"valid", report.ok()},
+                                  {"units", costs.units_text(schedule)},
                                   {"ranks", schedule.placement.ranks},
                                   {"ops", report.ops},
                                   {"violations", nlohmann::json::array()},
@@ -90,7 +92,8 @@ struct VerifyCommand {
                                                                    : "");
             else
                 std::cout << fmt::format("{}: {}\n", schedule.source, violation_count_text(report));
-            std::cout << fmt::format("peak activations per rank: {}{}\n", fmt::join(peaks, " "),
+            std::cout << fmt::format("peak activations per rank{}: {}{}\n",
+                                     costs.rank_units() ? " (rank units: 1/P of the model's stash)" : "", fmt::join(peaks, " "),
                                      options.verify.memory_limit ? " (limit " + format_rational(*options.verify.memory_limit) + ")" : "");
             if (pytorch_compat)
                 std::cout << (torch_verdict ? "PyTorch _validate_schedule: rejects: " + *torch_verdict

@@ -3,6 +3,7 @@
 #include "formats/faithful.hpp"
 #include "formats/input_error.hpp"
 #include "schedules/registry.hpp"
+#include "verifier/compare.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -109,7 +110,29 @@ Schedule ScheduleInput::load() const {
     return load_schedule(source, parse_optional_format(format), csv);
 }
 
-void CostInput::add_options(CLI::App& app) {
+void add_units_option(CLI::App& app, std::string& units) {
+    app.add_option("--units", units,
+                   "stage: costs and activation sizes per stage, as given; rank: those of a 1/P share of the model, each "
+                   "stage run at its share P/blocks (a V stage at half), peaks and limits in the same units")
+        ->check(CLI::IsMember({"stage", "rank"}))
+        ->capture_default_str();
+}
+
+Rational CostInput::share(const Schedule& schedule) const { return rank_units() ? stage_share(schedule.placement) : Rational(1); }
+
+std::string CostInput::units_text(const Schedule& schedule) const {
+    if (!rank_units()) return "stage";
+    return fmt::format("rank, each stage at {} of the given costs", format_rational(share(schedule)));
+}
+
+std::optional<Rational> CostInput::memory_limit(const Schedule& schedule, const std::optional<Rational>& flag) const {
+    if (flag) return flag;
+    if (schedule.memory_limit && rank_units()) return *schedule.memory_limit * share(schedule);
+    return std::nullopt;  // the file's own, in the stage units it is written in
+}
+
+void CostInput::add_options(CLI::App& app, bool with_units) {
+    if (with_units) add_units_option(app, units);
     app.add_option("--costs", costs, "durations, e.g. F=1,I=1,W=1,B=2,FB=3,comm=0 (exact: 1.75 or 7/4)");
     app.add_option("--stage-costs", stage_costs, "per-block override BLOCK:F=..,I=..,W=.. (repeatable)");
     app.add_option("--activation-sizes", activation, "activation sizes F=..,I=..: allocated by F, released by I (rest at W)");
@@ -149,8 +172,21 @@ void CostInput::check_stage_blocks(const std::vector<Schedule>& schedules) const
 }
 
 Costs CostInput::resolve(const Schedule& schedule, bool every_block_exists) const {
+    if (rank_units()) {
+        // Files hold stage costs (what was timed); rank units scale only what the command line gives.
+        if (!costs && stage_costs.empty() && (schedule.costs || schedule.chunks))
+            throw UsageError(fmt::format("--units rank scales the costs given by --costs/--stage-costs; {}'s costs are per "
+                                         "stage (drop --units rank, or give --costs)", schedule.source));
+        if (chunks.given() || schedule.chunks)
+            throw UsageError("--units rank with chunk costs: compare and report time chunk costs at each stage's share; "
+                             "here give the stage's own chunk costs (--units stage)");
+    }
     chunk_table = chunks.resolve(schedule, costs.has_value() || !stage_costs.empty());
     if (chunk_table) return chunk_table->costs();
+    return scaled_costs(resolve_as_given(schedule, every_block_exists), share(schedule));
+}
+
+Costs CostInput::resolve_as_given(const Schedule& schedule, bool every_block_exists) const {
     Costs result = schedule.costs.value_or(Costs{});
     try {
         if (costs) {
@@ -183,12 +219,18 @@ Costs CostInput::resolve(const Schedule& schedule, bool every_block_exists) cons
 }
 
 ActivationModel CostInput::activations(const Schedule* schedule) const {
-    if (!activation) return schedule && schedule->activation_sizes ? *schedule->activation_sizes : ActivationModel{};
+    ActivationModel sizes = schedule && schedule->activation_sizes ? *schedule->activation_sizes : ActivationModel{};
     try {
-        return parse_activation_sizes(*activation);
+        if (activation) sizes = parse_activation_sizes(*activation);
     } catch (const CostSyntaxError& e) {
         throw UsageError("--activation-sizes: " + e.message);
     }
+    if (schedule && rank_units()) {  // a stage's stash is its share of a 1/P-of-the-model stash
+        const Rational s = share(*schedule);
+        sizes.forward_alloc *= s;
+        sizes.input_grad_free *= s;
+    }
+    return sizes;
 }
 
 nlohmann::json number_json(const Rational& value) {

@@ -44,11 +44,25 @@ struct CostInput {
     std::optional<std::string> activation;   // "F=..,I=.." sizes: allocated by F, released by I
     ChunkInput chunks;                       // --chunk-costs, --pattern (issue 11)
     mutable std::optional<ChunkTable> chunk_table;  // set by resolve() when the costs were derived from chunk costs
+    // --units (issue 31): "stage" = costs and activation sizes as given, per stage; "rank" = those of a 1/P share
+    // of the model, so each stage runs at its share P / (model blocks) of them (a V stage at half): times,
+    // activation sizes, peaks and memory limits then all count in 1/P-of-the-model units.
+    std::string units = "stage";
 
-    void add_options(CLI::App& app);
+    // with_units = false: the command registers --units itself (compare, report scale by the share on their own).
+    void add_options(CLI::App& app, bool with_units = true);
+    bool rank_units() const { return units == "rank"; }
+    // What each stage runs at: 1 in stage units, P / blocks in rank units.
+    Rational share(const Schedule& schedule) const;
+    // For the cost line and the JSON "units" field: "stage", or "rank, each stage at 1/2 of the given costs".
+    std::string units_text(const Schedule& schedule) const;
+    // The memory limit in the units of the peaks: the flag's as given, else the file's (stage units) at the share.
+    std::optional<Rational> memory_limit(const Schedule& schedule, const std::optional<Rational>& flag) const;
     // Command line over file over F=I=W=1, comm=0. A --stage-costs block the schedule's placement does not
     // have is a usage error unless every_block_exists is false (compare/report: checked over all schedules).
+    // In rank units, every duration times share(schedule).
     Costs resolve(const Schedule& schedule, bool every_block_exists = true) const;
+    Costs resolve_as_given(const Schedule& schedule, bool every_block_exists = true) const;
     void check_stage_blocks(const std::vector<Schedule>& schedules) const;  // usage error: a block none of them has
     // Every flag's syntax, without a schedule (UsageError); add_options runs it once the command line is parsed.
     void check_syntax() const;
@@ -56,12 +70,11 @@ struct CostInput {
     ActivationModel activations(const Schedule* schedule = nullptr) const;
 };
 
+// --units stage|rank on a command (default given), with the description every timing command shares.
+void add_units_option(CLI::App& app, std::string& units);
+
 TorchEra parse_era(const std::string& name);
 std::optional<FileFormat> parse_optional_format(const std::optional<std::string>& name);
-// save_schedule for a command's output: a schedule a format cannot hold is a usage error. What the format
-// would not keep (formats/faithful.hpp) is refused as a usage error unless its key is in `drop` (convert's
-// --drop), and named in a warning on stderr when dropped; without `drop` (generate, search -o: the schedule
-// exists only in this run) every loss is a warning.
 // Microseconds per cost unit in a trace, from --seconds-per-unit (exact text) or its old spelling
 // --trace-unit-us; 1000 (one unit = 1 ms) when neither is given. Usage error for both, or a non-positive value.
 double trace_microseconds_per_unit(const std::optional<std::string>& seconds_per_unit, const std::optional<double>& us_per_unit);
@@ -70,6 +83,10 @@ double trace_microseconds_per_unit(const std::optional<std::string>& seconds_per
 // or not writable, or the file exists and is not writable. Nothing is created.
 void require_writable(const std::string& path, const std::string& flag);
 
+// save_schedule for a command's output: a schedule a format cannot hold is a usage error. What the format
+// would not keep (formats/faithful.hpp) is refused as a usage error unless its key is in `drop` (convert's
+// --drop), and named in a warning on stderr when dropped; without `drop` (generate, search -o: the schedule
+// exists only in this run) every loss is a warning.
 void write_schedule_output(const Schedule& schedule, const std::string& path, std::optional<FileFormat> format,
                            TorchEra era = TorchEra::Current, bool csv_crlf = true,
                            const std::vector<std::string>* drop = nullptr);

@@ -117,10 +117,10 @@ std::string percent(const Rational& fraction) {
 }  // namespace
 
 std::string simulation_text(const Schedule& schedule, const SlotNumbering& slots, const Simulation& sim, const Costs& costs,
-                            const TimingModel& timing) {
+                            const TimingModel& timing, const std::string& units) {
     const auto& t = sim.scale;
-    std::string text = fmt::format("{}: {} ranks, {} ops; costs {}; timing model: {}\n", schedule.source,
-                                   schedule.placement.ranks, sim.ops, format_costs(costs), timing.label());
+    std::string text = fmt::format("{}: {} ranks, {} ops; costs {} (units: {}); timing model: {}\n", schedule.source,
+                                   schedule.placement.ranks, sim.ops, format_costs(costs), units, timing.label());
     text += fmt::format("makespan {}   bubble (largest idle) {}   bubble fraction {} ({})\n", t.format(sim.makespan),
                         t.format(sim.bubble), format_rational(sim.bubble_fraction), percent(sim.bubble_fraction));
     text += fmt::format("{:>5} {:>12} {:>12} {:>12} {:>6}\n", "rank", "busy", "idle", "span", "peak");
@@ -136,12 +136,13 @@ std::string simulation_text(const Schedule& schedule, const SlotNumbering& slots
 }
 
 nlohmann::json simulation_json(const Schedule& schedule, const SlotNumbering& slots, const Simulation& sim, const Costs& costs,
-                               const TimingModel& timing) {
+                               const TimingModel& timing, const std::string& cost_units) {
     auto units = [&](nlohmann::json& object, const std::string& key, Ticks ticks) { put_number(object, key, sim.scale.to_units(ticks)); };
     nlohmann::json j = {{"file", schedule.source},
                         {"timing_model", comm_model_name(timing.model)},
                         {"timing_model_detail", timing.label()},
-                        {"costs", format_costs(costs)}};
+                        {"costs", format_costs(costs)},
+                        {"units", cost_units}};
     units(j, "makespan", sim.makespan);
     units(j, "bubble", sim.bubble);
     put_number(j, "bubble_fraction", sim.bubble_fraction);

@@ -27,10 +27,11 @@ struct TimingModel {
     std::string label() const;      // "dataflow", "batched (reference comm order)", "batched (generic rule)"
 };
 
+// `units`: what the costs are per (CostInput::units_text), printed with them.
 std::string simulation_text(const Schedule& schedule, const SlotNumbering& slots, const Simulation& sim, const Costs& costs,
-                            const TimingModel& timing = {});
+                            const TimingModel& timing = {}, const std::string& units = "stage");
 nlohmann::json simulation_json(const Schedule& schedule, const SlotNumbering& slots, const Simulation& sim, const Costs& costs,
-                               const TimingModel& timing = {});
+                               const TimingModel& timing = {}, const std::string& units = "stage");
 
 // --comm-model dataflow|batched, shared by the timing commands.
 void add_comm_model_option(CLI::App& app, std::string& comm_model);

@@ -3,6 +3,7 @@
 #include "cli_runner.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -99,4 +100,58 @@ TEST_CASE("one meaning: named cost presets are the published numbers", "[issue31
     const auto bad = run_cli("simulate 1f1b -P 2 -M 2 --costs zb-1.5q");
     CHECK(bad.exit_code == 2);
     CHECK_THAT(bad.err, Catch::Contains("preset name"));
+}
+
+namespace {
+
+nlohmann::json json_of(const std::string& command) {
+    const auto r = run_cli(command + " --json");
+    INFO(command << "\n" << r.err);
+    REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+    return nlohmann::json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("units: compare --units stage is simulate of the generated file; rank units agree across commands", "[issue31][units]") {
+    const std::string costs = "--costs F=3/2,I=1,W=2/3,comm=1/7";
+    for (const std::string family : {"1f1b -P 3 -M 6", "zbv -P 2 -M 4", "interleaved-1f1b -P 2 -M 4 -V 2", "combined-1f1b -P 4 -M 8"}) {
+        INFO(family);
+        const std::string name = family.substr(0, family.find(' '));
+        const std::string file = (scratch_dir() / ("units_" + name + ".txt")).string();
+        REQUIRE(run_cli("generate " + family + " -o " + file).exit_code == 0);
+        // Stage units: the costs as given, per stage, in both commands.
+        const auto stage = json_of("compare " + family + " " + costs + " --units stage")["rows"][0]["exact"];
+        const auto simulated = json_of("simulate " + file + " " + costs)["exact"];
+        CHECK(stage["makespan"] == simulated["makespan"]);
+        CHECK(json_of("compare " + family + " " + costs + " --per-stage-costs")["rows"][0]["exact"]["makespan"] == stage["makespan"]);
+        // Rank units: compare's default; simulate, show and verify say the same makespan and peaks with --units rank.
+        const auto rank = json_of("compare " + family + " " + costs)["rows"][0]["exact"];
+        const auto sim_rank = json_of("simulate " + file + " " + costs + " --units rank");
+        CHECK(sim_rank["exact"]["makespan"] == rank["makespan"]);
+        CHECK_THAT(sim_rank["units"].get<std::string>(), Catch::StartsWith("rank"));
+        CHECK(json_of("show " + file + " " + costs + " --units rank")["exact"]["makespan"] == rank["makespan"]);
+        const auto verified = json_of("verify " + file + " --units rank");
+        CHECK(verified["exact"]["peak_activations"] == rank["peak_activations"]);
+        CHECK(json_of("verify " + file)["units"] == "stage");
+    }
+    // A file's costs are per stage: --units rank does not scale them again.
+    const std::string costed = pp::test::write_temp("units_costed.txt", "ranks 1\nmicrobatches 1\ncosts F=2 I=2 W=2\nrank 0: 0F0 0B0\n");
+    CHECK(run_cli("simulate " + costed + " --units rank").exit_code == 2);
+}
+
+TEST_CASE("units: a like-for-like V search is never worse than compare's ZBV at rank units", "[issue31][units][search]") {
+    for (const auto& [p, m] : std::vector<std::pair<int, int>>{{2, 4}, {3, 6}}) {
+        const std::string size = fmt::format("-P {} -M {}", p, m);
+        const std::string costs = "--costs F=3,I=2,W=2,comm=1/2";
+        const auto zbv = json_of("compare zbv " + size + " " + costs)["rows"][0];
+        const std::string cap = zbv["exact"]["peak_activations"][0].get<std::string>();
+        const auto found = json_of("search " + size + " --placement v " + costs + " --units rank --memory-limit " + cap +
+                                   " --time-limit 20 -q");
+        INFO(found.dump());
+        REQUIRE((found["status"] == "optimal" || found["status"] == "feasible"));
+        CHECK(found["units"] == "rank");
+        CHECK(found["exact"]["stage_share"] == "0.5");
+        CHECK(found["makespan"].get<double>() <= zbv["makespan"].get<double>());
+    }
 }
