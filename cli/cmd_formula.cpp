@@ -31,7 +31,7 @@ struct FormulaCommand {
     bool shared_expert = false;
     std::string op = "pair";
     std::string emit;
-    std::string basis = "paper";
+    std::string basis = "pytorch";
     bool json = false;
     std::optional<double> time_limit;     // seconds; UNKNOWN (exit 3) with what was established when it runs out
     std::optional<double> memory_budget;  // MB of resident memory, likewise

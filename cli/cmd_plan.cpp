@@ -29,6 +29,7 @@ nlohmann::json option_json(const plan::PlanOption& o) {
             {"dp", o.dp},
             {"stages_per_rank", o.stages_per_rank ? nlohmann::json(*o.stages_per_rank) : nlohmann::json(nullptr)},
             {"microbatches", o.microbatches},
+            {"requested_microbatches", o.requested_microbatches ? nlohmann::json(*o.requested_microbatches) : nlohmann::json(nullptr)},
             {"copies", o.copies},
             {"bubble_fraction", to_double(o.bubble_fraction)},
             {"makespan_seconds", o.makespan_seconds},
@@ -45,7 +46,7 @@ nlohmann::json option_json(const plan::PlanOption& o) {
 // The whole plan as one document: every option (best first), the recommendation or, when nothing fits,
 // what would; every number is an estimate except where `exact` says otherwise.
 nlohmann::json plan_json(const plan::PlanResult& result) {
-    nlohmann::json j = {{"status", kStatusOk}, {"gpus", result.request.cluster.gpus}, {"gpu_memory_gb", result.request.cluster.gpu_memory_gb},
+    nlohmann::json j = {{"status", result.options.empty() ? kStatusUnknown : kStatusOk}, {"gpus", result.request.cluster.gpus}, {"gpu_memory_gb", result.request.cluster.gpu_memory_gb},
                         {"options", nlohmann::json::array()}, {"skipped", result.skipped}};
     for (const auto& o : result.options) j["options"].push_back(option_json(o));
     j["recommendation"] = result.any_fits() ? option_json(result.options.front()) : nlohmann::json(nullptr);
@@ -134,6 +135,7 @@ struct PlanCommand {
             const plan::PlanResult result = plan::make_plan(request);
             std::cout << (json ? json_text(plan_json(result), 2) + "\n" : plan::plan_text(result));
             if (result.nothing_fits) return kViolations;  // no recommendation: nothing fits in GPU memory
+            if (result.options.empty()) return kViolations;  // nothing could be evaluated: the reasons are listed
         } catch (const plan::PlanSpecError& e) {
             throw UsageError((config ? *config + ": " : std::string()) + e.what());
         }

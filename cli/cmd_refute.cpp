@@ -67,7 +67,7 @@ struct RefuteCommand {
     bool shared_expert = false;
     std::optional<double> time_limit;     // seconds; UNKNOWN (exit 3) with what was established when it runs out
     std::optional<double> memory_budget;  // MB of resident memory, likewise
-    std::string basis = "paper";
+    std::string basis = "pytorch";
 
     int run() {
         start_budget(time_limit, memory_budget, json, kStatusUnknown, "UNDECIDED");

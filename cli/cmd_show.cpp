@@ -47,6 +47,7 @@ struct ShowCommand {
             if (const std::string problem = svg_size_problem(schedule); !problem.empty())
                 throw UsageError("--svg: " + problem);
         const Costs c = costs.resolve(schedule);
+        costs.warn_unused_letters(schedule);
         const auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model),
                                                  costs.memory_limit(schedule, std::nullopt));
         if (json) {

@@ -22,6 +22,7 @@ struct SimulateCommand {
     int run() {
         const Schedule schedule = input.load();
         const Costs c = costs.resolve(schedule);
+        costs.warn_unused_letters(schedule);
         const auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model),
                                                costs.memory_limit(schedule, std::nullopt),
                                                ops ? SlotTimes::AllSlots : SlotTimes::SummaryOnly);

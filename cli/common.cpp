@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <limits>
+#include <set>
 
 #include <unistd.h>
 
@@ -123,6 +124,52 @@ Rational CostInput::share(const Schedule& schedule) const { return rank_units() 
 std::string CostInput::units_text(const Schedule& schedule) const {
     if (!rank_units()) return "stage";
     return fmt::format("rank, each stage at {} of the given costs", format_rational(share(schedule)));
+}
+
+namespace {
+
+// The keys of "F=1,I=2 W=3" (presets and malformed items are the parser's business).
+std::vector<std::string> cost_keys(std::string_view text) {
+    std::vector<std::string> keys;
+    size_t at = 0;
+    while (at < text.size()) {
+        const size_t end = std::min(text.find_first_of(", \t", at), text.size());
+        const std::string_view item = text.substr(at, end - at);
+        if (const size_t eq = item.find('='); eq != std::string_view::npos) keys.emplace_back(item.substr(0, eq));
+        at = end + 1;
+    }
+    return keys;
+}
+
+}  // namespace
+
+void CostInput::warn_unused_letters(const Schedule& schedule) const {
+    bool used[kOpKinds] = {}, fb_pair = false, fi_pair = false;
+    for (const auto& slots : schedule.ranks)
+        for (const Slot& slot : slots) {
+            for (int k = 0; k < slot.count; ++k) used[static_cast<int>(slot.ops[k].kind)] = true;
+            if (slot.is_pair()) (slot.ops[1].kind == OpKind::I ? fi_pair : fb_pair) = true;
+        }
+    const bool split = used[static_cast<int>(OpKind::I)] || used[static_cast<int>(OpKind::W)];
+    const bool full = used[static_cast<int>(OpKind::B)];
+    std::vector<std::string> keys;
+    if (costs) keys = cost_keys(*costs);
+    for (const auto& item : stage_costs)
+        for (auto& k : cost_keys(item.substr(std::min(item.find(':') + 1, item.size())))) keys.push_back(std::move(k));
+    const auto has_key = [&](const char* k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); };
+    std::set<std::string> said;
+    for (const std::string& key : keys) {
+        std::string why;
+        if (key == "B" && !full)
+            why = "no op is a full backward B (the backward is split into I and W, each timed at its own cost)";
+        else if ((key == "I" || key == "W") && !split && full && has_key("B"))
+            why = "every backward is a full B, timed at the B given";
+        else if ((key == "FB" || key == "F&B") && !fb_pair && !(fi_pair && !has_key("FI") && !has_key("F&I")))
+            why = "no slot pairs an F with a B (an F&I pair takes FB only when FI is not given)";
+        else if ((key == "FI" || key == "F&I") && !fi_pair) why = "no slot pairs an F with an I";
+        if (!why.empty() && said.insert(key).second)
+            fmt::print(stderr, "warning: {}: the cost {} is not used: {}\n", schedule.source, key, why);
+    }
 }
 
 std::optional<Rational> CostInput::memory_limit(const Schedule& schedule, const std::optional<Rational>& flag) const {
@@ -276,10 +323,10 @@ void add_budget_options(CLI::App& app, std::optional<double>& time_limit, std::o
 void add_basis_option(CLI::App& app, std::string& basis) {
     // Checked by resolve_basis (its message lists the names), not by CLI11, so that the error says what each means.
     app.add_option("--basis", basis,
-                   "letters of symbolic results, claims and assumptions: paper (default: the family's own paper's -- "
-                   "the Zero Bubble paper's for zb-h1, zb-h2, zbv, zb1p, DeepSeek's otherwise), deepseek (F, B = I + W "
-                   "full backward, W, FB = F&B), zero-bubble (F, B = input-gradient backward = PyTorch's I, W) or "
-                   "pytorch (F, I, W, FB)");
+                   "letters of symbolic results, claims and assumptions: pytorch (default, as everywhere in pipeproof: "
+                   "F, I = input-gradient backward, W, B = I + W, FB = F&B), paper (the family's own paper's: the Zero "
+                   "Bubble paper's for zb-h1, zb-h2, zbv, zb1p, DeepSeek's otherwise), deepseek (F, B = I + W full "
+                   "backward, W, FB = F&B) or zero-bubble (F, B = input-gradient backward = PyTorch's I, W)");
 }
 
 Basis resolve_basis(const std::string& name, const std::string& family) {

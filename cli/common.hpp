@@ -56,6 +56,10 @@ struct CostInput {
     Rational share(const Schedule& schedule) const;
     // For the cost line and the JSON "units" field: "stage", or "rank, each stage at 1/2 of the given costs".
     std::string units_text(const Schedule& schedule) const;
+    // A warning on stderr for each cost letter of --costs/--stage-costs that no op of the schedule uses (B on a
+    // file whose backward is split into I and W, FB without an F&B pair, ...): it changes nothing, so it was
+    // likely meant for another letter.
+    void warn_unused_letters(const Schedule& schedule) const;
     // The memory limit in the units of the peaks: the flag's as given, else the file's (stage units) at the share.
     std::optional<Rational> memory_limit(const Schedule& schedule, const std::optional<Rational>& flag) const;
     // Command line over file over F=I=W=1, comm=0. A --stage-costs block the schedule's placement does not

@@ -137,7 +137,8 @@ NothingFits what_would_fit(const PlanResult& result) {
 
 std::string PlanOption::label() const {
     if (pp == 1) return fmt::format("no pipeline (PP=1) M={}", microbatches);
-    return fmt::format("{} PP={}{} M={}", family, pp, stages_per_rank ? fmt::format(" V={}", *stages_per_rank) : "", microbatches);
+    return fmt::format("{} PP={}{} M={}{}", family, pp, stages_per_rank ? fmt::format(" V={}", *stages_per_rank) : "", microbatches,
+                       requested_microbatches ? fmt::format(" (not {})", *requested_microbatches) : "");
 }
 
 bool PlanResult::any_fits() const {
@@ -152,6 +153,20 @@ PlanResult make_plan(const PlanRequest& request) {
 }
 
 namespace {
+
+// The M nearest to m (below first at equal distance) that the family accepts at this PP, within 4P + 64.
+std::optional<std::pair<int, Schedule>> nearest_valid_microbatches(const ScheduleFamily& generator, int pp, int m,
+                                                                   std::optional<int> v) {
+    for (int d = 1; d <= 4 * pp + 64; ++d)
+        for (const int candidate : {m - d, m + d}) {
+            if (candidate < 1) continue;
+            try {
+                return std::make_pair(candidate, generator.generate({pp, candidate, v}));
+            } catch (const std::exception&) {
+            }
+        }
+    return std::nullopt;
+}
 
 PlanResult plan_options(const PlanRequest& request) {
     PlanResult result;
@@ -182,7 +197,14 @@ PlanResult plan_options(const PlanRequest& request) {
                 const Schedule schedule = generator->generate({pp, m, v});
                 result.options.push_back(evaluate(request, {family, pp, dp, m}, schedule));
             } catch (const std::exception& e) {
-                result.skipped.push_back(fmt::format("{} PP={} M={}: {}", family, pp, m, e.what()));
+                // The family's precondition at this M (DualPipe: M even and >= 2P, ...): the nearest M it accepts.
+                if (const auto nearest = nearest_valid_microbatches(*generator, pp, m, v)) {
+                    PlanOption option = evaluate(request, {family, pp, dp, nearest->first}, nearest->second);
+                    option.requested_microbatches = m;
+                    result.options.push_back(std::move(option));
+                } else {
+                    result.skipped.push_back(fmt::format("{} PP={} M={}: {}", family, pp, m, e.what()));
+                }
             }
         }
     }

@@ -45,6 +45,9 @@ struct PlanOption {
     double gpu_hours_per_million_tokens = 0;
     double tokens_per_second = 0;
 
+    // The M the global batch implies, when the family's precondition refused it and the nearest M it accepts
+    // was evaluated instead (a different global batch: said wherever the option is printed).
+    std::optional<int> requested_microbatches;
     std::string label() const;        // "dualpipe PP=16 M=120"
 };
 

@@ -73,7 +73,8 @@ std::string deepseek_text_in(const std::string& text, Basis basis) {
             const auto constraints = parse_constraints(inner.substr(from, comma - from) + " >= 0");
             if (constraints.size() != 1) throw ClaimError{"not one form", 0};
             RatForm form;
-            form.c = constraints[0].a;
+            // In the basis' own letters: PyTorch's B (the full backward the text states) becomes I + W.
+            form.c = basis_coefficients(constraints[0].a, basis);
             form.constant = -constraints[0].b;
             out += (out.empty() ? "" : ", ") + format_ratform(form, basis);
             from = comma + 2;

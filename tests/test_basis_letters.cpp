@@ -46,7 +46,7 @@ TEST_CASE("basis: claims are read in the letters asked for; B = I in the Zero Bu
 
 TEST_CASE("basis: B and I together in the Zero Bubble paper's letters, or an unknown basis, are usage errors",
           "[refute][basis]") {
-    const auto both = run_cli("refute --claim 'bubble <= (P-1)*(F+B+I)' zb-h1 -P 2..3");
+    const auto both = run_cli("refute --claim 'bubble <= (P-1)*(F+B+I)' zb-h1 -P 2..3 --basis paper");
     CHECK(both.exit_code == 2);
     CHECK_THAT(both.err, Catch::Contains("input-gradient"));
     const auto unknown = run_cli("formula zb-h1 -P 4 --basis latin");
@@ -57,7 +57,7 @@ TEST_CASE("basis: B and I together in the Zero Bubble paper's letters, or an unk
 TEST_CASE("basis: prove and formula for zb-h1 print the Zero Bubble paper's letters under --basis paper",
           "[prove][basis]") {
     // The ZB paper's ZB-H1 formula at p = 4 is 3 T_F + 3 T_B - 3 T_W; in its letters that is 3*F + 3*B - 3*W.
-    const auto prove = run_cli("prove zb-h1 -P 4");
+    const auto prove = run_cli("prove zb-h1 -P 4 --basis paper");
     CHECK(prove.exit_code == 0);
     CHECK_THAT(prove.out, Catch::Contains("letters: the Zero Bubble paper's letters (B = input-gradient backward"));
     CHECK_THAT(prove.out, Catch::Contains("(P-1)(F+I-W) (Qi et al., ICLR 2024, §3) = 3*F + 3*B - 3*W:"));
@@ -66,7 +66,13 @@ TEST_CASE("basis: prove and formula for zb-h1 print the Zero Bubble paper's lett
     const auto deepseek = run_cli("prove zb-h1 -P 4 --basis deepseek");
     CHECK_THAT(deepseek.out, Catch::Contains("= 3*F - 6*W + 3*B:"));
 
-    const auto formula = run_cli("formula zb-h1 -P 4 --json");
+    // PyTorch's letters are the default (issue 31): I is the input gradient, named so in the JSON.
+    const auto by_default = nlohmann::json::parse(run_cli("formula zb-h1 -P 4 --json").out);
+    CHECK(by_default["basis"] == "pytorch");
+    CHECK(by_default["bubble"]["published"]["value"]["coefficients"] == nlohmann::json({{"F", 3}, {"I", 3}, {"W", -3}}));
+    CHECK(run_cli("refute --claim 'bubble <= (P-1)*(F+B+I)' zb-h1 -P 2..3").exit_code != 2);  // B = I + W here
+
+    const auto formula = run_cli("formula zb-h1 -P 4 --json --basis paper");
     REQUIRE(formula.exit_code == 0);
     const auto j = nlohmann::json::parse(formula.out);
     CHECK(j["basis"] == "zero-bubble");
@@ -78,7 +84,7 @@ TEST_CASE("basis: prove and formula for zb-h1 print the Zero Bubble paper's lett
     }
     // Below M0 too: ZB-V's bubble at M = 1 is 6F - 6W + 6B in DeepSeek's letters (catalogue, zbv-bubble.md before
     // issue 14) = 6F + 6I, which the Zero Bubble paper's letters write 6*F + 6*B.
-    const auto zbv = run_cli("prove zbv -P 4 --json");
+    const auto zbv = run_cli("prove zbv -P 4 --json --basis paper");
     REQUIRE(zbv.exit_code == 0);
     const auto z = nlohmann::json::parse(zbv.out);
     CHECK(z["basis"] == "zero-bubble");
@@ -87,8 +93,10 @@ TEST_CASE("basis: prove and formula for zb-h1 print the Zero Bubble paper's lett
     CHECK_THAT(z["result"].get<std::string>(), Catch::StartsWith("bubble = max(") && Catch::Contains("bubble(1) = 6*F + 6*B"));
     CHECK(nlohmann::json::parse(run_cli("prove zbv -P 4 --json --basis deepseek").out)["before_M0"][0]["bubble_formula"] ==
           "6*F - 6*W + 6*B");
-    const auto text = run_cli("formula zb-h1 -P 4");
+    const std::string torch_letters = nlohmann::json::parse(run_cli("prove zbv -P 4 --json").out)["before_M0"][0]["bubble_formula"];
+    CHECK((torch_letters == "6*F + 6*I" || torch_letters == "6*F - 6*W + 6*B"));  // B = I + W in PyTorch's letters
+    const auto text = run_cli("formula zb-h1 -P 4 --basis paper");
     CHECK_THAT(text.out, Catch::Contains("letters: the Zero Bubble paper's letters"));
-    // 1F1B and DualPipe keep DeepSeek's letters (B = full backward) under the default.
-    CHECK(nlohmann::json::parse(run_cli("formula dualpipe -P 4 --json").out)["basis"] == "deepseek");
+    // 1F1B and DualPipe keep DeepSeek's letters (B = full backward) under --basis paper.
+    CHECK(nlohmann::json::parse(run_cli("formula dualpipe -P 4 --json --basis paper").out)["basis"] == "deepseek");
 }

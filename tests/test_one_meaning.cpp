@@ -155,3 +155,42 @@ TEST_CASE("units: a like-for-like V search is never worse than compare's ZBV at 
         CHECK(found["makespan"].get<double>() <= zbv["makespan"].get<double>());
     }
 }
+
+TEST_CASE("letters: a cost letter no op uses is named in a warning", "[issue31][letters]") {
+    // The issue's case: B on a file whose backward is split into I and W changes nothing.
+    const auto split = run_cli("simulate zb-h1 -P 2 -M 2 --costs F=1,B=2,W=1");
+    CHECK(split.exit_code == 0);
+    CHECK_THAT(split.err, Catch::Contains("the cost B is not used"));
+    const auto full = run_cli("simulate 1f1b -P 2 -M 2 --costs F=1,I=1,W=1,B=3");
+    CHECK_THAT(full.err, Catch::Contains("the cost I is not used"));
+    CHECK_THAT(full.err, Catch::Contains("the cost W is not used"));
+    CHECK_THAT(run_cli("show 1f1b -P 2 -M 2 --costs FB=3").err, Catch::Contains("the cost FB is not used"));
+    // Letters that are used: nothing said (DualPipe has F&B pairs and full backwards; 1F1B's B is I + W).
+    CHECK(run_cli("simulate dualpipe -P 4 -M 8 --costs F=1,B=2,W=1,FB=3").err.empty());
+    CHECK(run_cli("simulate 1f1b -P 2 -M 2 --costs F=1,I=1,W=1").err.empty());
+}
+
+TEST_CASE("plan: a family refused at the implied M is evaluated at the nearest M it accepts, and said", "[issue31][plan]") {
+    // DeepSeek-V3 on 2048 GPUs: M = 15360 / (DP * 1); combined 1F1B needs M to be a multiple of P (the issue's
+    // case: the EP section used M=112 silently while the ranking left the family out).
+    const auto r = run_cli("plan --preset deepseek-v3 --gpus 2048 --families combined-1f1b --json");
+    INFO(r.err);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["options"].is_array());
+    REQUIRE_FALSE(j["options"].empty());
+    bool adjusted = false;
+    for (const auto& o : j["options"]) {
+        if (o["requested_microbatches"].is_null()) continue;
+        adjusted = true;
+        CHECK(o["microbatches"].get<int>() % o["pp"].get<int>() == 0);
+        CHECK(o["microbatches"] != o["requested_microbatches"]);
+        CHECK_THAT(o["label"].get<std::string>(), Catch::Contains("(not "));
+    }
+    CHECK(adjusted);
+    // Nothing to evaluate: exit 1, status unknown, the reason listed.
+    const auto none = run_cli("plan --preset deepseek-v3 --gpus 2048 --families no-such-family --json");
+    CHECK(none.exit_code == 1);
+    const auto n = nlohmann::json::parse(none.out);
+    CHECK(n["status"] == "unknown");
+    CHECK_FALSE(n["skipped"].empty());
+}

@@ -108,7 +108,7 @@ TEST_CASE("readable: 1F1B's (P-1)(F+B) equals the bubble on the whole region", "
 
 TEST_CASE("readable: prove, formula and refute print pieces and the published formula, in either basis, and JSON",
           "[readable][cli]") {
-    const auto paper = run_cli("prove dualpipe -P 4");
+    const auto paper = run_cli("prove dualpipe -P 4 --basis paper");
     CHECK(paper.exit_code == 0);
     CHECK_THAT(paper.out, Catch::Contains("bubble by region ("));
     CHECK_THAT(paper.out, Catch::Contains("DeepSeek's (PP/2-1)(F&B+B-3W), PP = P"));
