@@ -46,7 +46,9 @@ nlohmann::json option_json(const plan::PlanOption& o) {
 // The whole plan as one document: every option (best first), the recommendation or, when nothing fits,
 // what would; every number is an estimate except where `exact` says otherwise.
 nlohmann::json plan_json(const plan::PlanResult& result) {
-    nlohmann::json j = {{"status", result.options.empty() ? kStatusUnknown : kStatusOk}, {"gpus", result.request.cluster.gpus}, {"gpu_memory_gb", result.request.cluster.gpu_memory_gb},
+    nlohmann::json j = {{"status", result.options.empty() ? kStatusUnknown : kStatusOk},
+                        {"step_time_model", plan::uses_chunk_model(result.request) ? "chunk" : "op"},
+                        {"gpus", result.request.cluster.gpus}, {"gpu_memory_gb", result.request.cluster.gpu_memory_gb},
                         {"options", nlohmann::json::array()}, {"skipped", result.skipped}};
     for (const auto& o : result.options) j["options"].push_back(option_json(o));
     j["recommendation"] = result.any_fits() ? option_json(result.options.front()) : nlohmann::json(nullptr);

@@ -1,5 +1,7 @@
 #include "planner/chunk_plan.hpp"
 
+#include "planner/planner.hpp"
+
 #include "schedules/registry.hpp"
 #include "verifier/chunk_derive.hpp"
 #include "verifier/simulate.hpp"
@@ -64,12 +66,12 @@ std::optional<int> stages_per_rank(const std::string& family) {
 
 }  // namespace
 
-ChunkCosts component_costs(const PlanRequest& request, int pp, int blocks_total) {
+pp::ChunkCosts component_costs(const PlanRequest& request, int pp, int blocks_total) {
     const PerLayer p = per_layer(request);
     const double block_layers = static_cast<double>(request.model.layers) / blocks_total;
     const int L = std::max(1, static_cast<int>(std::lround(block_layers)));
     const double f = block_layers / L;
-    ChunkCosts c;
+    pp::ChunkCosts c;
     c.resize(L);
     using C = Component;
     c.set_all(C::AttnF, micros(p.attn_f * f));
@@ -132,22 +134,20 @@ std::vector<FamilyExposure> ep_exposure(const PlanRequest& request, int pp, int 
         try {
             const ScheduleFamily* generator = find_family(family);
             if (!generator) throw std::invalid_argument("not a schedule family");
-            // The family's preconditions may refuse M: take the largest admissible M' <= M (down to M/2).
+            // The family's preconditions may refuse M: the nearest M it accepts, as the ranking takes it.
             std::optional<Schedule> generated;
-            std::string refusal;
-            for (int m = microbatches; m >= std::max(1, microbatches / 2) && !generated; --m) {
-                try {
-                    generated = generator->generate({pp, m, stages_per_rank(family)});
-                    e.microbatches = m;
-                } catch (const std::exception& ex) {
-                    if (refusal.empty()) refusal = ex.what();
-                }
+            try {
+                generated = generator->generate({pp, microbatches, stages_per_rank(family)});
+            } catch (const std::exception& refusal) {
+                auto nearest = nearest_valid_microbatches(*generator, pp, microbatches, stages_per_rank(family));
+                if (!nearest) throw std::invalid_argument(refusal.what());
+                e.microbatches = nearest->first;
+                generated = std::move(nearest->second);
             }
-            if (!generated) throw std::invalid_argument(refusal);
             const Schedule& schedule = *generated;
             e.blocks = schedule.placement.blocks();
             if (e.blocks > request.model.layers) throw std::invalid_argument(fmt::format("needs {} blocks, the model has {} layers", e.blocks, request.model.layers));
-            const ChunkCosts chunk = component_costs(request, pp, e.blocks);
+            const pp::ChunkCosts chunk = component_costs(request, pp, e.blocks);
             e.chunk_text = format_chunk_costs(chunk);
             const ChunkTable table = derive_chunk_table(chunk, PatternSpec{});
             const Simulation sim = simulate(schedule, table.costs());
@@ -204,7 +204,7 @@ std::string ep_exposure_text(const PlanRequest& request, int pp, int microbatche
                                 to_double(pair.exposed_comm) / 1e3, pair.exposed_comm == Rational(0) ? "fully hidden" : "NOT fully hidden",
                                 pp, request.training.ep);
         }
-    text += "  (M: the largest micro-batch count <= the plan's that the family accepts; exposed A2A: the worst rank's all-to-all time "
+    text += "  (M: the plan's, or the nearest the family accepts; exposed A2A: the worst rank's all-to-all time "
             "not hidden under its own compute inside its slots; hidden: share of all ranks' all-to-all time)\n";
     text += "  Assumptions:\n";
     for (const auto& a : chunk_assumptions(request)) text += "    - " + a + "\n";

@@ -31,7 +31,7 @@
 
 namespace pp::plan {
 
-ChunkCosts component_costs(const PlanRequest& request, int pp, int blocks_total);
+pp::ChunkCosts component_costs(const PlanRequest& request, int pp, int blocks_total);
 std::vector<std::string> chunk_assumptions(const PlanRequest& request);
 
 struct FamilyExposure {

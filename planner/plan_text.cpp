@@ -31,6 +31,7 @@ std::string inputs(const PlanRequest& r) {
     else
         text += fmt::format("chunk costs: estimated from FLOPs at {:.0f}% of {:g} TFLOP/s per GPU\n", 100 * r.cluster.mfu,
                             r.cluster.gpu_tflops);
+    text += "step time: " + step_time_model(r) + "\n";
     return text;
 }
 

@@ -1,5 +1,8 @@
 #include "planner/planner.hpp"
 
+#include "planner/chunk_plan.hpp"
+#include "verifier/chunk_derive.hpp"
+
 #include "schedules/registry.hpp"
 #include "verifier/simulate.hpp"
 
@@ -78,7 +81,10 @@ PlanOption evaluate(const PlanRequest& r, const Candidate& c, const Schedule& sc
     o.copies = copies.empty() ? 1 : *std::max_element(copies.begin(), copies.end());
 
     o.chunk = chunk_costs(r, c.pp, o.blocks);
-    const Simulation sim = simulate(schedule, simulator_costs(o.chunk, has_pairs(c.family)));
+    const Costs costs = uses_chunk_model(r)
+                            ? derive_chunk_table(component_costs(r, c.pp, o.blocks), PatternSpec{}).costs()  // us, as below
+                            : simulator_costs(o.chunk, has_pairs(c.family));
+    const Simulation sim = simulate(schedule, costs);
     const double seconds_per_tick = 1e-6 / static_cast<double>(sim.scale.ticks_per_unit);  // costs are in us
     o.makespan_seconds = static_cast<double>(sim.makespan) * seconds_per_tick;
     o.worst_idle_seconds = static_cast<double>(sim.bubble) * seconds_per_tick;
@@ -93,6 +99,35 @@ PlanOption evaluate(const PlanRequest& r, const Candidate& c, const Schedule& sc
     o.gpu_hours_per_million_tokens = r.cluster.gpus * o.step_seconds / 3600.0 / (tokens / 1e6);
     return o;
 }
+
+}  // namespace
+
+// The M nearest to m (below first at equal distance) that the family accepts at this PP, within 4P + 64.
+std::optional<std::pair<int, Schedule>> nearest_valid_microbatches(const ScheduleFamily& generator, int pp, int m,
+                                                                   std::optional<int> v) {
+    for (int d = 1; d <= 4 * pp + 64; ++d)
+        for (const int candidate : {m - d, m + d}) {
+            if (candidate < 1) continue;
+            try {
+                return std::make_pair(candidate, generator.generate({pp, candidate, v}));
+            } catch (const std::exception&) {
+            }
+        }
+    return std::nullopt;
+}
+
+bool uses_chunk_model(const PlanRequest& r) {
+    return !r.training.chunk && r.model.expert_share > 0 && r.training.ep > 1 && r.model.moe_layer_count() > 0;
+}
+
+std::string step_time_model(const PlanRequest& r) {
+    if (uses_chunk_model(r))
+        return "chunk model (per-component costs on a compute and a network stream, DeepSeek's overlap pattern: a pair "
+               "hides one chunk's all-to-all under the other's compute, a lone op exposes its own)";
+    return "op model (F, I, W per block; an MoE block's all-to-all is added to its F and I, fully exposed)";
+}
+
+namespace {
 
 bool better(const PlanOption& a, const PlanOption& b) {
     if (a.fits != b.fits) return a.fits;
@@ -153,20 +188,6 @@ PlanResult make_plan(const PlanRequest& request) {
 }
 
 namespace {
-
-// The M nearest to m (below first at equal distance) that the family accepts at this PP, within 4P + 64.
-std::optional<std::pair<int, Schedule>> nearest_valid_microbatches(const ScheduleFamily& generator, int pp, int m,
-                                                                   std::optional<int> v) {
-    for (int d = 1; d <= 4 * pp + 64; ++d)
-        for (const int candidate : {m - d, m + d}) {
-            if (candidate < 1) continue;
-            try {
-                return std::make_pair(candidate, generator.generate({pp, candidate, v}));
-            } catch (const std::exception&) {
-            }
-        }
-    return std::nullopt;
-}
 
 PlanResult plan_options(const PlanRequest& request) {
     PlanResult result;

@@ -15,9 +15,11 @@
 #include "planner/cost_model.hpp"
 #include "planner/memory_model.hpp"
 #include "planner/plan_spec.hpp"
+#include "schedules/registry.hpp"
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pp::plan {
@@ -71,6 +73,17 @@ struct PlanResult {
 };
 
 PlanResult make_plan(const PlanRequest& request);
+// One step-time model per run (issue 31): the chunk model (attention, all-to-all and MLP on a compute and a
+// network stream, DeepSeek's overlap pattern) for an MoE model with EP > 1 and no measured op costs -- so
+// the ranking and the EP all-to-all section time the same schedules the same way; the op model (each
+// op's all-to-all fully exposed) otherwise.
+bool uses_chunk_model(const PlanRequest& request);
+// A family refused at M (DualPipe: M even and >= 2P, ...) is evaluated at the nearest M it accepts, below first
+// at equal distance, within 4P + 64; nullopt when none.
+std::optional<std::pair<int, Schedule>> nearest_valid_microbatches(const ScheduleFamily& generator, int pp, int m,
+                                                                   std::optional<int> v);
+// "chunk model (...)" or "op model (...)": printed with every plan.
+std::string step_time_model(const PlanRequest& request);
 
 // Weights per GPU (GB) of a family's placement at a given PP: for exercise-style questions ("what does
 // DualPipe's 2x copy cost?") without running the whole plan.

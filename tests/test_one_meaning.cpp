@@ -194,3 +194,26 @@ TEST_CASE("plan: a family refused at the implied M is evaluated at the nearest M
     CHECK(n["status"] == "unknown");
     CHECK_FALSE(n["skipped"].empty());
 }
+
+TEST_CASE("plan: one step-time model -- the ranking and the EP section time the same schedule the same", "[issue31][plan]") {
+    // The issue's case: 1F1B PP=16 M=120 was 38.735 s in the ranking (all-to-all exposed) and 28.8 s in the EP
+    // section (chunk model). Now both use the chunk model for an MoE model with EP > 1, and say so.
+    const auto r = run_cli("plan --preset deepseek-v3 --gpus 2048 --json");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["step_time_model"] == "chunk");
+    int compared = 0;
+    for (const auto& row : j["ep_all_to_all"]["families"]) {
+        if (!row.contains("makespan_us")) continue;
+        for (const auto& o : j["options"])
+            if (o["family"] == row["family"] && o["pp"] == j["ep_all_to_all"]["pp"] && o["microbatches"] == row["microbatches"]) {
+                INFO(o["label"]);
+                CHECK(o["makespan_seconds"].get<double>() == Approx(row["makespan_us"].get<double>() / 1e6).epsilon(1e-9));
+                ++compared;
+            }
+    }
+    CHECK(compared >= 3);  // 1f1b, dualpipe, dualpipev at least
+    CHECK_THAT(run_cli("plan --preset deepseek-v3 --gpus 2048").out, Catch::Contains("step time: chunk model"));
+    // A dense model has no all-to-all: the op model, said.
+    CHECK(nlohmann::json::parse(run_cli("plan --preset dense-70b --gpus 4096 --json").out)["step_time_model"] == "op");
+}
