@@ -250,10 +250,7 @@ struct SearchCommand {
         if (!costs && !chunk_costs && std::filesystem::exists(placement))
             throw UsageError("--units rank scales the costs given by --costs or --chunk-costs; a --placement file's costs are "
                              "per stage (give --costs, or drop --units rank)");
-        const Rational share = stage_share(problem.placement);
-        problem.costs = scaled_costs(problem.costs, share);
-        if (problem.overlap) *problem.overlap *= share;
-        if (problem.memory_limit) *problem.memory_limit /= share;
+        const Rational share = scale_to_rank_units(problem);
         units_line = fmt::format(
             "rank (each of the {} stages runs at {} of the given costs{}; what is printed and written is per stage)",
             problem.placement.blocks(), format_rational(share),
@@ -344,6 +341,14 @@ std::optional<Rational> uniform_pair_cost(const Costs& costs) {
 }
 
 }  // namespace
+
+Rational scale_to_rank_units(SearchProblem& problem) {
+    const Rational share = stage_share(problem.placement);
+    problem.costs = scaled_costs(problem.costs, share);
+    if (problem.overlap) *problem.overlap *= share;
+    if (problem.memory_limit) *problem.memory_limit /= share;
+    return share;
+}
 
 void require_positive_durations(const SearchProblem& problem) {
     for (int block = 0; block < std::max(problem.placement.blocks(), 1); ++block)

@@ -69,6 +69,7 @@ struct SweepCommand {
     std::vector<std::string> costs = {"F=1,I=1,W=1,comm=0"};
     std::vector<std::string> memories = {"none"};
     std::string objective = "makespan";
+    std::string units = "stage";  // --units, as search takes it
     std::optional<double> time_limit;  // the whole sweep (this shard)
     double instance_time_limit = 60;   // one search
     std::string shard = "0/1";
@@ -140,8 +141,10 @@ struct SweepCommand {
         const limits::ScopedDeadline scope(limits::Deadline::after(seconds + (mode == "compare" ? 0 : hard_stop_grace(seconds))));
         const auto started = std::chrono::steady_clock::now();
         try {
-            const SearchProblem problem =
+            SearchProblem problem =
                 search_problem_from(g.placement, g.ranks, g.microbatches, g.costs, g.memory, std::nullopt, objective, nullptr);
+            if (units == "rank") scale_to_rank_units(problem);
+            j["units"] = units;
             require_positive_durations(problem);
             if (mode == "compare") {
                 j.update(compare_line(problem));
@@ -191,6 +194,7 @@ Runner add_sweep(CLI::App& app) {
         ->check(CLI::Range(1, kMaxMicrobatches));
     sub->add_option("--costs", cmd->costs, "a cost set F=..,I=..,W=..,comm=..; repeat the option for several");
     sub->add_option("--memory-limit", cmd->memories, "caps per rank, 'none' for unlimited (comma-separated or repeated)")->delimiter(',');
+    add_units_option(*sub, cmd->units);
     sub->add_option("--objective", cmd->objective, "makespan or span")->check(CLI::IsMember({"makespan", "span"}));
     sub->add_option("--time-limit", cmd->time_limit,
                     "seconds for the whole sweep (this shard); instances not reached in time are UNKNOWN (exit 3)")

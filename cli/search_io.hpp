@@ -17,6 +17,10 @@ SearchProblem search_problem_from(const std::string& placement, std::optional<in
                                   const std::optional<std::string>& overlap, const std::string& objective,
                                   std::vector<WarmStart>* file_start, const std::vector<std::string>& stage_costs = {},
                                   std::optional<ChunkSpec>* file_chunks = nullptr);
+// --units rank: the problem's costs and cap are those of a 1/P share of the model; each stage runs at its share
+// P / blocks of them (a V stage at half) and holds that share of a 1/P stash, so durations are scaled by the
+// share and the cap (in stage activations) divided by it. Returns the share.
+Rational scale_to_rank_units(SearchProblem& problem);
 // The search times every op with a positive duration: a zero or negative cost is a usage error naming it.
 void require_positive_durations(const SearchProblem& problem);
 

@@ -217,3 +217,15 @@ TEST_CASE("plan: one step-time model -- the ranking and the EP section time the 
     // A dense model has no all-to-all: the op model, said.
     CHECK(nlohmann::json::parse(run_cli("plan --preset dense-70b --gpus 4096 --json").out)["step_time_model"] == "op");
 }
+
+TEST_CASE("units: sweep takes --units like search, line for line", "[issue31][units]") {
+    const auto sweep = run_cli("sweep --mode search -P 2 -M 4 --placement v --costs F=3,I=2,W=2 --units rank --memory-limit 2 "
+                               "--instance-time-limit 20");
+    INFO(sweep.err);
+    REQUIRE(sweep.exit_code == 0);
+    const auto line = nlohmann::json::parse(sweep.out.substr(0, sweep.out.find('\n')));
+    CHECK(line["units"] == "rank");
+    const auto search = json_of("search -P 2 -M 4 --placement v --costs F=3,I=2,W=2 --units rank --memory-limit 2 -q");
+    CHECK(line["status"] == search["status"]);
+    CHECK(line["exact"]["makespan"] == search["exact"]["makespan"]);
+}
