@@ -59,9 +59,37 @@ PerLayer per_layer(const PlanRequest& r) {
     return p;
 }
 
+// One micro-batch's activation (tokens x hidden, BF16) per hop, over the inter-node link when a stage fills a node.
+Rational p2p_micros(const PlanRequest& request, int pp) {
+    const TrainingSpec& t = request.training;
+    const int gpus_per_stage = request.cluster.gpus / pp;
+    const bool inter = gpus_per_stage >= request.cluster.gpus_per_node;
+    const double bytes = static_cast<double>(t.microbatch_size) * t.sequence_length * request.model.hidden * kBf16;
+    return micros(bytes / ((inter ? request.cluster.inter_node_gbps : request.cluster.intra_node_gbps) * 1e9));
+}
+
 std::optional<int> stages_per_rank(const std::string& family) {
     if (family == "interleaved-1f1b" || family == "zb1p" || family == "looped-bfs" || family == "combined-1f1b") return 2;
     return std::nullopt;
+}
+
+}  // namespace
+
+namespace {
+
+// Measured components (ms, per layer of the given `layers`) for a block of block_layers layers, modelled as L
+// layers each scaled by f: layer l takes the measured layer l mod layers, in microseconds.
+pp::ChunkCosts measured_block(const pp::ChunkCosts& measured, int L, double f) {
+    pp::ChunkCosts c;
+    c.resize(L);
+    for (int l = 0; l < L; ++l)
+        for (int k = 0; k < kComponents; ++k) {
+            const auto component = static_cast<Component>(k);
+            c.set(component, l, micros(to_double(measured.cost(component, l % measured.layers)) / 1000.0 * f));
+        }
+    c.slowdown = measured.slowdown;
+    if (measured.pp) c.pp = *measured.pp * Rational(1000);
+    return c;
 }
 
 }  // namespace
@@ -71,6 +99,11 @@ pp::ChunkCosts component_costs(const PlanRequest& request, int pp, int blocks_to
     const double block_layers = static_cast<double>(request.model.layers) / blocks_total;
     const int L = std::max(1, static_cast<int>(std::lround(block_layers)));
     const double f = block_layers / L;
+    if (request.training.components) {
+        pp::ChunkCosts c = measured_block(*request.training.components, L, f);
+        if (!request.training.components->pp && pp > 1) c.pp = p2p_micros(request, pp);
+        return c;
+    }
     pp::ChunkCosts c;
     c.resize(L);
     using C = Component;
@@ -87,13 +120,7 @@ pp::ChunkCosts component_costs(const PlanRequest& request, int pp, int blocks_to
     c.set_all(C::CombineF, micros(p.combine_f * f));
     c.set_all(C::CombineB, micros(p.combine_b * f));
     c.set_all(C::DispatchB, micros(p.dispatch_b * f));
-    if (pp > 1) {
-        const TrainingSpec& t = request.training;
-        const int gpus_per_stage = request.cluster.gpus / pp;
-        const bool inter = gpus_per_stage >= request.cluster.gpus_per_node;
-        const double bytes = static_cast<double>(t.microbatch_size) * t.sequence_length * request.model.hidden * kBf16;
-        c.pp = micros(bytes / ((inter ? request.cluster.inter_node_gbps : request.cluster.intra_node_gbps) * 1e9));
-    }
+    if (pp > 1) c.pp = p2p_micros(request, pp);
     return c;
 }
 

@@ -80,6 +80,18 @@ std::vector<std::string> words(std::string_view value) {
 }
 
 // "F=1.2,I=1.3,W=0.9[,FB=2.8]" in milliseconds.
+// The chunk syntax of every --chunk-costs; the old meaning of plan's chunk-costs (F=..,I=..,W=.. in ms) is now
+// op-costs-ms, and said so.
+ChunkCosts component_chunk_costs(std::string_view key, std::string_view value) {
+    try {
+        return parse_chunk_costs(value);
+    } catch (const ChunkCostError& e) {
+        if (value.find("F=") != std::string_view::npos || value.find("I=") != std::string_view::npos)
+            bad(key, value, "chunk component costs (attn_f=..,dispatch_f=..,...); measured F, I, W op costs in ms are op-costs-ms");
+        bad(key, value, "chunk component costs in ms: " + e.message);
+    }
+}
+
 MeasuredChunk chunk_costs(std::string_view key, std::string_view value, MeasuredChunk chunk) {
     for (const std::string& item : words(value)) {
         const auto eq = item.find('=');
@@ -151,9 +163,12 @@ const std::vector<Setting>& settings() {
          [](PlanRequest& r, auto k, auto v) { r.training.duplicate_experts = boolean(k, v); }},
         {"activation-bytes-per-token-layer", "activation stash per token per layer (default 34 x hidden)",
          [](PlanRequest& r, auto k, auto v) { r.training.activation_bytes_per_token_layer = positive(k, v); }},
-        {"chunk-costs", "measured costs in ms for one micro-batch through chunk-layers layers: F=..,I=..,W=..[,FB=..]",
+        {"op-costs-ms", "measured op costs in ms for one micro-batch through op-costs-layers layers: F=..,I=..,W=..[,FB=..]",
          [](PlanRequest& r, auto k, auto v) { r.training.chunk = chunk_costs(k, v, r.training.chunk.value_or(MeasuredChunk{})); }},
-        {"chunk-layers", "layers in the chunk that chunk-costs measured (default 1)",
+        {"chunk-costs", "measured MoE chunk component costs in ms, as every --chunk-costs: layers=L,attn_f=..,dispatch_f=..,... "
+                        "(per layer; the plan times every option with the chunk model at them)",
+         [](PlanRequest& r, auto k, auto v) { r.training.components = component_chunk_costs(k, v); }},
+        {"op-costs-layers", "layers in the chunk that op-costs-ms measured (default 1)",
          [](PlanRequest& r, auto k, auto v) {
              MeasuredChunk c = r.training.chunk.value_or(MeasuredChunk{});
              c.layers = whole(k, v);

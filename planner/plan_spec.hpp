@@ -2,6 +2,8 @@
 // What `pipeproof plan` is asked about: the cluster, the model and the training run. Every field can be
 // set by name ("gpus", "inter-node-gbps", ...) from a flag or from a config file of `key = value` lines,
 // so both paths share one parser; presets fill in a known model first.
+#include "model/chunk_costs.hpp"
+
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -52,7 +54,10 @@ struct TrainingSpec {
     double optimizer_bytes_per_param = 12;  // FP32 master + Adam moments, sharded over DP (ZeRO-1)
     bool duplicate_experts = false; // DualPipe's 2nd copy also duplicates expert shards (default: it does not)
     std::optional<double> activation_bytes_per_token_layer;  // default 34 * hidden (no recomputation)
-    std::optional<MeasuredChunk> chunk;                      // else the FLOP-based estimate
+    std::optional<MeasuredChunk> chunk;                      // op-costs-ms; else the FLOP-based estimate
+    // chunk-costs: measured component costs in ms (the chunk syntax of every other command), one average
+    // layer per `layers`; the plan then times every option with the chunk model at these costs.
+    std::optional<ChunkCosts> components;
 };
 
 struct PlanRequest {

@@ -25,8 +25,11 @@ std::string inputs(const PlanRequest& r) {
                         r.cluster.gpus_per_node, r.cluster.intra_node_gbps, r.cluster.inter_node_gbps, r.cluster.gpu_memory_gb);
     text += fmt::format("training: {} sequences x {} tokens per step, micro-batch {} sequence(s), TP {}\n", t.global_batch,
                         t.sequence_length, t.microbatch_size, t.tp);
-    if (t.chunk)
-        text += fmt::format("chunk costs: measured F={:g} I={:g} W={:g} ms per {} layer(s), scaled by layers per block\n", t.chunk->F,
+    if (t.components)
+        text += fmt::format("chunk costs: measured components {} (ms per layer), scaled by layers per block\n",
+                            format_chunk_costs(*t.components));
+    else if (t.chunk)
+        text += fmt::format("op costs: measured F={:g} I={:g} W={:g} ms per {} layer(s), scaled by layers per block\n", t.chunk->F,
                             t.chunk->I, t.chunk->W, t.chunk->layers);
     else
         text += fmt::format("chunk costs: estimated from FLOPs at {:.0f}% of {:g} TFLOP/s per GPU\n", 100 * r.cluster.mfu,

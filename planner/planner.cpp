@@ -117,10 +117,14 @@ std::optional<std::pair<int, Schedule>> nearest_valid_microbatches(const Schedul
 }
 
 bool uses_chunk_model(const PlanRequest& r) {
+    if (r.training.components) return true;
     return !r.training.chunk && r.model.expert_share > 0 && r.training.ep > 1 && r.model.moe_layer_count() > 0;
 }
 
 std::string step_time_model(const PlanRequest& r) {
+    if (r.training.components)
+        return "chunk model at the measured chunk-costs (per-component costs on a compute and a network stream, DeepSeek's "
+               "overlap pattern)";
     if (uses_chunk_model(r))
         return "chunk model (per-component costs on a compute and a network stream, DeepSeek's overlap pattern: a pair "
                "hides one chunk's all-to-all under the other's compute, a lone op exposes its own)";

@@ -229,3 +229,25 @@ TEST_CASE("units: sweep takes --units like search, line for line", "[issue31][un
     CHECK(line["status"] == search["status"]);
     CHECK(line["exact"]["makespan"] == search["exact"]["makespan"]);
 }
+
+TEST_CASE("plan: --chunk-costs takes the chunk syntax of every command; measured op costs are --op-costs-ms", "[issue31][plan]") {
+    const std::string chunk =
+        "attn_f=6.7,dispatch_f=4.4,mlp_f=5.7,combine_f=8.8,combine_b=4.4,mlp_i=5.7,mlp_w=5.7,dispatch_b=8.8,attn_i=7.3,attn_w=6.1";
+    const auto r = run_cli("plan --preset deepseek-v3 --gpus 2048 --chunk-costs " + chunk + " --json");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["step_time_model"] == "chunk");
+    CHECK_THAT(run_cli("plan --preset deepseek-v3 --gpus 2048 --chunk-costs " + chunk).out,
+               Catch::Contains("chunk costs: measured components"));
+    // Slower measured components give a slower step than the same components 10x faster.
+    const std::string fast = "attn_f=0.67,dispatch_f=0.44,mlp_f=0.57,combine_f=0.88,combine_b=0.44,mlp_i=0.57,mlp_w=0.57,"
+                             "dispatch_b=0.88,attn_i=0.73,attn_w=0.61";
+    const auto f = nlohmann::json::parse(run_cli("plan --preset deepseek-v3 --gpus 2048 --chunk-costs " + fast + " --json").out);
+    CHECK(f["options"][0]["step_seconds"].get<double>() < j["options"][0]["step_seconds"].get<double>());
+    // The old meaning of plan's --chunk-costs: refused, naming its new flag.
+    const auto old = run_cli("plan --preset deepseek-v3 --gpus 2048 --chunk-costs F=1,I=1,W=1");
+    CHECK(old.exit_code == 2);
+    CHECK_THAT(old.err, Catch::Contains("op-costs-ms"));
+    CHECK(run_cli("plan --preset deepseek-v3 --gpus 2048 --op-costs-ms F=1,I=1,W=1 --json").exit_code == 0);
+}

@@ -29,8 +29,8 @@ TEST_CASE("plan config: key = value lines, comments, presets first, later settin
     CHECK_THROWS_AS(apply_setting(r, "expert-share", "1.5"), PlanSpecError);
     apply_setting(r, "active-params", "3.7e10");
     CHECK(r.model.active_params == 37e9);
-    apply_setting(r, "chunk-costs", "F=1,I=1.5,W=0.5");
-    apply_setting(r, "chunk-layers", "2");
+    apply_setting(r, "op-costs-ms", "F=1,I=1.5,W=0.5");
+    apply_setting(r, "op-costs-layers", "2");
     REQUIRE(r.training.chunk);
     CHECK(r.training.chunk->I == 1.5);
     CHECK(r.training.chunk->layers == 2);
@@ -43,7 +43,7 @@ TEST_CASE("plan: measured chunk costs go through the simulator exactly (1F1B clo
     // GPU-hours per million tokens: 32 GPUs x 0.066 s / 3600 / (64 x 1024 tokens / 1e6) = 0.0089518...
     PlanRequest r;
     apply_settings(r, {{"gpus", "32"}, {"layers", "8"}, {"hidden", "1024"}, {"params", "1B"}, {"seq-len", "1024"},
-                       {"global-batch", "64"}, {"chunk-costs", "F=1,I=1,W=1"}, {"intra-node-gbps", "1e12"},
+                       {"global-batch", "64"}, {"op-costs-ms", "F=1,I=1,W=1"}, {"intra-node-gbps", "1e12"},
                        {"inter-node-gbps", "1e12"}, {"pp", "4"}, {"families", "1f1b"}});
     const PlanResult plan = make_plan(r);
     REQUIRE(plan.options.size() == 1);
@@ -93,7 +93,7 @@ TEST_CASE("plan CLI: flags, config file, errors", "[planner]") {
 TEST_CASE("plan: the DP gradient all-reduce is counted in the step (ring, hand computation)", "[planner]") {
     PlanRequest r;
     apply_settings(r, {{"gpus", "16"}, {"gpus-per-node", "16"}, {"layers", "8"}, {"hidden", "1024"}, {"params", "1B"},
-                       {"seq-len", "1024"}, {"global-batch", "64"}, {"chunk-costs", "F=1,I=1,W=1"}, {"intra-node-gbps", "10"},
+                       {"seq-len", "1024"}, {"global-batch", "64"}, {"op-costs-ms", "F=1,I=1,W=1"}, {"intra-node-gbps", "10"},
                        {"inter-node-gbps", "10"}, {"pp", "2"}, {"families", "1f1b"}});
     const PlanResult plan = make_plan(r);
     REQUIRE(plan.options.size() == 1);
