@@ -230,7 +230,20 @@ Costs CostInput::resolve(const Schedule& schedule, bool every_block_exists) cons
     }
     chunk_table = chunks.resolve(schedule, costs.has_value() || !stage_costs.empty());
     if (chunk_table) return chunk_table->costs();
-    return scaled_costs(resolve_as_given(schedule, every_block_exists), share(schedule));
+    Costs result = scaled_costs(resolve_as_given(schedule, every_block_exists), share(schedule));
+    if (rank_units() && schedule.costs)  // a file's own block costs are stage costs: kept as written
+        for (const auto& [block, c] : schedule.costs->per_block)
+            if (!flag_sets_block(block)) result.per_block[block] = c;
+    return result;
+}
+
+bool CostInput::flag_sets_block(int block) const {
+    for (const auto& item : stage_costs) {
+        const auto colon = item.find(':');
+        const auto given = colon == std::string::npos ? std::nullopt : parse_rational(item.substr(0, colon));
+        if (given && *given == Rational(block)) return true;
+    }
+    return false;
 }
 
 Costs CostInput::resolve_as_given(const Schedule& schedule, bool every_block_exists) const {

@@ -67,6 +67,7 @@ struct CostInput {
     // In rank units, every duration times share(schedule).
     Costs resolve(const Schedule& schedule, bool every_block_exists = true) const;
     Costs resolve_as_given(const Schedule& schedule, bool every_block_exists = true) const;
+    bool flag_sets_block(int block) const;  // a --stage-costs item names this block
     void check_stage_blocks(const std::vector<Schedule>& schedules) const;  // usage error: a block none of them has
     // Every flag's syntax, without a schedule (UsageError); add_options runs it once the command line is parsed.
     void check_syntax() const;

@@ -251,3 +251,16 @@ TEST_CASE("plan: --chunk-costs takes the chunk syntax of every command; measured
     CHECK_THAT(old.err, Catch::Contains("op-costs-ms"));
     CHECK(run_cli("plan --preset deepseek-v3 --gpus 2048 --op-costs-ms F=1,I=1,W=1 --json").exit_code == 0);
 }
+
+TEST_CASE("units: with --units rank a file's own stage costs stay as written, flag costs are scaled", "[issue31][units]") {
+    // Two ranks, 1F1B loop placement of 4 stages (2 per rank): share P/blocks = 1/2. The file gives block 1 its
+    // own F = 10 (a stage cost); --costs F=2,I=2,W=2 are rank units, so every other stage runs at F=I=W=1.
+    // One micro-batch, one rank line per rank, in dependency order: by hand, stages 0..3 forward then back.
+    const std::string file = pp::test::write_temp("units_file_block.txt",
+                                                  "ranks 2\nmicrobatches 1\nstages 4\nplacement loop\n"
+                                                  "costs F=1 I=1 W=1\nstage-costs 1 F=10\n"
+                                                  "rank 0: 0F0 2F0 2B0 0B0\nrank 1: 1F0 3F0 3B0 1B0\n");
+    // Forwards 1 + 10 + 1 + 1, backwards (I + W = 2 each) 4 x 2: makespan 21 (no comm).
+    CHECK(makespan("simulate " + file + " --costs F=2,I=2,W=2 --units rank") == "21");
+    CHECK(makespan("simulate " + file + " --costs F=1,I=1,W=1") == "21");  // the same in stage units
+}
