@@ -1,7 +1,6 @@
 #include "model/cost_presets.hpp"
 
-#include <algorithm>
-#include <cctype>
+#include "model/spelling.hpp"
 
 namespace pp {
 namespace {
@@ -42,12 +41,6 @@ std::vector<CostPreset> make_presets() {
     return presets;
 }
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
-
 }  // namespace
 
 const std::vector<CostPreset>& cost_presets() {
@@ -56,7 +49,7 @@ const std::vector<CostPreset>& cost_presets() {
 }
 
 const CostPreset* find_cost_preset(std::string_view name) {
-    const std::string wanted = lower(name);
+    const std::string wanted = to_lower(name);
     for (const CostPreset& p : cost_presets())
         if (p.name == wanted) return &p;
     return nullptr;

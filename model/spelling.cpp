@@ -1,8 +1,15 @@
 #include "model/spelling.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace pp {
+
+std::string to_lower(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
 
 size_t edit_distance(std::string_view a, std::string_view b) {
     std::vector<size_t> row(b.size() + 1);

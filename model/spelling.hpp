@@ -7,6 +7,9 @@
 
 namespace pp {
 
+// ASCII lower case: names (families, placements, presets) are read in any case.
+std::string to_lower(std::string_view text);
+
 // Levenshtein distance (insert, delete, substitute one character).
 size_t edit_distance(std::string_view a, std::string_view b);
 

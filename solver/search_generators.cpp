@@ -2,10 +2,10 @@
 #include "solver/search_generators.hpp"
 
 #include "limits/deadline.hpp"
+#include "model/spelling.hpp"
 #include "schedules/registry.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <stdexcept>
 
 namespace pp {
@@ -37,23 +37,13 @@ std::vector<WarmStart> generator_warm_starts(const Placement& placement) {
     return starts;
 }
 
-namespace {
-
-// Placement names, like family names, in any case ("V", "DualPipe", "Interleaved:2").
-std::string lower_case(std::string name) {
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return name;
-}
-
-}  // namespace
-
 bool is_placement_name(const std::string& given) {
-    const std::string name = lower_case(given);
+    const std::string name = to_lower(given);
     return name == "1f1b" || name == "v" || name == "dualpipe" || name.rfind("interleaved:", 0) == 0;
 }
 
 Placement placement_from_name(const std::string& given, int ranks, int microbatches) {
-    const std::string name = lower_case(given);
+    const std::string name = to_lower(given);
     if (ranks < 1) throw std::invalid_argument("-P must be at least 1");
     if (microbatches < 1) throw std::invalid_argument("-M must be at least 1");
     if (name == "1f1b") return Placement::single(ranks, loop_stage_map(ranks, ranks), microbatches);
