@@ -32,6 +32,7 @@ struct FormulaCommand {
     std::string op = "pair";
     std::string emit;
     std::string basis = "pytorch";
+    std::string units = "stage";
     bool json = false;
     std::optional<double> time_limit;     // seconds; UNKNOWN (exit 3) with what was established when it runs out
     std::optional<double> memory_budget;  // MB of resident memory, likewise
@@ -41,6 +42,7 @@ struct FormulaCommand {
         std::string why;
         const auto spec = family_spec(family, ranks, &why, stages_per_rank);
         if (!spec) throw UsageError(why);
+        const std::string units_line = proof_units(units, family, ranks, stages_per_rank);
         if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic") {
             // Its output is text only; in JSON mode that is said as a JSON error rather than printed as text.
             if (json) throw UsageError("formula --chunk-costs symbolic has no --json output yet (its formulas are text only)");
@@ -73,7 +75,7 @@ struct FormulaCommand {
         if (json) {
             nlohmann::json j{{"family", spec->name}, {"P", spec->ranks}, {"basis", basis_name(b)},
                              {"assumptions", result.proof.assumptions},
-                             {"proof", verdict_name(result.proof.verdict)}};
+                             {"proof", verdict_name(result.proof.verdict)}, {"units", units_line}};
             // The one verdict every document carries (issue 31): proved only when every obligation went through.
             j["status"] = result.missing.empty() && result.proof.verdict == Verdict::Proved ? "proved" : "unknown";
             if (!result.missing.empty()) {
@@ -93,6 +95,7 @@ struct FormulaCommand {
         } else {
             std::cout << format_formula(result, b);
             if (published) std::cout << "    " << format_published(*published, b) << "\n";
+            std::cout << "units: " << units_line << "\n";
         }
         return result.missing.empty() && result.proof.verdict == Verdict::Proved ? kOk : kUndecided;
     }
@@ -110,6 +113,7 @@ Runner add_formula(CLI::App& app) {
     sub->add_option("--assume", cmd->assume, "extra linear assumption on the costs, e.g. 'FB >= B' (repeatable)");
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     add_basis_option(*sub, cmd->basis);
+    add_proof_units_option(*sub, cmd->units);
     sub->add_flag("--pytorch-basis", cmd->zb_basis, "the same as --basis pytorch (old spelling)");
     sub->add_flag("--json", cmd->json, "machine-readable formulas: each piece's value and its region as a list of inequalities");
     cmd->chunks.add_options(*sub);

@@ -95,12 +95,14 @@ struct ProveCommand {
     std::optional<double> time_limit;     // seconds; UNKNOWN (exit 3) with what was established when it runs out
     std::optional<double> memory_budget;  // MB of resident memory, likewise
     std::string basis = "pytorch";
+    std::string units = "stage";
 
     int run() {
         start_budget(time_limit, memory_budget, json, "unknown", "verdict: UNKNOWN");
         std::string why;
         const auto spec = family_spec(family, ranks, &why, stages_per_rank);
         if (!spec) throw UsageError(why);
+        const std::string units_line = proof_units(units, family, ranks, stages_per_rank);
         const auto prop = parse_property(property);
         if (!prop) throw UsageError("unknown property '" + property + "'");
         ProveOptions options;
@@ -152,6 +154,7 @@ struct ProveCommand {
         if (json) {
             nlohmann::json j = proof_json(result, b);
             if (readable) j["bubble_readable"] = readable_json(*readable, b);
+            j["units"] = units_line;
             std::cout << json_text(j, 2) << "\n";
         } else {
             std::string text = format_proof(result, b);
@@ -159,7 +162,7 @@ struct ProveCommand {
                 const auto at = text.find("\nassumptions");
                 text.insert(at == std::string::npos ? text.size() : at + 1, format_readable(*readable, b));
             }
-            std::cout << text;
+            std::cout << text << "units: " << units_line << "\n";
             if (timeline && result.counterexample && result.counterexample->schedule) {
                 const Schedule& s = *result.counterexample->schedule;
                 const Costs c = result.counterexample->costs ? costs_at(*result.counterexample->costs)
@@ -211,6 +214,7 @@ Runner add_prove(CLI::App& app) {
     sub->add_flag("--timeline", cmd->timeline, "draw the counterexample's timeline");
     add_budget_options(*sub, cmd->time_limit, cmd->memory_budget);
     add_basis_option(*sub, cmd->basis);
+    add_proof_units_option(*sub, cmd->units);
     return [cmd] { return cmd->run(); };
 }
 

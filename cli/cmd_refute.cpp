@@ -68,6 +68,7 @@ struct RefuteCommand {
     std::optional<double> time_limit;     // seconds; UNKNOWN (exit 3) with what was established when it runs out
     std::optional<double> memory_budget;  // MB of resident memory, likewise
     std::string basis = "pytorch";
+    std::string units = "stage";
 
     int run() {
         start_budget(time_limit, memory_budget, json, kStatusUnknown, "UNDECIDED");
@@ -86,6 +87,7 @@ struct RefuteCommand {
         std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P", kMaxRanks);
         if (microbatches) options.m_range = parse_range(*microbatches, "-M", std::numeric_limits<int>::max());
         options.stages_per_rank = stages_per_rank;
+        const std::string units_line = proof_units(units, family, options.p_lo, stages_per_rank);
         if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
             return run_chunk_refute(claim_read, family, options.p_lo, options.p_hi, options.m_range, chunks.pattern, chunk_layers,
                                     shared_expert, width, json);
@@ -127,7 +129,7 @@ struct RefuteCommand {
             readable = readable_bubble(r.family, r.bubble_P, options.stages_per_rank, *r.bubble, *r.bubble_region);
         if (json) {
             nlohmann::json j{{"status", r.status == RefuteResult::Undecided ? kStatusUnknown : refute_status_name(r.status)}, {"claim", claim}, {"family", r.family},
-                             {"basis", basis_name(b)}, {"claim_in_pytorch_letters", r.claim}};
+                             {"basis", basis_name(b)}, {"claim_in_pytorch_letters", r.claim}, {"units", units_line}};
             if (readable) {
                 j["bubble"] = readable_json(*readable, b);
                 j["bubble"]["P"] = r.bubble_P;
@@ -180,6 +182,7 @@ struct RefuteCommand {
                 std::cout << fmt::format("the bubble at P={}, for every admissible M >= {} (proved):\n", r.bubble_P,
                                          r.bubble_from_m)
                           << format_readable(*readable, b);
+            std::cout << "units: " << units_line << "\n";
             if (options.symbolic) {
                 std::cout << "cost region:";
                 for (const auto& c : options.region.describe()) std::cout << " [" << c << "]";
@@ -222,6 +225,7 @@ Runner add_refute(CLI::App& app) {
     sub->add_flag("--json", cmd->json, "machine-readable result");
     add_budget_options(*sub, cmd->time_limit, cmd->memory_budget);
     add_basis_option(*sub, cmd->basis);
+    add_proof_units_option(*sub, cmd->units);
     return [cmd] { return cmd->run(); };
 }
 

@@ -2,6 +2,7 @@
 
 #include "formats/faithful.hpp"
 #include "formats/input_error.hpp"
+#include "proofs/prove.hpp"
 #include "schedules/registry.hpp"
 #include "verifier/compare.hpp"
 
@@ -117,6 +118,28 @@ void add_units_option(CLI::App& app, std::string& units) {
                    "stage run at its share P/blocks (a V stage at half), peaks and limits in the same units")
         ->check(CLI::IsMember({"stage", "rank"}))
         ->capture_default_str();
+}
+
+void add_proof_units_option(CLI::App& app, std::string& units) {
+    app.add_option("--units", units,
+                   "stage: each stage's costs (as the published formulas); rank: a 1/P share of the model's, the same "
+                   "where a stage is one (refused for V and interleaved families, whose stages are smaller)")
+        ->check(CLI::IsMember({"stage", "rank"}))
+        ->capture_default_str();
+}
+
+std::string proof_units(const std::string& units, const std::string& family, int ranks, std::optional<int> stages_per_rank) {
+    if (units != "rank") return "stage";
+    const auto spec = family_spec(family, ranks, nullptr, stages_per_rank);
+    if (!spec) return "rank";  // the command reports the bad family or P itself
+    const Rational share = stage_share(spec->generate(spec->m0).placement);
+    if (share == Rational(1)) return "rank (the same as stage: each stage is a 1/P share of the model)";
+    const std::string s = format_rational(share);
+    throw UsageError(fmt::format(
+        "--units rank: a {} stage is {} of a 1/P share of the model, and symbolic results are stated per stage (as the "
+        "published formulas are); use --units stage and read each of F, I, W, B, FB as {} of the rank's cost (comm "
+        "unchanged), or time it at rank units with simulate/compare --units rank",
+        spec->name, s, s));
 }
 
 Rational CostInput::share(const Schedule& schedule) const { return rank_units() ? stage_share(schedule.placement) : Rational(1); }

@@ -77,6 +77,12 @@ struct CostInput {
 
 // --units stage|rank on a command (default given), with the description every timing command shares.
 void add_units_option(CLI::App& app, std::string& units);
+// --units on prove, formula and refute. Their costs, symbolic or exact, are each stage's, as the published
+// formulas state them (DualPipeV's and ZB-V's per chunk). "rank" reads the same wherever a stage is a 1/P share
+// of the model; for a family whose stages are smaller (V: 1/2, interleaved: 1/V) it is refused, naming the
+// substitution, rather than read per stage silently. Returns the text for the output's units line and JSON.
+std::string proof_units(const std::string& units, const std::string& family, int ranks, std::optional<int> stages_per_rank);
+void add_proof_units_option(CLI::App& app, std::string& units);
 
 TorchEra parse_era(const std::string& name);
 std::optional<FileFormat> parse_optional_format(const std::optional<std::string>& name);

@@ -264,3 +264,31 @@ TEST_CASE("units: with --units rank a file's own stage costs stay as written, fl
     CHECK(makespan("simulate " + file + " --costs F=2,I=2,W=2 --units rank") == "21");
     CHECK(makespan("simulate " + file + " --costs F=1,I=1,W=1") == "21");  // the same in stage units
 }
+
+TEST_CASE("units: prove, formula and refute take --units; rank is stage where a stage is a 1/P share, refused where not",
+          "[issue31][units]") {
+    // 1F1B: a stage is a 1/P share, so rank units give the same formula, said in the units line and in JSON.
+    const auto stage = run_cli("formula 1f1b -P 4 --json");
+    const auto rank = run_cli("formula 1f1b -P 4 --units rank --json");
+    REQUIRE(stage.exit_code == 0);
+    REQUIRE(rank.exit_code == 0);
+    auto js = nlohmann::json::parse(stage.out), jr = nlohmann::json::parse(rank.out);
+    CHECK(js["units"] == "stage");
+    CHECK_THAT(jr["units"].get<std::string>(), Catch::StartsWith("rank"));
+    CHECK(js["bubble"] == jr["bubble"]);
+    for (const std::string command : {"prove 1f1b -P 3 --json", "refute 1f1b -P 3 --claim 'bubble >= 0' --json"}) {
+        const auto r = run_cli(command + " --units rank");
+        INFO(command << "\n" << r.err);
+        CHECK((r.exit_code == 0 || r.exit_code == 1));
+        CHECK_THAT(nlohmann::json::parse(r.out)["units"].get<std::string>(), Catch::StartsWith("rank"));
+    }
+    // A ZBV stage is half a share: symbolic results are stated per stage, so rank units are refused with the rule.
+    for (const std::string command : {"formula zbv -P 4", "prove zbv -P 4", "refute zbv -P 4 --claim 'bubble >= 0'",
+                                      "formula interleaved-1f1b -P 2 -V 3"}) {
+        const auto r = run_cli(command + " --units rank");
+        INFO(command);
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Catch::Contains("--units stage"));
+        CHECK(run_cli(command + " --units stage").exit_code != 2);
+    }
+}
