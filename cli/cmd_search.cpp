@@ -127,7 +127,9 @@ void write_proof(const SearchResult& r, const std::string& dir, const SearchProb
         std::ofstream(path(name)) << proof_header(r, "P=" + std::to_string(problem.placement.ranks) + " M=" +
                                                           std::to_string(problem.placement.total_microbatches()) +
                                                           " costs " + format_costs(problem.costs) +
-                                                          (problem.memory_limit ? " memory-limit " + format_rational(*problem.memory_limit) : ""))
+                                                          (problem.memory_limit ? " memory-limit " + format_rational(*problem.memory_limit) : "") +
+                                                          (problem.activations == ActivationModel{} ? ""
+                                                           : " activation-sizes " + format_activation_sizes(problem.activations)))
                                   << r.proof_smt2;
         readme += name + ": the SMT-LIB2 query \"value <= " + format_rational(r.units(r.proof_bound)) +
                   "\"; re-check with a stock z3 (Debian package z3):\n  z3 " + name + "    # prints: unsat\n";
@@ -152,6 +154,7 @@ struct SearchCommand {
     std::string units = "stage";  // --units
     mutable std::string units_line = "stage (costs and cap per stage, as given)";
 
+    std::optional<std::string> activation_sizes;  // --activation-sizes F=..,I=..
     ChunkInput chunks;  // issue 11: op costs derived from chunk costs; --overlap chunk / chunk-FI = the derived F&B / F&I pair cost
 
     int run() {
@@ -164,6 +167,13 @@ struct SearchCommand {
         SearchProblem problem = search_problem_from(placement, ranks, microbatches, costs, memory,
                                                     chunk_fb || chunk_fi ? std::nullopt : overlap, objective, &starts,
                                                     stage_costs, &file_chunks);
+        if (activation_sizes) {  // over the file's `activation-sizes`, as in verify
+            try {
+                problem.activations = parse_activation_sizes(*activation_sizes);
+            } catch (const CostSyntaxError& e) {
+                throw UsageError("--activation-sizes: " + e.message);
+            }
+        }
         if ((chunk_fb || chunk_fi) && !chunks.chunk_costs && !file_chunks)
             throw UsageError("--overlap " + *overlap + " needs --chunk-costs (or a --placement file with a 'chunks' line)");
         std::optional<ChunkTable> chunk_table;
@@ -385,6 +395,7 @@ SearchProblem search_problem_from(const std::string& placement, std::optional<in
         require_search_size(s.placement);
         problem.placement = s.placement;
         problem.memory_limit = s.memory_limit;  // exact, as the file gives it
+        problem.activations = s.activation_sizes.value_or(ActivationModel{});
         file_pairs = pairs_in(s, placement);
         base.costs = s.costs;
         if (s.chunks && !file_chunks && !costs)
@@ -511,6 +522,9 @@ Runner add_search(CLI::App& app) {
     sub->add_option("--stage-costs", cmd->stage_costs, "per-block override BLOCK:F=..,I=..,W=.. (repeatable)");
     sub->add_option("--memory-limit", cmd->memory,
                     "activations per rank (one unit = one stage's stash of one micro-batch; exact, e.g. 7.5), or none");
+    sub->add_option("--activation-sizes", cmd->activation_sizes,
+                    "what F allocates and I releases, in --memory-limit's units (W releases the rest): F=1,I=0 (default, whole "
+                    "stashes); the Zero Bubble paper's model is F=1,I=1-M_W/M_B, e.g. F=1,I=83/131 for its 1.5B model");
     sub->add_option("--overlap", cmd->overlap,
                     "FB=..: an F and a full backward B (I and W fused) on one rank may run as one unit of this cost "
                     "(DeepSeek's F&B); FI=..: an F and an input-gradient I (W runs on its own); chunk / chunk-FI: the F&B / F&I "

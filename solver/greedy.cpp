@@ -35,10 +35,13 @@ public:
             if (pending_[t] == 0) released_[inst.tasks[t].rank].push_back(static_cast<int>(t));
         free_at_.assign(inst.ranks, 0);
         live_.assign(inst.ranks, 0);
-        cap_.assign(inst.ranks, std::numeric_limits<int>::max());
+        cap_.assign(inst.ranks, std::numeric_limits<std::int64_t>::max());
+        const auto counter = memory_counter(inst);
+        if (counter) memory_ = *counter;
         for (int r = 0; r < inst.ranks; ++r) {
-            if (inst.cap) cap_[r] = *inst.cap;
-            if (rule.staircase >= 0) cap_[r] = std::min(cap_[r], std::max(units_per_microbatch(inst), inst.ranks - r + rule.staircase));
+            if (counter) cap_[r] = counter->cap;
+            if (rule.staircase >= 0)
+                cap_[r] = std::min(cap_[r], memory_.alloc * std::max(units_per_microbatch(inst), inst.ranks - r + rule.staircase));
         }
         const Placement& pl = inst.problem.placement;
         for (int p = 0; p < pl.pipeline_count(); ++p) {
@@ -107,7 +110,7 @@ private:
     }
 
     bool memory_allows(int rank, int task) const {
-        return inst_.tasks[task].op.kind != OpKind::F || live_[rank] + 1 <= cap_[rank];
+        return inst_.tasks[task].op.kind != OpKind::F || live_[rank] + memory_.alloc <= cap_[rank];
     }
 
     Ticks available(int rank, int task) const {
@@ -153,9 +156,8 @@ private:
         result_.partner[task] = partner;
         auto& list = released_[t.rank];
         list.erase(std::find(list.begin(), list.end(), task));
-        if (t.op.kind == OpKind::F) ++live_[t.rank];
+        live_[t.rank] += memory_.change(t.op.kind);  // a release at its end, which is before the rank's next start
         if (t.op.kind == OpKind::W) {
-            --live_[t.rank];  // released at its end, which is before the rank's next start
             int& left = weights_left_[mb_base_[t.op.pipeline] + t.op.microbatch];
             if (--left == 0) completions_.insert(std::upper_bound(completions_.begin(), completions_.end(), end), end);
         }
@@ -175,7 +177,8 @@ private:
     std::vector<Ticks> ready_;
     std::vector<std::vector<int>> released_;
     std::vector<Ticks> free_at_;
-    std::vector<int> live_, cap_;
+    MemoryCounter memory_;  // whole stashes when there is no cap (cap_ is then unlimited)
+    std::vector<std::int64_t> live_, cap_;
     std::vector<int> mb_base_, weights_left_;
     std::vector<Ticks> completions_;  // sorted end times of finished micro-batches
     size_t started_ = 0;
@@ -212,8 +215,8 @@ std::vector<GreedyRule> greedy_portfolio(const Instance& inst) {
         multi_stage = multi_stage || held > 1;
     }
     std::vector<int> caps = {0};
-    if (inst.cap) {
-        const int safe = std::max(1, *inst.cap / units_per_microbatch(inst));
+    if (const auto counter = memory_counter(inst)) {
+        const int safe = static_cast<int>(std::max<std::int64_t>(1, counter->cap / counter->alloc / units_per_microbatch(inst)));
         if (safe < inst.problem.placement.total_microbatches()) caps.push_back(safe);
     }
     for (int cap : caps)

@@ -49,7 +49,7 @@ public:
             const int r = inst.tasks[t].rank;
             rank_free_at_[r] = std::max(rank_free_at_[r], end_[t]);
             const OpKind kind = inst.tasks[t].op.kind;
-            live_before_[r] += kind == OpKind::F ? 1 : kind == OpKind::W ? -1 : 0;
+            if (const auto counter = memory_counter(inst)) live_before_[r] += counter->change(kind);
         }
         indegree_.resize(inst.size());
         start_.resize(inst.size());
@@ -96,14 +96,15 @@ public:
 
 private:
     bool memory_ok(const std::vector<std::vector<int>>& orders) const {
-        if (!inst_.cap) return true;
+        const auto counter = memory_counter(inst_);
+        if (!counter) return true;
         for (int r = 0; r < inst_.ranks; ++r) {
             if (!inst_.rank_needs_cardinality[r]) continue;  // memory edges already hold it
-            int live = live_before_[r];
+            std::int64_t live = live_before_[r];
             for (int t : orders[r]) {
                 const OpKind kind = inst_.tasks[t].op.kind;
-                if (kind == OpKind::F && ++live > *inst_.cap) return false;
-                if (kind == OpKind::W) --live;
+                live += counter->change(kind);
+                if (kind == OpKind::F && live > counter->cap) return false;
             }
         }
         return true;
@@ -111,7 +112,8 @@ private:
 
     const Instance& inst_;
     std::vector<bool> free_;
-    std::vector<int> tasks_, base_indegree_, indegree_, next_on_rank_, queue_, live_before_;
+    std::vector<int> tasks_, base_indegree_, indegree_, next_on_rank_, queue_;
+    std::vector<std::int64_t> live_before_;
     std::vector<Ticks> release_, rank_free_at_, start_, end_;
 };
 

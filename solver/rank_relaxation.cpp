@@ -49,6 +49,7 @@ RankSubproblem rank_subproblem(const Instance& inst, int rank) {
     s.quantum = inst.quantum;
     s.comm = inst.comm;
     s.cap = inst.cap;
+    s.weighted = inst.weighted;
     s.ranks = 1;
     std::vector<int> local(inst.size(), -1);
     for (int t : inst.rank_tasks[rank]) {
@@ -64,7 +65,7 @@ RankSubproblem rank_subproblem(const Instance& inst, int rank) {
     for (const Activation& a : inst.activations) {
         if (a.rank != rank) continue;
         const int id = static_cast<int>(s.activations.size());
-        s.activations.push_back({local[a.forward], local[a.weight], 0});
+        s.activations.push_back({local[a.forward], local[a.weight], 0, local[a.input]});
         s.tasks[local[a.forward]].activation = s.tasks[local[a.weight]].activation = id;
     }
     s.rank_needs_cardinality = {inst.rank_needs_cardinality[rank]};

@@ -129,7 +129,7 @@ private:
         result_.objective = problem_.objective;
         if (problem_.memory_limit) {
             const MemoryFloor floor = memory_floor(problem_.placement);
-            if (*problem_.memory_limit < Rational(floor.units)) {
+            if (*problem_.memory_limit < Rational(floor.units) * problem_.activations.forward_alloc) {
                 result_.status = SearchStatus::Infeasible;
                 result_.infeasible = floor;
                 result_.lower_bound_kind = "memory-floor";
@@ -888,9 +888,11 @@ Evaluation evaluate_schedule(const Instance& inst, Schedule& schedule) {
     }
     schedule.costs = inst.problem.costs;
     schedule.memory_limit = inst.problem.memory_limit;  // exact, as given
+    if (!(inst.problem.activations == ActivationModel{})) schedule.activation_sizes = inst.problem.activations;
     const ScheduleGraph graph = build_schedule_graph(schedule);
     VerifyOptions vo;
     vo.memory_limit = schedule.memory_limit;
+    vo.activations = inst.problem.activations;
     const VerifyReport report = verify(schedule, graph, vo);
     if (!report.ok()) {
         e.problem = std::string(violation_name(report.violations.front().kind)) + ": " + report.violations.front().message;

@@ -72,6 +72,63 @@ void add_memory_edges(Instance& inst, int limit) {
         }
 }
 
+// With FIFO the live stashes of a one-stage rank are a range of micro-batches; at the start of F(s, m)
+// (m counted from 0) with a of its I's and b of its W's ended (b <= a <= m) the rank holds
+// (m + 1) alloc - (alloc - kept) a - kept b units. Two edges follow, each necessary, neither sufficient
+// (the cap itself is counted by the encodings):
+//   b <= a gives (m + 1 - a) alloc <= cap, so I(s, m - floor(cap / alloc)) ends before F(s, m);
+//   a <= m gives alloc + kept (m - b) <= cap, so W(s, m - 1 - floor((cap - alloc) / kept)) ends before it.
+// Ranks holding several stages get no edge (their other stages' stashes also count).
+void add_weighted_memory_edges(Instance& inst, const WeightedMemory& memory) {
+    const Placement& pl = inst.problem.placement;
+    if (memory.cap < memory.alloc) return;  // below the floor: the search reports infeasible first
+    for (int p = 0; p < pl.pipeline_count(); ++p)
+        for (int s = 0; s < pl.pipelines[p].stages(); ++s) {
+            int classes = 0;
+            for (int q = 0; q < pl.pipeline_count(); ++q) classes += static_cast<int>(pl.stages_on_rank(q, pl.rank_of(p, s)).size());
+            if (classes != 1) continue;
+            const int M = pl.pipelines[p].microbatches;
+            const std::int64_t by_input = memory.cap / memory.alloc;
+            for (std::int64_t m = by_input; m < M; ++m)
+                add_edge(inst, inst.task_of({OpKind::I, p, s, static_cast<int>(m - by_input)}),
+                         inst.task_of({OpKind::F, p, s, static_cast<int>(m)}), 0, Why::Memory);
+            if (memory.kept == 0) continue;
+            const std::int64_t by_weight = 1 + (memory.cap - memory.alloc) / memory.kept;
+            for (std::int64_t m = by_weight; m < M; ++m)
+                add_edge(inst, inst.task_of({OpKind::W, p, s, static_cast<int>(m - by_weight)}),
+                         inst.task_of({OpKind::F, p, s, static_cast<int>(m)}), 0, Why::Memory);
+        }
+}
+
+// Whole stashes (I releases nothing) keep the integer cap every component understands: floor(limit / F).
+// Otherwise the cap is counted in the units of WeightedMemory.
+void set_memory_cap(Instance& inst, const Rational& limit, const ActivationModel& sizes) {
+    if (limit < Rational(0)) throw std::invalid_argument("the memory limit must not be negative");
+    if (sizes.forward_alloc <= Rational(0) || sizes.input_grad_free < Rational(0) || sizes.input_grad_free > sizes.forward_alloc)
+        throw std::invalid_argument("the search needs activation sizes with 0 < F and 0 <= I <= F");
+    auto floor_int = [](const Rational& v, std::int64_t most) {  // v >= 0; above `most` nothing can reach it
+        const Integer whole = v.numerator() / v.denominator();
+        return whole > Integer(most) ? most : whole.to_int64();
+    };
+    if (sizes.input_grad_free == Rational(0)) {
+        inst.cap = static_cast<int>(floor_int(limit / sizes.forward_alloc, 1 << 30));
+        return;
+    }
+    TimeScale units;
+    units.include(sizes.forward_alloc);
+    units.include(sizes.input_grad_free);
+    const Integer alloc = units.to_ticks(sizes.forward_alloc), released = units.to_ticks(sizes.input_grad_free);
+    if (alloc > Integer(1 << 20))
+        throw std::invalid_argument("activation sizes " + format_activation_sizes(sizes) +
+                                    ": the search counts memory in 1/" + units.ticks_per_unit.to_string() +
+                                    " units, finer than it supports (denominators up to 2^20)");
+    WeightedMemory w;
+    w.alloc = alloc.to_int64();
+    w.kept = w.alloc - released.to_int64();
+    w.cap = floor_int(limit * Rational(units.ticks_per_unit), std::int64_t(1) << 60);
+    inst.weighted = w;
+}
+
 void compute_topological_order(Instance& inst) {
     const size_t n = inst.size();
     std::vector<int> indegree(n, 0);
@@ -149,16 +206,20 @@ MemoryFloor memory_floor(const Placement& placement) {
     return floor;
 }
 
+std::optional<MemoryCounter> memory_counter(const Instance& inst) {
+    if (inst.weighted) return MemoryCounter{inst.weighted->alloc, inst.weighted->released_by_input(), inst.weighted->kept, inst.weighted->cap};
+    if (inst.cap) return MemoryCounter{1, 0, 1, *inst.cap};
+    return std::nullopt;
+}
+
 Instance build_instance(const SearchProblem& problem) {
     problem.placement.validate();
     Instance inst;
     inst.problem = problem;
-    if (problem.memory_limit) {
-        const Rational& cap = *problem.memory_limit;
-        if (cap < Rational(0)) throw std::invalid_argument("the memory limit must not be negative");
-        const Integer whole = cap.numerator() / cap.denominator();  // floor: the cap is not negative
-        inst.cap = whole > Integer(1 << 30) ? 1 << 30 : static_cast<int>(whole.to_int64());
-    }
+    if (problem.memory_limit) set_memory_cap(inst, *problem.memory_limit, problem.activations);
+    if (inst.weighted && problem.overlap)
+        throw std::invalid_argument("the search does not yet count overlapped pairs under activation sizes in which I "
+                                    "releases part of a stash (" + format_activation_sizes(problem.activations) + ")");
     // The pair cost goes where Costs::pair_duration looks for it (FI for F&I pairs, FB for F&B pairs), so the
     // costs a found schedule is written with time it as the search did. Without --overlap a pair costs the
     // sum of its ops (never better than running them apart).
@@ -226,8 +287,9 @@ Instance build_instance(const SearchProblem& problem) {
         for (int s = 0; s < pl.pipelines[p].stages(); ++s)
             for (int m = 0; m < pl.pipelines[p].microbatches; ++m) {
                 const int f = inst.task_of({OpKind::F, p, s, m}), w = inst.task_of({OpKind::W, p, s, m});
+                const int i = inst.task_of({OpKind::I, p, s, m});
                 inst.tasks[f].activation = inst.tasks[w].activation = static_cast<int>(inst.activations.size());
-                inst.activations.push_back({f, w, pl.rank_of(p, s)});
+                inst.activations.push_back({f, w, pl.rank_of(p, s), i});
             }
 
     inst.out_edges.assign(total, {});
@@ -236,11 +298,13 @@ Instance build_instance(const SearchProblem& problem) {
     if (problem.symmetry_breaking) {
         add_fifo_edges(inst);
         if (inst.cap && !inst.fused_pairs()) add_memory_edges(inst, *inst.cap);
+        if (inst.weighted && !inst.fused_pairs()) add_weighted_memory_edges(inst, *inst.weighted);
     }
     for (const PrecedenceEdge& edge : inst.edges) inst.horizon += edge.lag;
 
     // A rank whose activations all belong to one stage is exactly described by its memory edges.
     inst.rank_needs_cardinality.assign(pl.ranks, false);
+    if (inst.weighted) inst.rank_needs_cardinality.assign(pl.ranks, true);  // the edges are only implied
     if (inst.cap)
         for (int r = 0; r < pl.ranks; ++r) {
             int classes = 0;
@@ -258,6 +322,7 @@ Schedule schedule_from_starts(const Instance& inst, const std::vector<Ticks>& st
     schedule.placement = inst.problem.placement;
     schedule.costs = inst.problem.costs;
     schedule.memory_limit = inst.problem.memory_limit;
+    if (!(inst.problem.activations == ActivationModel{})) schedule.activation_sizes = inst.problem.activations;
     schedule.ranks.resize(inst.ranks);
     for (int r = 0; r < inst.ranks; ++r) {
         std::vector<int> order = inst.rank_tasks[r];

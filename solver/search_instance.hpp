@@ -69,6 +69,9 @@ struct SearchProblem {
     // activation, so "peak <= cap" is exactly "peak <= floor(cap)": nothing is rounded away, and the
     // schedule written carries the cap as given.
     std::optional<Rational> memory_limit;
+    // What F allocates and I releases (the rest at W's end), in the limit's units: whole stashes (1, 0) by
+    // default; the Zero Bubble paper's model is F = 1, I = 1 - M_W/M_B (issue 32).
+    ActivationModel activations{};
     Objective objective = Objective::Makespan;
     std::optional<Rational> overlap;    // pairs allowed, of this cost (the FB of the written file)
     PairKind pair_kind = PairKind::ForwardBackward;
@@ -94,6 +97,16 @@ struct PrecedenceEdge {
 // One (pipeline, stage, micro-batch) stash: allocated at the start of F, released at the end of W.
 struct Activation {
     int forward = 0, weight = 0, rank = 0;
+    int input = 0;  // the I between them: it releases part of the stash under a WeightedMemory
+};
+
+// The memory cap when I releases part of a stash (issue 32), in integer units: F allocates `alloc`, I
+// releases alloc - kept, W the remaining `kept`, and a rank holds at most `cap` units at every F's start.
+// Units are the limit's times the lcm of the sizes' denominators, so "live <= limit" is exactly
+// "units <= cap" (live units are integers, cap = floor(limit * lcm)).
+struct WeightedMemory {
+    std::int64_t alloc = 1, kept = 1, cap = 0;
+    std::int64_t released_by_input() const { return alloc - kept; }
 };
 
 struct Instance {
@@ -103,6 +116,10 @@ struct Instance {
     Ticks comm = 0;              // quantised latency
     std::optional<Ticks> pair;   // quantised pair cost, when pairs are allowed
     std::optional<int> cap;      // floor(memory limit): the most whole activations a rank may hold
+    // Set instead of `cap` when I releases part of each stash. Every component that reads `cap` assumes
+    // whole stashes held from F to W; with `cap` unset those see no cap (a relaxation: their bounds stay
+    // sound), while the exact encodings, the greedy and the re-verification count these units.
+    std::optional<WeightedMemory> weighted;
     int ranks = 0;
     std::vector<Task> tasks;
     std::vector<std::vector<int>> rank_tasks;       // per rank, task ids
@@ -132,6 +149,22 @@ struct Instance {
     std::vector<int> task_index_;  // OpIndex-like dense map (pipeline, stage, mb, kind) -> task
     std::vector<size_t> pipeline_base_;
 };
+
+// The memory cap as every order-based check counts it (one op at a time per rank, so a release at an op's
+// end precedes the rank's next start): F adds `alloc` at its start, I and W release theirs. Whole stashes
+// are 1, 0, 1 with the integer cap; nullopt without a cap.
+struct MemoryCounter {
+    std::int64_t alloc = 1, by_input = 0, by_weight = 1, cap = 0;
+    std::int64_t change(OpKind kind) const {
+        switch (kind) {
+            case OpKind::F: return alloc;
+            case OpKind::I: return -by_input;
+            case OpKind::W: return -by_weight;
+            default: return -(by_input + by_weight);
+        }
+    }
+};
+std::optional<MemoryCounter> memory_counter(const Instance& inst);
 
 // The least memory cap any schedule of this placement needs: at the start of F on the last stage a rank
 // holds of a pipeline, every earlier stage of that pipeline on the rank still holds the same

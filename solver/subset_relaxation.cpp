@@ -56,6 +56,7 @@ TaskSubproblem task_subproblem(const Instance& inst, const std::vector<bool>& ke
     s.quantum = inst.quantum;
     s.comm = inst.comm;
     s.cap = inst.cap;
+    s.weighted = inst.weighted;  // fewer stashes counted: still a relaxation
     s.ranks = inst.ranks;
     std::vector<int> local(inst.size(), -1);
     s.rank_tasks.assign(static_cast<size_t>(inst.ranks), {});
@@ -69,9 +70,9 @@ TaskSubproblem task_subproblem(const Instance& inst, const std::vector<bool>& ke
         s.rank_tasks[task.rank].push_back(local[t]);
     }
     for (const Activation& a : inst.activations) {
-        if (!keep[a.forward] || !keep[a.weight]) continue;
+        if (!keep[a.forward] || !keep[a.weight] || !keep[a.input]) continue;
         const int id = static_cast<int>(s.activations.size());
-        s.activations.push_back({local[a.forward], local[a.weight], a.rank});
+        s.activations.push_back({local[a.forward], local[a.weight], a.rank, local[a.input]});
         s.tasks[local[a.forward]].activation = s.tasks[local[a.weight]].activation = id;
     }
     s.rank_needs_cardinality = inst.rank_needs_cardinality;

@@ -14,7 +14,9 @@
 #include <z3++.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <stdexcept>
 
 namespace pp {
 namespace {
@@ -37,7 +39,7 @@ public:
             add(start_[e.to] - start_[e.from] >= int_numeral(ctx_, inst_.tasks[e.from].duration + e.lag));
         for (int r = 0; r < inst_.ranks; ++r) add_rank_order(r);
         for (int r = 0; r < inst_.ranks; ++r)
-            if (inst_.rank_needs_cardinality[r]) add_memory(r);
+            if (inst_.rank_needs_cardinality[r]) inst_.weighted ? add_weighted_memory(r) : add_memory(r);
         if (query_.budgets)
             for (int r = 0; r < inst_.ranks && r < static_cast<int>(query_.budgets->size()); ++r)
                 if ((*query_.budgets)[r].applies) add_budget(r, (*query_.budgets)[r]);
@@ -115,6 +117,37 @@ private:
                 live.push_back(l);
             }
             if (static_cast<int>(live.size()) > limit - 1) add(z3::atmost(live, static_cast<unsigned>(std::max(0, limit - 1))));
+        }
+    }
+
+    // WeightedMemory at the start of each F of rank r: its own alloc, plus kept for every stash started before
+    // it whose W has not ended, plus alloc - kept for those whose I has not ended, at most cap.
+    void add_weighted_memory(int r) {
+        const WeightedMemory& memory = *inst_.weighted;
+        for (int f : inst_.rank_tasks[r]) {
+            if (inst_.tasks[f].op.kind != OpKind::F) continue;
+            z3::expr_vector live(ctx_);
+            std::vector<int> weights;
+            std::int64_t open = 0;
+            auto held = [&](const Activation& a, int freer, std::int64_t weight, const char* part) {
+                if (weight == 0) return;
+                z3::expr l = ctx_.bool_const(("live" + std::string(part) + "." + z3_task_name(inst_.tasks[a.forward]).substr(2) +
+                                              "@" + z3_task_name(inst_.tasks[f])).c_str());
+                add(z3::implies(before(a.forward, f) && before(f, freer), l));
+                live.push_back(l);
+                weights.push_back(static_cast<int>(weight));
+                open += weight;
+            };
+            for (const Activation& a : inst_.activations) {
+                if (a.rank != r || a.forward == f) continue;
+                held(a, a.weight, memory.kept, "W");
+                held(a, a.input, memory.released_by_input(), "I");
+            }
+            const std::int64_t bound = memory.cap - memory.alloc;
+            if (open > std::numeric_limits<int>::max())  // Z3's pseudo-Boolean weights are ints
+                throw std::overflow_error("weighted memory: more live units on a rank than the encoding counts");
+            if (bound < 0) add(ctx_.bool_val(false));
+            else if (open > bound) add(z3::pble(live, weights.data(), static_cast<int>(bound)));
         }
     }
 

@@ -49,7 +49,7 @@ public:
         add_deadlines();
         for (int r = 0; r < inst_.ranks; ++r) add_one_at_a_time(r);
         for (int r = 0; r < inst_.ranks; ++r)
-            if (inst_.rank_needs_cardinality[r]) add_memory(r);
+            if (inst_.rank_needs_cardinality[r]) inst_.weighted ? add_weighted_memory(r) : add_memory(r);
     }
 
     size_t variables() const { return vars_.size(); }
@@ -104,6 +104,22 @@ private:
             if (l.state == Lit::Var) v.push_back(expr_of(l));
         }
         solver_.add(v.empty() ? ctx_.bool_val(false) : z3::mk_or(v));
+        tick();
+    }
+    // sum of weight * lit <= bound (weights positive).
+    void at_most_weighted(const std::vector<std::pair<Lit, std::int64_t>>& terms, std::int64_t bound) {
+        z3::expr_vector v(ctx_);
+        std::vector<int> weights;
+        std::int64_t open = 0;
+        for (const auto& [l, weight] : terms) {
+            if (l.state == Lit::True) bound -= weight;
+            else if (l.state == Lit::Var) v.push_back(expr_of(l)), weights.push_back(static_cast<int>(weight)), open += weight;
+        }
+        if (open > std::numeric_limits<int>::max())  // Z3's pseudo-Boolean weights are ints
+            throw std::overflow_error("weighted memory: more live units on a rank than the encoding counts");
+        if (bound < 0) solver_.add(ctx_.bool_val(false));
+        else if (open > bound) solver_.add(z3::pble(v, weights.data(), static_cast<int>(bound)));
+        else return;
         tick();
     }
     void at_most(const std::vector<Lit>& lits, int bound) {
@@ -287,6 +303,37 @@ private:
             }
         }
         for (const auto& [t, lits] : live) at_most(lits, limit);
+    }
+
+    // WeightedMemory: at every time an F of rank r may start, kept units per stash started and not freed by
+    // its W, plus alloc - kept per stash started and not freed by its I, at most cap.
+    void add_weighted_memory(int r) {
+        const WeightedMemory& memory = *inst_.weighted;
+        std::vector<Ticks> times;
+        for (int i : inst_.rank_tasks[r])
+            if (inst_.tasks[i].op.kind == OpKind::F)
+                for (Ticks t = w_.est[i]; t <= w_.lst[i]; ++t) times.push_back(t);
+        std::sort(times.begin(), times.end());
+        times.erase(std::unique(times.begin(), times.end()), times.end());
+        std::map<Ticks, std::vector<std::pair<Lit, std::int64_t>>> live;
+        auto held = [&](const Activation& a, int freer, Ticks t, std::int64_t weight, const char* part) {
+            if (weight == 0) return;
+            const Lit started = y(a.forward, t), freed = y(freer, t - inst_.tasks[freer].duration);
+            if (started.state == Lit::False || freed.state == Lit::True) return;
+            if (freed.state == Lit::False) return live[t].push_back({started, weight});
+            if (started.state == Lit::True) return live[t].push_back({!freed, weight});
+            Lit l = new_var("live" + std::string(part) + "." + z3_task_name(inst_.tasks[a.forward]).substr(2) + "@" + to_string(t));
+            clause({!started, freed, l});
+            live[t].push_back({l, weight});
+        };
+        for (const Activation& a : inst_.activations) {
+            if (a.rank != r) continue;
+            for (Ticks t : times) {
+                held(a, a.weight, t, memory.kept, "W");
+                held(a, a.input, t, memory.released_by_input(), "I");
+            }
+        }
+        for (const auto& [t, terms] : live) at_most_weighted(terms, memory.cap);
     }
 
     const Instance& inst_;

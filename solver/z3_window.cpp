@@ -5,7 +5,9 @@
 #include <z3++.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <stdexcept>
 
 namespace pp {
 namespace {
@@ -72,9 +74,9 @@ public:
             if (free_[e.from] && free_[e.to])
                 add(s(e.to) - s(e.from) >= int_numeral(ctx_, inst_.tasks[e.from].duration + e.lag));
         for (int r = 0; r < inst_.ranks; ++r) add_rank(r);
-        if (inst_.cap)
+        if (inst_.cap || inst_.weighted)
             for (int r = 0; r < inst_.ranks; ++r)
-                if (inst_.rank_needs_cardinality[r]) add_memory(r);
+                if (inst_.rank_needs_cardinality[r]) inst_.weighted ? add_weighted_memory(r) : add_memory(r);
     }
 
     size_t variables() const { return s_.size() + orders_; }
@@ -177,6 +179,51 @@ private:
             }
             if (static_cast<int>(live.size()) > limit - 1 - always)
                 add(z3::atmost(live, static_cast<unsigned>(limit - 1 - always)));
+        }
+    }
+
+    // WeightedMemory at the start of each F of rank r (as the full encodings), with what the fixed part of
+    // the schedule already decides counted as constants.
+    void add_weighted_memory(int r) {
+        const WeightedMemory& memory = *inst_.weighted;
+        std::vector<const Activation*> acts;
+        for (const Activation& a : inst_.activations)
+            if (a.rank == r) acts.push_back(&a);
+        for (const Activation* fa : acts) {
+            const int f = fa->forward;
+            std::int64_t always = memory.alloc, open = 0;
+            z3::expr_vector live(ctx_);
+            std::vector<int> weights;
+            auto held = [&](const Activation* a, int freer, std::int64_t weight, const char* part) {
+                if (weight == 0) return;
+                const Tri x = started_before(a->forward, f), y = ends_after(freer, f);
+                if (x == Tri::False || y == Tri::False) return;
+                if (x == Tri::True && y == Tri::True) {
+                    always += weight;
+                    return;
+                }
+                z3::expr cond = ctx_.bool_val(true);
+                if (x == Tri::Open) cond = cond && s(a->forward) <= s(f);
+                if (y == Tri::Open) cond = cond && s(freer) + int_numeral(ctx_, inst_.tasks[freer].duration) > s(f);
+                z3::expr l = ctx_.bool_const(("live" + std::string(part) + "." + z3_task_name(inst_.tasks[a->forward]).substr(2) +
+                                              "@" + z3_task_name(inst_.tasks[f])).c_str());
+                add(z3::implies(cond, l));
+                live.push_back(l);
+                weights.push_back(static_cast<int>(weight));
+                open += weight;
+            };
+            for (const Activation* a : acts) {
+                if (a->forward == f) continue;
+                held(a, a->weight, memory.kept, "W");
+                held(a, a->input, memory.released_by_input(), "I");
+            }
+            if (always > memory.cap) {
+                add(ctx_.bool_val(false));
+                return;
+            }
+            if (open > std::numeric_limits<int>::max())  // Z3's pseudo-Boolean weights are ints
+                throw std::overflow_error("weighted memory: more live units on a rank than the encoding counts");
+            if (open > memory.cap - always) add(z3::pble(live, weights.data(), static_cast<int>(memory.cap - always)));
         }
     }
 

@@ -50,6 +50,9 @@ struct TinyCosts {
     std::optional<std::int64_t> FB;  // pairs allowed when set
     bool fused = false;              // pairs are F&B (I and W of one micro-batch), else F&I
     std::map<int, std::array<std::int64_t, 3>> block;  // per-block F, I, W overrides
+    // Memory in integer units (the cap too): F allocates `alloc`, I releases `by_input`, W the rest.
+    // Whole stashes are 1, 0; the Zero Bubble paper's model has 0 < by_input < alloc.
+    std::int64_t alloc = 1, by_input = 0;
 };
 
 struct BruteForceResult {
@@ -168,19 +171,20 @@ private:
         std::int64_t start = std::max(free_[r], ready(i));
         if (j >= 0) start = std::max(start, ready(j));
         if (start < last_start || (start == last_start && r < last_rank)) return;
-        if (ops_[i].kind == 0 && cap_ && live_[r] + 1 > *cap_) return;
+        if (ops_[i].kind == 0 && cap_ && live_[r] + c_.alloc > *cap_) return;
         const std::int64_t d = j >= 0 ? *c_.FB : duration(ops_[i]);
         const int w = j >= 0 && c_.fused ? ops_[j].weight : -1;  // the absorbed W of an F&B
         const std::int64_t saved_free = free_[r], saved_last = last_end_[r];
-        const int saved_live = live_[r];
+        const std::int64_t saved_live = live_[r];
         const std::int64_t used = occupancy6(ops_[i]) + (j >= 0 ? occupancy6(ops_[j]) : 0) + (w >= 0 ? occupancy6(ops_[w]) : 0);
         end_[i] = start + d;
         if (j >= 0) end_[j] = start + d;
         if (w >= 0) end_[w] = start + d;
         free_[r] = last_end_[r] = start + d;
         work_left_[r] -= used;
-        if (ops_[i].kind == 0) ++live_[r];
-        if (ops_[i].kind == 2 || w >= 0) --live_[r];
+        if (ops_[i].kind == 0) live_[r] += c_.alloc;
+        if (ops_[i].kind == 1 || j >= 0) live_[r] -= c_.by_input;
+        if (ops_[i].kind == 2 || w >= 0) live_[r] -= c_.alloc - c_.by_input;
         dfs(placed + (j >= 0 ? 2 : 1) + (w >= 0 ? 1 : 0), start, r);
         live_[r] = saved_live;
         work_left_[r] += used;
@@ -198,7 +202,7 @@ private:
     bool mirror_only_ = false;
     std::vector<TinyOp> ops_;
     std::vector<std::int64_t> origin_, end_, free_, work_left_, last_end_;
-    std::vector<int> live_;
+    std::vector<std::int64_t> live_;
     std::int64_t best_ = 0;
     long nodes_ = 0;
 };
@@ -236,7 +240,8 @@ SearchProblem problem_of(const Case& k, Objective objective = Objective::Makespa
     SearchProblem p;
     p.placement = k.placement;
     p.costs = costs_of(k.costs);
-    p.memory_limit = k.cap;
+    if (k.cap) p.memory_limit = Rational(*k.cap) / Rational(k.costs.alloc);  // the units' cap as F's multiple
+    p.activations = {Rational(1), Rational(k.costs.by_input) / Rational(k.costs.alloc)};
     p.objective = objective;
     if (k.costs.FB) p.overlap = Rational(*k.costs.FB);
     p.pair_kind = k.costs.fused ? PairKind::ForwardBackward : PairKind::ForwardInput;
@@ -270,7 +275,8 @@ std::vector<Case> cases() {
 void check_schedule(const SearchResult& r, const Case& k) {
     REQUIRE(r.schedule);
     VerifyOptions vo;
-    if (k.cap) vo.memory_limit = Rational(*k.cap);
+    if (k.cap) vo.memory_limit = Rational(*k.cap) / Rational(k.costs.alloc);
+    vo.activations = {Rational(1), Rational(k.costs.by_input) / Rational(k.costs.alloc)};
     const VerifyReport report = verify(*r.schedule, vo);
     CHECK(report.ok());
     Costs costs = costs_of(k.costs);
@@ -790,4 +796,89 @@ TEST_CASE("search: the mirror-symmetric query equals the brute force over symmet
         q.bound -= 1;
         CHECK(solve_disjunctive(inst, bounds, q).answer == Z3Answer::Unsat);
     }
+}
+
+// Issue 32: the Zero Bubble paper's memory model, in which I releases part of a stash (F = 1, I = 1 - M_W/M_B).
+// The brute force counts integer units (F allocates alloc, I releases by_input); the search reads the same
+// as --activation-sizes F=1,I=by_input/alloc with the cap cap/alloc.
+namespace {
+TinyCosts sized(TinyCosts c, std::int64_t alloc, std::int64_t by_input) {
+    c.alloc = alloc, c.by_input = by_input;
+    return c;
+}
+std::vector<Case> sized_cases() {
+    const TinyCosts unit{1, 1, 1, 0, {}}, uneven{3, 4, 2, 1, {}}, wide{2, 1, 1, 0, {}}, heavy_w{1, 1, 3, 0, {}};
+    return {
+        {"loop P2 M3 unit I=1/2 cap1.5", loop(2, 3), sized(unit, 2, 1), 3},
+        {"loop P2 M4 heavy-W I=1/2 cap1.5", loop(2, 4), sized(heavy_w, 2, 1), 3},
+        {"loop P3 M3 uneven I=2/3 cap4/3", loop(3, 3), sized(uneven, 3, 2), 4},
+        {"loop P3 M3 wide I=1/3 cap5/3", loop(3, 3), sized(wide, 3, 1), 5},
+        {"loop P3 M4 heavy-W I=83/131 cap2", loop(3, 4), sized(heavy_w, 131, 83), 262},
+        {"v P2 M2 uneven I=1/2 cap2.5", vshape(2, 2), sized(uneven, 2, 1), 5},
+        {"interleaved P2 V2 M2 wide I=2/3 cap7/3", interleaved(2, 2, 2), sized(wide, 3, 2), 7},
+        {"dualpipe P2 M2 unit I=1/2 cap2.5", Placement::bidirectional(2, 1), sized(unit, 2, 1), 5},
+        {"loop P2 M3 unit I=F cap1", loop(2, 3), sized(unit, 1, 1), 1},
+    };
+}
+}  // namespace
+
+TEST_CASE("search: fractional activation sizes (I releases part of a stash) equal the brute force", "[search][issue32]") {
+    for (const Case& k : sized_cases()) {
+        INFO(k.name);
+        for (bool span : {false, true}) {
+            const auto bf = BruteForce(k.placement, k.costs, k.cap, span).solve();
+            REQUIRE(bf.best > 0);
+            SearchProblem problem = problem_of(k, span ? Objective::Span : Objective::Makespan);
+            const SearchResult r = search(problem, quick());
+            CHECK(r.status == SearchStatus::Optimal);
+            CHECK(r.value == bf.best);
+            CHECK(r.lower_bound <= bf.best);
+            check_schedule(r, k);
+            problem.symmetry_breaking = false;
+            CHECK(search(problem, quick()).value == bf.best);
+        }
+    }
+}
+
+TEST_CASE("search: under fractional sizes both Z3 encodings answer unsat below the optimum and sat at it", "[search][issue32]") {
+    for (const Case& k : sized_cases()) {
+        INFO(k.name);
+        const auto bf = BruteForce(k.placement, k.costs, k.cap, false).solve();
+        const Instance inst = build_instance(problem_of(k));
+        REQUIRE(inst.weighted.has_value() == (k.costs.by_input > 0));
+        const TaskBounds bounds = compute_task_bounds(inst, true);
+        Z3Query q;
+        q.strengthen = true;
+        q.deadline = Clock::now() + std::chrono::seconds(20);
+        for (auto solve : {solve_time_indexed, solve_disjunctive}) {
+            q.bound = bf.best / inst.quantum - 1;
+            CHECK(solve(inst, bounds, q).answer == Z3Answer::Unsat);
+            q.bound = bf.best / inst.quantum;
+            const Z3Outcome sat = solve(inst, bounds, q);
+            REQUIRE(sat.answer == Z3Answer::Sat);
+            Schedule s = schedule_from_starts(inst, sat.start, sat.partner);
+            const Evaluation e = evaluate_schedule(inst, s);
+            CHECK(e.ok);
+            CHECK(e.value == bf.best);
+        }
+    }
+}
+
+TEST_CASE("search: a fractional size lets more stashes live than whole ones at the same cap, never fewer", "[search][issue32]") {
+    // Every schedule within the whole-stash cap is within the fractional one (a stash never holds more than 1),
+    // so the fractional optimum is at most the whole one (two brute forces, no search involved).
+    int strictly_better = 0;
+    for (const Case& k : sized_cases()) {
+        if (k.costs.by_input == 0 || k.costs.by_input == k.costs.alloc) continue;
+        INFO(k.name);
+        TinyCosts whole = k.costs;
+        whole.alloc = 1, whole.by_input = 0;
+        const int whole_cap = static_cast<int>(*k.cap / k.costs.alloc);
+        const auto fractional = BruteForce(k.placement, k.costs, k.cap, false).solve();
+        const auto integral = BruteForce(k.placement, whole, whole_cap, false).solve();
+        if (integral.best < 0) continue;  // below the whole-stash floor: nothing to compare
+        CHECK(fractional.best <= integral.best);
+        strictly_better += fractional.best < integral.best;
+    }
+    CHECK(strictly_better > 0);  // the cases exercise what the whole-stash model cannot express
 }
