@@ -1,0 +1,189 @@
+// pipeproof_bench zb-table: the Zero Bubble paper's Table 5 instances (Qi et al., ICLR 2024), searched under its
+// memory model (issue 32).
+//   pipeproof_bench zb-table [--out DIR] [--time-limit S] [--shard K/N] [--only ID,...]   search cells, one file each
+//   pipeproof_bench zb-table --merge DIR                                                  DIR/table.json from them
+// A cell is (model, p, m, limit): Table 9's costs (ms; the paper's TB is our I), the 1F1B placement, activation
+// sizes F = 1, I = 1 - M_W/M_B (Table 1: M_W/M_B = 32h/(34h+5as) per layer), the cap p (ZB-1p) or 2p (ZB-2p) in
+// units of M_B, and the span objective (each rank's last end minus its earliest possible start). Shard K/N takes
+// every N-th cell from the K-th (0-based), so `seq 0 7 | parallel pipeproof_bench zb-table --shard {}/8` or a
+// Slurm array runs the table; --merge then collects the cells.
+//
+// Each cell writes DIR/<id>.txt (the schedule, with its costs, memory limit and activation sizes: `pipeproof
+// verify` and `simulate` re-check it) and DIR/cells/<id>.json (the search's numbers, exact). The bubble rate is
+// (span - m(F+I+W)) / span; a lower bound on the span gives one on the rate (the rate grows with the span).
+#include "formats/native.hpp"
+#include "model/rational.hpp"
+#include "solver/search.hpp"
+#include "solver/search_generators.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using pp::Rational;
+
+struct ZbCell {
+    std::string model;
+    int p = 0, m = 0;
+    const char *F, *I, *W, *comm;  // Table 9, ms
+    const char* paper_1p;          // Table 5's bubble rates of the paper's heuristic
+    const char* paper_2p;
+};
+
+// Table 9 of the paper (TB = our I), with Table 5's ZB-1p and ZB-2p bubble rates.
+const std::vector<ZbCell>& table9() {
+    static const std::vector<ZbCell> rows = {
+        {"1.5B", 8, 24, "18.522", "18.086", "9.337", "0.601", "0.1585", "0.0433"},
+        {"1.5B", 8, 32, "18.513", "18.086", "9.331", "0.626", "0.1242", "0.0039"},
+        {"1.5B", 8, 64, "18.546", "18.097", "9.321", "0.762", "0.0674", "0.0026"},
+        {"6.2B", 8, 24, "29.718", "29.444", "19.927", "0.527", "0.1323", "0.0029"},
+        {"6.2B", 8, 32, "29.802", "29.428", "19.530", "0.577", "0.1045", "0.0022"},
+        {"6.2B", 8, 64, "29.935", "29.621", "19.388", "0.535", "0.0554", "0.0010"},
+        {"14.6B", 16, 48, "11.347", "11.248", "8.132", "0.377", "0.1397", "0.0066"},
+        {"14.6B", 16, 64, "11.307", "11.254", "8.101", "0.379", "0.1088", "0.0054"},
+        {"14.6B", 16, 128, "11.325", "11.308", "8.109", "0.378", "0.0576", "0.0028"},
+        {"28.3B", 32, 96, "10.419", "10.207", "7.715", "0.408", "0.1421", "0.0038"},
+        {"28.3B", 32, 128, "10.408", "10.204", "7.703", "0.408", "0.1106", "0.0029"},
+        {"28.3B", 32, 256, "10.402", "10.248", "7.698", "0.460", "0.0594", "0.0018"},
+    };
+    return rows;
+}
+
+// M_W / M_B = 32h / (34h + 5as) (Table 1): 1.5B has h = 2304, a = 24, s = 1024; the others h/a = 128, s = 1024.
+Rational weight_share(const std::string& model) {
+    if (model == "1.5B") return Rational(32 * 2304) / Rational(34 * 2304 + 5 * 24 * 1024);  // 48/131
+    return Rational(32 * 128) / Rational(34 * 128 + 5 * 1024);                               // 16/37
+}
+
+Rational exact(const char* text) { return *pp::parse_rational(text); }
+
+struct Job {
+    const ZbCell* cell;
+    int factor;  // 1: ZB-1p, 2: ZB-2p
+    std::string id() const { return fmt::format("{}-p{}-m{}-{}p", cell->model, cell->p, cell->m, factor); }
+};
+
+std::vector<Job> all_jobs() {
+    std::vector<Job> jobs;
+    for (const ZbCell& c : table9())
+        for (int factor : {1, 2}) jobs.push_back({&c, factor});
+    return jobs;
+}
+
+pp::SearchProblem problem_of(const Job& job) {
+    const ZbCell& c = *job.cell;
+    pp::SearchProblem problem;
+    problem.placement = pp::placement_from_name("1f1b", c.p, c.m);
+    problem.costs.base.F = exact(c.F);
+    problem.costs.base.I = exact(c.I);
+    problem.costs.base.W = exact(c.W);
+    problem.costs.comm = exact(c.comm);
+    problem.activations = {Rational(1), Rational(1) - weight_share(c.model)};
+    problem.memory_limit = Rational(job.factor * c.p);
+    problem.objective = pp::Objective::Span;
+    return problem;
+}
+
+std::string lower(std::string text) {
+    for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return text;
+}
+
+Rational rate(const Rational& span, const Rational& work) { return span > Rational(0) ? (span - work) / span : Rational(0); }
+
+int run_cell(const Job& job, const std::filesystem::path& out, double time_limit) {
+    const pp::SearchProblem problem = problem_of(job);
+    pp::SearchOptions options;
+    options.time_limit = time_limit;
+    options.warm_starts = pp::generator_warm_starts(problem.placement);
+    const pp::SearchResult r = pp::search(problem, options);
+    const ZbCell& c = *job.cell;
+    const Rational work = Rational(c.m) * (exact(c.F) + exact(c.I) + exact(c.W));
+    nlohmann::json j{{"model", c.model},
+                     {"p", c.p},
+                     {"m", c.m},
+                     {"limit", fmt::format("{}p", job.factor)},
+                     {"status", lower(pp::search_status_name(r.status))},
+                     {"paper", job.factor == 1 ? c.paper_1p : c.paper_2p},
+                     {"seconds", std::round(r.seconds * 10) / 10},
+                     {"time_limit", time_limit}};
+    if (r.schedule) {
+        const std::string file = job.id() + ".txt";
+        std::ofstream(out / file) << pp::write_native(*r.schedule);
+        j["file"] = file;
+        j["span"] = pp::format_rational(r.units(r.value));
+        j["bubble_rate"] = pp::format_rational(rate(r.units(r.value), work));
+        j["from"] = r.origin;
+    }
+    j["lower_bound"] = pp::format_rational(r.units(r.lower_bound));
+    j["lower_bound_rate"] = pp::format_rational(rate(r.units(r.lower_bound), work));
+    j["lower_bound_kind"] = r.lower_bound_kind;
+    std::filesystem::create_directories(out / "cells");
+    std::ofstream(out / "cells" / (job.id() + ".json")) << j.dump(2) << "\n";
+    fmt::print("{:<22} {:<10} rate {:<10} (paper {}), lower bound {}  [{:.1f} s, {}]\n", job.id(), j["status"].get<std::string>(),
+               j.contains("bubble_rate") ? fmt::format("{:.4f}", pp::to_double(rate(r.units(r.value), work))) : "-",
+               job.factor == 1 ? c.paper_1p : c.paper_2p, fmt::format("{:.4f}", pp::to_double(rate(r.units(r.lower_bound), work))),
+               r.seconds, r.origin);
+    return 0;
+}
+
+int merge(const std::filesystem::path& dir) {
+    nlohmann::json table = nlohmann::json::array();
+    for (const Job& job : all_jobs()) {
+        std::ifstream in(dir / "cells" / (job.id() + ".json"));
+        if (!in) continue;
+        table.push_back(nlohmann::json::parse(in));
+    }
+    std::ofstream(dir / "table.json") << table.dump(2) << "\n";
+    fmt::print("{}: {} of {} cells\n", (dir / "table.json").string(), table.size(), all_jobs().size());
+    return table.size() == all_jobs().size() ? 0 : 1;
+}
+
+}  // namespace
+
+int run_zb_table_bench(int argc, char** argv) {
+    std::filesystem::path out = "bench/zb-table";
+    double time_limit = 120;
+    int shard = 0, shards = 1;
+    std::vector<std::string> only;
+    for (int k = 0; k < argc; ++k) {
+        const std::string a = argv[k];
+        auto next = [&]() -> std::string {
+            if (k + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+            return argv[++k];
+        };
+        if (a == "--merge") return merge(next());
+        if (a == "--out") out = next();
+        else if (a == "--time-limit") time_limit = std::stod(next());
+        else if (a == "--shard") {
+            const std::string s = next();
+            if (std::sscanf(s.c_str(), "%d/%d", &shard, &shards) != 2 || shards < 1 || shard < 0 || shard >= shards)
+                throw std::invalid_argument("--shard expects K/N with 0 <= K < N");
+        } else if (a == "--only") {
+            std::stringstream ids(next());
+            for (std::string id; std::getline(ids, id, ',');) only.push_back(id);
+        } else {
+            throw std::invalid_argument("zb-table: unknown argument " + a);
+        }
+    }
+    std::filesystem::create_directories(out);
+    const auto jobs = all_jobs();
+    for (size_t k = 0; k < jobs.size(); ++k) {
+        if (static_cast<int>(k % static_cast<size_t>(shards)) != shard) continue;
+        if (!only.empty() && std::find(only.begin(), only.end(), jobs[k].id()) == only.end()) continue;
+        run_cell(jobs[k], out, time_limit);
+    }
+    return 0;
+}
