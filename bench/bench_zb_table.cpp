@@ -136,6 +136,7 @@ int run_cell(const Job& job, const std::filesystem::path& out, double time_limit
                j.contains("bubble_rate") ? fmt::format("{:.4f}", pp::to_double(rate(r.units(r.value), work))) : "-",
                job.factor == 1 ? c.paper_1p : c.paper_2p, fmt::format("{:.4f}", pp::to_double(rate(r.units(r.lower_bound), work))),
                r.seconds, r.origin);
+    std::fflush(stdout);  // a long sharded run is watched through its log
     return 0;
 }
 

@@ -42,31 +42,6 @@ void add_label(std::vector<Label>& labels, Label label) {
     labels.erase(labels.begin() + static_cast<long>(best) + 1);
 }
 
-// Longest dependency path from the end of `from` to the start of every op of the same micro-batch and
-// pipeline (kUnreached where there is none).
-std::vector<Ticks> releases_after(const Instance& inst, int from) {
-    const Op& op = inst.tasks[from].op;
-    const int stages = inst.problem.placement.pipelines[op.pipeline].stages();
-    std::vector<int> chain;
-    for (int s = 0; s < stages; ++s)
-        for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W}) chain.push_back(inst.task_of({kind, op.pipeline, s, op.microbatch}));
-    std::sort(chain.begin(), chain.end(), [&](int x, int y) { return inst.topo_position[x] < inst.topo_position[y]; });
-    auto local = [&](int task) { return static_cast<size_t>(std::find(chain.begin(), chain.end(), task) - chain.begin()); };
-    std::vector<Ticks> release(chain.size(), kUnreached);
-    release[local(from)] = -min_duration(inst, from);  // so that end(from) = 0
-    for (size_t k = 0; k < chain.size(); ++k) {
-        if (release[k] == kUnreached) continue;
-        for (int e : inst.out_edges[chain[k]]) {
-            const PrecedenceEdge& edge = inst.edges[e];
-            if (edge.why != Why::Dependency) continue;
-            const size_t to = local(edge.to);
-            release[to] = std::max(release[to], release[k] + min_duration(inst, chain[k]) + edge.lag);
-        }
-    }
-    std::vector<Ticks> out(inst.size(), kUnreached);
-    for (size_t k = 0; k < chain.size(); ++k) out[chain[k]] = release[k];
-    return out;
-}
 
 // The forwards that may be the last F of `rank`: per pipeline, its last stage on the rank, for the last
 // micro-batch under FIFO (every other F of that stage precedes it), else for every micro-batch.
@@ -154,6 +129,30 @@ Fill rank_fill(const Instance& inst, const TaskBounds& b, int rank) {
 }
 
 }  // namespace
+
+std::vector<Ticks> releases_after(const Instance& inst, int from) {
+    const Op& op = inst.tasks[from].op;
+    const int stages = inst.problem.placement.pipelines[op.pipeline].stages();
+    std::vector<int> chain;
+    for (int s = 0; s < stages; ++s)
+        for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W}) chain.push_back(inst.task_of({kind, op.pipeline, s, op.microbatch}));
+    std::sort(chain.begin(), chain.end(), [&](int x, int y) { return inst.topo_position[x] < inst.topo_position[y]; });
+    auto local = [&](int task) { return static_cast<size_t>(std::find(chain.begin(), chain.end(), task) - chain.begin()); };
+    std::vector<Ticks> release(chain.size(), kUnreached);
+    release[local(from)] = -min_duration(inst, from);  // so that end(from) = 0
+    for (size_t k = 0; k < chain.size(); ++k) {
+        if (release[k] == kUnreached) continue;
+        for (int e : inst.out_edges[chain[k]]) {
+            const PrecedenceEdge& edge = inst.edges[e];
+            if (edge.why != Why::Dependency) continue;
+            const size_t to = local(edge.to);
+            release[to] = std::max(release[to], release[k] + min_duration(inst, chain[k]) + edge.lag);
+        }
+    }
+    std::vector<Ticks> out(inst.size(), kUnreached);
+    for (size_t k = 0; k < chain.size(); ++k) out[chain[k]] = release[k];
+    return out;
+}
 
 std::vector<CoolDownIdle> cool_down_idle(const Instance& inst, const TaskBounds& b, int rank) {
     std::vector<CoolDownIdle> out;

@@ -45,4 +45,8 @@ struct CoolDownIdle {
 // unequal I or W costs on r, too many candidates or ops, a cap above 40 + the micro-batch's activations).
 std::vector<CoolDownIdle> cool_down_idle(const Instance& inst, const TaskBounds& bounds, int rank);
 
+// Longest dependency path from the end of task `from` to the start of every op of the same micro-batch and
+// pipeline (ops at their least durations; other tasks: a negative sentinel below any real time).
+std::vector<Ticks> releases_after(const Instance& inst, int from);
+
 }  // namespace pp

@@ -2,6 +2,7 @@
 
 #include "limits/deadline.hpp"
 #include "solver/cool_down_bound.hpp"
+#include "solver/span_memory_bound.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -499,6 +500,8 @@ LowerBound analytic_lower_bound(const Instance& inst, const TaskBounds& b) {
     }
     if (!span && inst.cap && !inst.pairs_allowed())
         for (int r = 0; r < inst.ranks; ++r) warm_up_bound(inst, b, r, best, per_rank);
+    if (span)
+        for (int r = 0; r < inst.ranks; ++r) span_memory_bound(inst, b, r, best, per_rank);
     best.per_rank = std::move(per_rank);
     return best;
 }

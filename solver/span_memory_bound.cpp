@@ -1,0 +1,106 @@
+#include "solver/span_memory_bound.hpp"
+
+#include "solver/cool_down_bound.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <string>
+
+namespace pp {
+namespace {
+
+std::string units(const Instance& inst, const Ticks& v) { return format_rational(inst.to_units(v)); }
+
+std::string op_name(const Instance& inst, int task) { return describe_op(inst.tasks[task].op); }
+
+// The most backward work the stashes held besides the last F's can bring: x with their I to run, y with only
+// their W, x alloc + y kept <= budget.
+Ticks most_fill(const MemoryCounter& memory, Ticks input, Ticks weight, std::int64_t budget, std::int64_t& x_best,
+                std::int64_t& y_best) {
+    Ticks best = -1;
+    const std::int64_t kept = memory.by_weight;
+    for (std::int64_t x = 0; x * memory.alloc <= budget; ++x) {
+        const std::int64_t left = budget - x * memory.alloc;
+        const std::int64_t y = kept > 0 ? left / kept : 0;  // kept = 0 is refused by the caller
+        const Ticks fill = Ticks(x) * (input + weight) + Ticks(y) * weight;
+        if (fill > best) best = fill, x_best = x, y_best = y;
+    }
+    return best;
+}
+
+}  // namespace
+
+void span_memory_bound(const Instance& inst, const TaskBounds& b, int rank, LowerBound& best, std::vector<Ticks>& per_rank) {
+    const auto memory = memory_counter(inst);
+    const Placement& pl = inst.problem.placement;
+    if (!memory || memory->by_weight <= 0 || inst.pairs_allowed() || pl.pipeline_count() != 1) return;
+    if (pl.stages_on_rank(0, rank).size() != 1) return;
+    const auto& tasks = inst.rank_tasks[rank];
+    if (tasks.empty()) return;
+    const int M = pl.pipelines[0].microbatches;
+
+    const Ticks a = inst.earliest_rank_start[rank];
+    Ticks h_input = -1, load = 0, forwards_total = 0, input = 0, weight = 0;
+    int first_input = -1;
+    std::vector<Ticks> forwards;
+    for (int t : tasks) {
+        const Task& task = inst.tasks[t];
+        load += task.duration;
+        switch (task.op.kind) {
+            case OpKind::F: forwards.push_back(task.duration), forwards_total += task.duration; break;
+            case OpKind::I:
+                input = std::max(input, task.duration);
+                if (h_input < 0 || b.head[t] < h_input) h_input = b.head[t], first_input = t;
+                break;
+            default: weight = std::max(weight, task.duration); break;
+        }
+    }
+    if (first_input < 0) return;
+    // Warm-up: at most K forwards start before h_I.
+    std::sort(forwards.begin(), forwards.end(), std::greater<Ticks>());
+    const std::int64_t K = memory->cap / memory->alloc;
+    Ticks fill = 0;
+    for (size_t k = 0; k < forwards.size() && static_cast<std::int64_t>(k) < K; ++k) fill += forwards[k];
+    const Ticks warm = std::max<Ticks>(0, h_input - a - fill);
+    // Cool-down: the last F is F(s, m) for some m; the round trip rho is the same for every m.
+    const Op last{OpKind::F, 0, pl.stages_on_rank(0, rank).front(), M - 1};
+    const int f = inst.task_of(last);
+    const int own_input = inst.task_of({OpKind::I, 0, last.stage, M - 1});
+    const Ticks rho = releases_after(inst, f)[own_input];
+    std::int64_t x = 0, y = 0;
+    const Ticks most = most_fill(*memory, input, weight, memory->cap - memory->alloc, x, y);
+    const Ticks cool = std::max<Ticks>(0, rho - most);
+    // The (K+1)-th forward cannot start before h_I, so with more than K forwards the last one ends after it.
+    const bool disjoint = static_cast<std::int64_t>(forwards.size()) > K || a + forwards_total >= h_input;
+    const Ticks idle = disjoint ? warm + cool : std::max(warm, cool);
+    const Ticks value = load + idle;  // end_r - a
+    if (idle <= 0) return;
+    per_rank[rank] = std::max(per_rank[rank], value);
+    if (value <= best.value) return;
+    best = LowerBound{};
+    best.value = value;
+    best.kind = "rank-load+memory";
+    best.rank = rank;
+    best.a = a;
+    best.load = load + idle;
+    best.count = static_cast<int>(tasks.size());
+    const std::string cap_text =
+        memory->alloc == 1 && memory->by_input == 0
+            ? std::to_string(memory->cap) + " activations"
+            : std::to_string(memory->cap) + " units (F takes " + std::to_string(memory->alloc) + ", I releases " +
+                  std::to_string(memory->by_input) + ", W " + std::to_string(memory->by_weight) + ")";
+    best.derivation =
+        "rank " + std::to_string(rank) + " (cap " + cap_text + "): its first op cannot start before " + units(inst, a) +
+        " and no I before " + units(inst, h_input) + " (" + op_name(inst, first_input) + "), so nothing is released before " +
+        "then and at most " + std::to_string(std::min<std::int64_t>(K, static_cast<std::int64_t>(forwards.size()))) +
+        " forwards start, " + units(inst, fill) + " at most: it idles at least " + units(inst, warm) +
+        "; after its last forward " + op_name(inst, f) + " ends, that micro-batch's I comes back no earlier than " +
+        units(inst, rho) + " later, and until then it can run only the I and W of the stashes it held at that F's start " +
+        "besides its own, at most " + units(inst, most) + " (" + std::to_string(x) + " with I and W, " + std::to_string(y) +
+        " with W only), so it idles at least " + units(inst, cool) + " more" +
+        (disjoint ? " (the two intervals are disjoint: its last forward ends after " + units(inst, h_input) + ")"
+                  : " (the larger of the two counts)") +
+        "; with its " + std::to_string(tasks.size()) + " ops' " + units(inst, load) + " of work: span >= " + units(inst, value);
+}
+
+}  // namespace pp
