@@ -11,6 +11,7 @@
 #include "solver/rank_relaxation.hpp"
 #include "solver/search_certificate.hpp"
 #include "solver/z3_window.hpp"
+#include "solver/zb_auto_schedule.hpp"
 #include "verifier/simulate.hpp"
 #include "verifier/verify.hpp"
 
@@ -310,6 +311,8 @@ private:
                 starts.push_back({name, std::move(in_space)});
         }
         for (NamedSchedule& n : cap_filled_warm_starts(inst_)) starts.push_back({"cap-filled " + n.origin, std::move(n.schedule)});
+        // The Zero Bubble paper's own heuristic (zb_auto_schedule.hpp), best of its variants, under this cap.
+        if (auto z = zb_auto_schedule(inst_)) starts.push_back({z->origin, std::move(z->schedule)});
         for (const WarmStart& w : starts) {
             if (result_.schedule && (stopped() || Clock::now() >= deadline_)) {
                 log("time is up: the remaining library schedules are not evaluated");

@@ -9,7 +9,8 @@
 //   2. analytic lower bound (lower_bound.hpp) and upper bound: the best of the given warm starts
 //      (generated schedules; one over the cap is also tried with each rank's excess forwards postponed
 //      until a W frees room, cap_repair.hpp), the Zero Bubble hand schedules with their W's lagging as
-//      far as the cap allows (cap_filled_warm_starts.hpp) and the greedy portfolio (greedy.hpp).
+//      far as the cap allows (cap_filled_warm_starts.hpp), the Zero Bubble paper's own automatic scheduling
+//      heuristic (zb_auto_schedule.hpp, 1F1B placement) and the greedy portfolio (greedy.hpp).
 //   3. if they differ: Z3, one fresh context per bound (windows depend on it): probe the lower bound
 //      first (a quarter of the remaining time), then prove or improve the incumbent by bisection.
 //      Time-indexed encoding when the quantised horizon is small, disjunctive difference logic otherwise.
