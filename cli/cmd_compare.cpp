@@ -62,7 +62,7 @@ struct CompareCommand {
     std::vector<std::string> patterns;
 
     // A family name with -P -M (and -V for the families that take it, 2 by default), or a schedule file.
-    Schedule load(const std::string& name) const {
+    ScheduleInput input_for(const std::string& name) const {
         ScheduleInput input;
         input.source = name;
         input.ranks = ranks;
@@ -75,7 +75,7 @@ struct CompareCommand {
                 if (takes_v) input.stages_per_rank = stages_per_rank.value_or(2);
             }
         }
-        return input.load();
+        return input;
     }
 
     CompareOptions options(const ActivationModel& activations) const {
@@ -113,13 +113,20 @@ struct CompareCommand {
     }
 
     int run() {
+        std::vector<ScheduleInput> inputs;
         std::vector<Schedule> schedules;
-        for (const auto& name : names) schedules.push_back(load(name));
+        for (const auto& name : names) {
+            inputs.push_back(input_for(name));
+            schedules.push_back(inputs.back().load());
+        }
         costs.check_stage_blocks(schedules);  // a --stage-costs block must exist in at least one of them
         const CompareOptions o = options(costs.activations());
         std::vector<CompareRow> rows;
         std::vector<Costs> row_costs;
-        for (const Schedule& schedule : schedules) {
+        for (size_t k = 0; k < schedules.size(); ++k) {
+            // v-zb: ordered for what its stages run at in this row
+            schedules[k] = ordered_for_row(inputs[k], std::move(schedules[k]), costs, o.model_share_costs);
+            const Schedule& schedule = schedules[k];
             require_valid(schedule, o);
             row_costs.push_back(costs.resolve(schedule, false));
             if (costs.chunk_table) {  // issue 11: a stage's chunk holds its share of the layers

@@ -1,4 +1,4 @@
-// pipeproof list / generate NAME -P -M [-V]: the schedule library.
+// pipeproof list / generate NAME -P -M [-V] [--costs ...]: the schedule library.
 #include "cli/commands.hpp"
 #include "cli/json_status.hpp"
 #include "cli/common.hpp"
@@ -23,11 +23,31 @@ struct GenerateCommand {
     std::optional<std::string> format;
     std::string era = "current";
     std::string line_end = "crlf";
+    std::optional<std::string> costs, activation_sizes, memory_limit;
 
     int run() {
         const ScheduleFamily* family = find_family(name);
         if (!family) throw UsageError(unknown_family_message(name));
-        const Schedule schedule = family->generate({ranks, microbatches, stages_per_rank});
+        GenerateParams params{ranks, microbatches, stages_per_rank};
+        try {
+            if (costs) params.costs = parse_costs(*costs);
+        } catch (const CostSyntaxError& e) {
+            throw UsageError("--costs: " + e.message);
+        }
+        try {
+            if (activation_sizes) params.activation_sizes = parse_activation_sizes(*activation_sizes);
+        } catch (const CostSyntaxError& e) {
+            throw UsageError("--activation-sizes: " + e.message);
+        }
+        if (memory_limit) {
+            params.memory_limit = parse_rational(*memory_limit);
+            if (!params.memory_limit) throw UsageError("--memory-limit expects a non-negative number, got '" + *memory_limit + "'");
+        }
+        Schedule schedule = family->generate(params);
+        // The file carries what it was generated for: simulate and verify then time and check it at the same.
+        schedule.costs = params.costs;
+        schedule.activation_sizes = params.activation_sizes;
+        schedule.memory_limit = params.memory_limit;
         auto out_format = parse_optional_format(format);
         if (!out_format && output == "-") out_format = FileFormat::Native;
         write_schedule_output(schedule, output, out_format, parse_era(era), line_end == "crlf");
@@ -83,6 +103,12 @@ Runner add_generate(CLI::App& app) {
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank")->check(CLI::Range(1, kMaxStagesPerRank));
     sub->add_option("-o,--output", cmd->output, "output file (format from its extension; - = stdout)");
     sub->add_option("--format", cmd->format, "native, torch-csv or json");
+    sub->add_option("--costs", cmd->costs,
+                    "costs per stage (F=..,I=..,W=..,comm=.. or a preset): what v-zb orders for; written into the file");
+    sub->add_option("--activation-sizes", cmd->activation_sizes,
+                    "F=..,I=..: allocated by F, released by I (rest at W): v-zb's memory model; written into the file");
+    sub->add_option("--memory-limit", cmd->memory_limit,
+                    "per-rank activation limit v-zb orders within (default 2P); written into the file, where verify checks it");
     sub->add_option("--torch-era", cmd->era, "letters for PyTorch CSV output")->check(CLI::IsMember({"current", "2024"}));
     sub->add_option("--csv-line-end", cmd->line_end, "PyTorch CSV line ends: crlf (as PyTorch writes) or lf")
         ->check(CLI::IsMember({"crlf", "lf"}));

@@ -29,13 +29,13 @@ struct ReportCommand {
     std::string units = "rank";
     std::string title = "pipeproof report";
 
-    Schedule load(const std::string& name) const {
+    ScheduleInput input_for(const std::string& name) const {
         ScheduleInput input;
         input.source = name;
         input.ranks = ranks;
         input.microbatches = microbatches;
         input.stages_per_rank = stages_per_rank;
-        return input.load();
+        return input;
     }
 
     CompareOptions compare_options() const {
@@ -98,10 +98,13 @@ struct ReportCommand {
         page.title = title;
         std::string costs_text;
         std::vector<Schedule> schedules;
-        for (const auto& name : names) schedules.push_back(load(name));
+        for (const auto& name : names) schedules.push_back(input_for(name).load());
         costs.check_stage_blocks(schedules);  // a --stage-costs block must exist in at least one of them
-        for (size_t k = 0; k < names.size(); ++k)
+        for (size_t k = 0; k < names.size(); ++k) {
+            // v-zb: ordered for what its stages run at on this page
+            schedules[k] = ordered_for_row(input_for(names[k]), std::move(schedules[k]), costs, options.model_share_costs);
             page.schedules.push_back(entry(names[k], schedules[k], k, options, costs_text));
+        }
         page.parameters = fmt::format(
             "{}{}{}costs {} {}; timing model {}", ranks ? fmt::format("P = {}, ", *ranks) : "",
             microbatches ? fmt::format("M = {}, ", *microbatches) : "", stages_per_rank ? fmt::format("V = {}, ", *stages_per_rank) : "",

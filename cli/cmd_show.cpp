@@ -42,7 +42,7 @@ struct ShowCommand {
     bool chunk_lanes = false;
 
     int run() {
-        const Schedule schedule = input.load();
+        const Schedule schedule = input.load(costs);  // v-zb: ordered for the costs it is timed at
         if (svg_path)  // refused before anything is timed or written
             if (const std::string problem = svg_size_problem(schedule); !problem.empty())
                 throw UsageError("--svg: " + problem);

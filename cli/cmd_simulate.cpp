@@ -20,7 +20,7 @@ struct SimulateCommand {
     std::string comm_model = "dataflow";
 
     int run() {
-        const Schedule schedule = input.load();
+        const Schedule schedule = input.load(costs);  // v-zb: ordered for the costs it is timed at
         const Costs c = costs.resolve(schedule);
         costs.warn_unused_letters(schedule);
         const auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model),

@@ -34,7 +34,8 @@ struct VerifyCommand {
     }
 
     int run() {
-        Schedule schedule = input.load();  // may get its reference P2P program (batched model)
+        // v-zb: ordered for the costs given; the schedule may get its reference P2P program (batched model)
+        Schedule schedule = input.load(costs);
         std::optional<Rational> limit_override;
         if (memory_limit) {
             auto limit = parse_rational(*memory_limit);

@@ -112,6 +112,41 @@ Schedule ScheduleInput::load() const {
     return load_schedule(source, parse_optional_format(format), csv);
 }
 
+const ScheduleFamily* ScheduleInput::generated_family() const {
+    if (source == "-" || std::filesystem::exists(source)) return nullptr;
+    return find_family(source);
+}
+
+Schedule ScheduleInput::ordered_for(Schedule schedule, const Costs& stage_costs, const std::optional<ActivationModel>& sizes) const {
+    const ScheduleFamily* family = generated_family();
+    if (!family || !family->orders_for_costs || !ranks || !microbatches) return schedule;
+    GenerateParams params{*ranks, *microbatches, stages_per_rank};
+    params.costs = stage_costs;
+    params.activation_sizes = sizes;
+    return family->generate(params);
+}
+
+Schedule ScheduleInput::load(const CostInput& timing) const {
+    Schedule schedule = load();
+    const ScheduleFamily* family = generated_family();
+    if (!family || !family->orders_for_costs) return schedule;
+    const Costs stage_costs = timing.resolve(schedule);
+    std::optional<ActivationModel> sizes;
+    if (timing.activation) sizes = timing.activations(&schedule);
+    return ordered_for(std::move(schedule), stage_costs, sizes);
+}
+
+Schedule ordered_for_row(const ScheduleInput& input, Schedule schedule, const CostInput& costs, bool model_share) {
+    const ScheduleFamily* family = input.generated_family();
+    if (!family || !family->orders_for_costs) return schedule;
+    Costs given = costs.resolve(schedule, false);
+    if (costs.chunk_table) given = chunks_at_share(schedule, *costs.chunk_table, model_share).given;
+    const Costs stage = model_share ? scaled_costs(given, stage_share(schedule.placement)) : given;
+    std::optional<ActivationModel> sizes;
+    if (costs.activation) sizes = costs.activations();
+    return input.ordered_for(std::move(schedule), stage, sizes);
+}
+
 void add_units_option(CLI::App& app, std::string& units) {
     app.add_option("--units", units,
                    "stage: costs and activation sizes per stage, as given; rank: those of a 1/P share of the model, each "

@@ -12,6 +12,10 @@
 #include <optional>
 #include <string>
 
+namespace pp {
+struct ScheduleFamily;
+}
+
 namespace pp::cli {
 
 enum ExitCode { kOk = 0, kViolations = 1, kBadInput = 2, kUndecided = 3 };
@@ -27,6 +31,8 @@ struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+struct CostInput;
+
 struct ScheduleInput {
     std::string source;                  // FILE, or a family name from `pipeproof list`
     std::optional<int> ranks, microbatches, stages_per_rank;
@@ -36,6 +42,15 @@ struct ScheduleInput {
 
     void add_options(CLI::App& app, bool positional_required = true);
     Schedule load() const;
+    // load(), and a family whose order depends on the timing (ScheduleFamily::orders_for_costs: v-zb) generated for
+    // what its stages run at under `timing`: the costs as the command resolves them (in rank units each stage's
+    // share of them) and the --activation-sizes when given. So the schedule timed is the one ordered for its costs.
+    Schedule load(const CostInput& timing) const;
+    // `schedule` generated again for `stage_costs` (what each of its stages runs at) and `sizes` when `source` names
+    // a family whose order depends on them; `schedule` unchanged otherwise (a file, or any other family).
+    Schedule ordered_for(Schedule schedule, const Costs& stage_costs, const std::optional<ActivationModel>& sizes) const;
+    // The family `source` names, when it is not a file; nullptr otherwise.
+    const ScheduleFamily* generated_family() const;
 };
 
 struct CostInput {
@@ -74,6 +89,11 @@ struct CostInput {
     // The flag's sizes, else the file's (`activation-sizes`), else one unit per stash.
     ActivationModel activations(const Schedule* schedule = nullptr) const;
 };
+
+// compare and report: `schedule` (loaded by `input`) generated again when its family orders for the costs (v-zb), for
+// what each of its stages runs at in their row -- the given costs, at the stage's share of the model when
+// `model_share` (like for like), chunk costs at the stage's layers -- and the --activation-sizes when given.
+Schedule ordered_for_row(const ScheduleInput& input, Schedule schedule, const CostInput& costs, bool model_share);
 
 // --units stage|rank on a command (default given), with the description every timing command shares.
 void add_units_option(CLI::App& app, std::string& units);

@@ -16,5 +16,9 @@ Schedule generate_dualpipe(const GenerateParams& params);
 Schedule generate_dualpipev(const GenerateParams& params);
 Schedule generate_chimera(const GenerateParams& params);
 Schedule generate_combined_1f1b(const GenerateParams& params);
+Schedule generate_v_min(const GenerateParams& params);
+Schedule generate_v_half(const GenerateParams& params);
+Schedule generate_v_zb(const GenerateParams& params);
+Schedule generate_1f1b_v(const GenerateParams& params);
 
 }  // namespace pp

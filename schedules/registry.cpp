@@ -88,6 +88,25 @@ const std::vector<ScheduleFamily>& schedule_families() {
          "P, M, V", "P = 1 (V = 1), or V >= 2 and M a positive multiple of P",
          "Megatron-Core --overlap-moe-expert-parallel-comm (combined_1f1b.py, schedules.py)",
          named("combined-1f1b", generate_combined_1f1b)},
+        // The V families of "Pipeline Parallelism with Controllable Memory" (NeurIPS 2024), order-identical to the
+        // authors' scheduler (tests/data/v-families). The scheduler accepts P = 1; the runtime asserts P > 1.
+        {"v-min", "V-Min (Controllable Memory): V map, 6-slot building block compacted greedily; least activation memory",
+         "P, M", "P >= 1, M >= 1, V = 2 (the reference's runtime also asserts P > 1)",
+         "sail-sg/zero-bubble-pipeline-parallelism@39f2c186 zbv_greedy.py, mem-setup min", named("v-min", generate_v_min, 2), false, "v"},
+        {"v-half", "V-Half (Controllable Memory): V map, 6-slot building block compacted greedily; half of 1F1B's memory",
+         "P, M", "P >= 1, M >= 1, V = 2 (the reference's runtime also asserts P > 1)",
+         "sail-sg/zero-bubble-pipeline-parallelism@39f2c186 zbv_greedy.py, mem-setup half", named("v-half", generate_v_half, 2), false, "v"},
+        {"v-zb", "ZB-V greedy (Controllable Memory, mem-setup zb): V map, order adapted to the costs within a memory limit",
+         "P, M, costs F, I, W, comm (--costs; default F=I=W=1, comm=0; the reference's runtime orders for "
+         "F=I=W=1000, comm=1 before profiling), activation sizes (--activation-sizes; default F=1, I=1/2), memory "
+         "limit (generate --memory-limit; default 2P activations)",
+         "P >= 1, M >= 1, V = 2 (the runtime also asserts P > 1); one cost set for every stage (no --stage-costs); "
+         "memory deltas as F allocates, I frees part, W the rest (the reference's f_mem, b_mem, w_mem that do not sum "
+         "to 0 are not expressible); a limit the greedy cannot keep fails, as the reference asserts",
+         "sail-sg/zero-bubble-pipeline-parallelism@39f2c186 zbv.py, mem-setup zb", named("v-zb", generate_v_zb, 2), true, "v"},
+        {"1f1b-v", "1F1B-V: 1F1B on the V map with a fused full backward B per chunk", "P, M",
+         "P >= 1, M >= 1, V = 2 (the reference's runtime also asserts P > 1)",
+         "sail-sg/zero-bubble-pipeline-parallelism@39f2c186 v1f1b.py (--enable-1f1b-v)", named("1f1b-v", generate_1f1b_v, 2), false, "v"},
     };
     return families;
 }

@@ -19,6 +19,13 @@ struct GenerateParams {
     int ranks = 0;                        // P
     int microbatches = 0;                 // M (total, over all pipelines)
     std::optional<int> stages_per_rank;   // V, where the family has it
+    // For the families whose order depends on the timing (ScheduleFamily::orders_for_costs: v-zb), what they order
+    // for: the costs every stage runs at (exact: the greedy compares times), the activation model and the per-rank
+    // memory limit in activations of one stage. Unset: the family's defaults (`pipeproof list`). The other families
+    // ignore them.
+    std::optional<Costs> costs{};
+    std::optional<ActivationModel> activation_sizes{};
+    std::optional<Rational> memory_limit{};
 };
 
 struct GenerateError : std::invalid_argument {
@@ -32,6 +39,12 @@ struct ScheduleFamily {
     std::string preconditions;  // e.g. "P even, M even, M >= 2P"
     std::string source;         // where the order comes from
     std::function<Schedule(const GenerateParams&)> generate;
+    // The order depends on GenerateParams::costs (and activation sizes, memory limit): commands that generate the
+    // family by name pass the costs they time it at, so that the schedule timed is the one ordered for them.
+    bool orders_for_costs = false;
+    // "v" when every schedule of the family is on the V map (rank r holds stages r and 2P-1-r), so that a caller can
+    // skip it for another placement without generating it (search's warm starts); empty when it depends on V.
+    std::string placement{};
 };
 
 const std::vector<ScheduleFamily>& schedule_families();

@@ -16,11 +16,15 @@ std::vector<WarmStart> generator_warm_starts(const Placement& placement) {
     std::vector<std::optional<int>> vs = {std::nullopt};
     if (placement.pipeline_count() == 1 && placement.pipelines[0].stages() % P == 0)
         vs.push_back(placement.pipelines[0].stages() / P);
-    for (const ScheduleFamily& family : schedule_families())
+    const bool v_map = placement.pipeline_count() == 1 &&
+                       same_placement_shape(placement, Placement::single(P, v_stage_map(P, 2 * P), M));
+    for (const ScheduleFamily& family : schedule_families()) {
+        if (family.placement == "v" && !v_map) continue;  // always on the V map: not for this placement
         for (const auto& v : vs) {
+            if (family.placement == "v" && v) continue;  // V = 2 is its only V: the same schedule again
             if (limits::expired()) return starts;  // the caller's limit (a ScopedDeadline): keep what there is
             try {
-                Schedule s = family.generate({P, M, v});
+                Schedule s = family.generate({P, M, v});  // a long one (v-min, v-zb at large P) polls the limit
                 const bool repeat = !starts.empty() && starts.back().origin == "generator:" + family.name &&
                                     starts.back().schedule.ranks.size() == s.ranks.size() &&
                                     std::equal(s.ranks.begin(), s.ranks.end(), starts.back().schedule.ranks.begin(),
@@ -32,8 +36,11 @@ std::vector<WarmStart> generator_warm_starts(const Placement& placement) {
                 if (!repeat) starts.push_back({"generator:" + family.name, std::move(s)});
             } catch (const std::exception&) {
                 // the family does not exist for these parameters
+            } catch (const limits::Expired&) {
+                return starts;  // the limit ran out while a family was generated: keep what there is
             }
         }
+    }
     return starts;
 }
 
