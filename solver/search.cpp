@@ -312,7 +312,7 @@ private:
         }
         for (NamedSchedule& n : cap_filled_warm_starts(inst_)) starts.push_back({"cap-filled " + n.origin, std::move(n.schedule)});
         // The Zero Bubble paper's own heuristic (zb_auto_schedule.hpp), best of its variants, under this cap.
-        if (auto z = zb_auto_schedule(inst_)) starts.push_back({z->origin, std::move(z->schedule)});
+        if (auto z = zb_auto_schedule(inst_, deadline_)) starts.push_back({z->origin, std::move(z->schedule)});
         for (const WarmStart& w : starts) {
             if (result_.schedule && (stopped() || Clock::now() >= deadline_)) {
                 log("time is up: the remaining library schedules are not evaluated");
