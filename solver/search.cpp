@@ -316,7 +316,7 @@ private:
         // M=256 cap 64 at once, but the signal test of a Z3 rank relaxation needs an instance that reaches one;
         // widening this waits for another such instance.)
         if (inst_.weighted || inst_.problem.objective == Objective::Span)
-            if (auto z = zb_auto_schedule(inst_)) starts.push_back({z->origin, std::move(z->schedule)});
+            if (auto z = zb_auto_schedule(inst_, deadline_)) starts.push_back({z->origin, std::move(z->schedule)});
         for (const WarmStart& w : starts) {
             if (result_.schedule && (stopped() || Clock::now() >= deadline_)) {
                 log("time is up: the remaining library schedules are not evaluated");

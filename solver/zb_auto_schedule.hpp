@@ -35,10 +35,11 @@
 // start, I releases `by_input`, W `by_weight` -- the reference's f_mem, b_mem, w_mem with max_mem the cap, which
 // for the paper's model are F = M_B, I = -(M_B - M_W), W = -M_W, max_mem = p M_B or 2p M_B. Without a cap the
 // reference's "unlimited" (3 m activations) is used. Only the 1F1B placement (stage r on rank r, one pipeline)
-// and no overlapped pairs. The orders are re-timed (time_orders) before use, and the search verifies them.
+// and no overlapped pairs. The search re-verifies and re-times the schedule before use.
 #include "solver/cap_filled_warm_starts.hpp"
 #include "solver/search_instance.hpp"
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,8 +66,10 @@ bool zb_auto_applies(const Instance& inst);
 // One variant; nullopt when it does not apply or cannot fit the memory cap.
 std::optional<ZbAutoOrders> zb_auto_orders(const Instance& inst, const ZbAutoVariant& variant);
 
-// The best of the eight variants under the instance's objective (re-timed by time_orders), as a schedule;
-// nullopt when no variant applies or fits.
-std::optional<NamedSchedule> zb_auto_schedule(const Instance& inst);
+// The best of the eight variants under the instance's objective (by the heuristic's own ASAP times), as a schedule;
+// nullopt when no variant applies or fits. Past the deadline it returns the best so far (once it has one).
+// Each variant is linear in the ops.
+std::optional<NamedSchedule> zb_auto_schedule(const Instance& inst,
+                                              std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
 
 }  // namespace pp
