@@ -100,7 +100,7 @@ struct ProveCommand {
     int run() {
         start_budget(time_limit, memory_budget, json, "unknown", "verdict: UNKNOWN");
         std::string why;
-        const auto spec = family_spec(family, ranks, &why, stages_per_rank);
+        auto spec = family_spec(family, ranks, &why, stages_per_rank);
         if (!spec) throw UsageError(why);
         const std::string units_line = proof_units(units, family, ranks, stages_per_rank);
         const auto prop = parse_property(property);
@@ -140,6 +140,10 @@ struct ProveCommand {
             }
             options.region = region;
         }
+        // v-zb orders for the costs it runs at: exact costs order it for them, symbolic ones keep its default order.
+        if (options.costs)
+            order_family_for_costs(*spec, *options.costs,
+                                   activation ? std::optional<ActivationModel>(options.activations) : std::nullopt);
         if (memory_bound) {
             auto v = parse_rational(*memory_bound);
             if (!v) throw UsageError("--memory-bound expects a number");

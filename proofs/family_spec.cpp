@@ -48,7 +48,50 @@ const char* kChimeraLemma =
     "counter P/2 times: one more unit per step of P in M, a periodic word (proofs/method.md, lemma 'running-counter "
     "step programs').";
 
+// The greedy families (issue 33). Their generators are passes over integer slots; the argument is that every
+// decision is the same up to a shift once the warm-up is past, which the long op-for-op check below backs.
+const char* kVGreedyLemma =
+    "schedules/v_greedy.cpp (zbv_greedy.py, shared by v-min and v-half) starts from the slots pattern + 6*mb: the "
+    "input for M+1 is the input for M with one 6-slot period (one micro-batch) inserted before the cool-down. "
+    "Every later pass runs left to right (WFILL, IMPROVE with and without W's, SQUEEZE) and each decision reads the "
+    "op's dependencies (a fixed distance back), the free slots, and peaks of running memory totals against a limit "
+    "(the largest peak of any rank), which from the checked range on is taken in the warm-up or the periodic "
+    "middle. IMPROVE leaves the steady phase (from the first I c0 of rank 0, a slot fixed by P, to the first F c0 "
+    "of micro-batch M-1) in place and moves warm-up ops by decisions that do not depend on M and cool-down ops by "
+    "the decisions for M shifted by 6 slots and one micro-batch; in the steady phase each rank is busy in all 6 "
+    "slots of a period (F c0, F c1, I c1, I c0 and two W's), so SQUEEZE keeps it in lock-step. So the order for M+1 "
+    "is the order for M with one more period of 6 ops per rank: a periodic word. Argued (shift-equivariance), not "
+    "machine-checked";
+const char* kV1F1BLemma =
+    "schedules/v1f1b.cpp (v1f1b.py): every rank's row is a 6-cell pattern repeated; keeping M copies of each letter "
+    "blanks the cells before a cursor fixed by P and those 6M cells past it, so the rows for M+1 are the rows for "
+    "M with one 6-cell period inserted. The one left-to-right compaction moves an op to the earliest free cell(s) "
+    "after its inputs, a forward only while the rank's running memory stays below the rows' peak (taken in the "
+    "warm-up or the periodic middle from the checked range on): warm-up moves do not depend on M, and cool-down "
+    "moves for M+1 are those for M shifted by 6 cells and one micro-batch. So the order for M+1 is the order for M "
+    "with one more period of 4 ops per rank: a periodic word. Argued (shift-equivariance), not machine-checked";
+
+// How far the greedy families' words are compared with their generators: 4P + 8 micro-batches, far past the
+// warm-up and cool-down (at most 2P micro-batches each), so that a decision that changes with M would show.
+int greedy_check_until(int P) { return 4 * P + 8; }
+
 }  // namespace
+
+void order_family_for_costs(FamilySpec& spec, const Costs& costs, const std::optional<ActivationModel>& sizes) {
+    const ScheduleFamily* family = find_family(spec.name);
+    if (!family || !family->orders_for_costs) return;
+    const int P = spec.ranks;
+    const std::optional<int> v = spec.stages_per_rank;
+    spec.generate = [family, P, v, costs, sizes](int M) {
+        GenerateParams params{P, M, v};
+        params.costs = costs;
+        params.activation_sizes = sizes;
+        return family->generate(params);
+    };
+    spec.order_assumption = "order: " + spec.name + " ordered for the exact costs it is timed at" +
+                            (sizes ? std::string(" and the activation sizes given") : std::string()) +
+                            " (its order depends on them)";
+}
 
 std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::string* why, std::optional<int> V) {
     const ScheduleFamily* family = find_family(spelled);
@@ -100,6 +143,15 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
         if (P % 2 != 0) return fail("chimera needs an even P");
         spec.m0 = P, spec.step = P, spec.precondition = "P even, M a positive multiple of P";
         spec.structure_lemma = kChimeraLemma;
+    } else if (name == "v-min" || name == "v-half" || name == "1f1b-v" || name == "v-zb") {
+        spec.m0 = 1, spec.step = 1;
+        spec.precondition = "M >= 1 (every instance the reference's scheduler accepts)";
+        spec.check_until_m = greedy_check_until(P);
+        if (name == "v-zb")
+            spec.order_assumption = "order: v-zb ordered for its default costs F=I=W=1, comm=0, sizes F=1, I=1/2, "
+                                    "limit 2P (its order depends on them; exact --costs order it for those)";
+        else
+            spec.structure_lemma = name == "1f1b-v" ? kV1F1BLemma : kVGreedyLemma;
     } else if (name == "zbv") {
         spec.m0 = 1, spec.step = 1, spec.precondition = "M >= 1 (below 2P - 1 PyTorch blanks the padding micro-batches)";
         spec.structure_lemma = kZbvLemma;

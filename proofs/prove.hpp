@@ -41,12 +41,22 @@ struct FamilySpec {
     // Families whose order grows in several places (GPipe, Looped BFS): the zone word written out from the generator
     // (proofs/zone_word.hpp); null for the others, whose periodic word is fitted.
     std::shared_ptr<const FamilyZoneWord> zones;
+    // The fitted word is compared op for op with the generator for every M up to at least this (0: only as far as
+    // lemma 1 needs): the greedy families' lemmas are argued, and a long check backs them.
+    int check_until_m = 0;
+    // The family orders for the costs it is timed at (v-zb): the order the prover works on, stated as an
+    // assumption; order_family_for_costs re-binds `generate` to exact costs.
+    std::string order_assumption;
     int microbatches(int t) const { return m0 + step * t; }
 };
 // The registry family at P (and V, the stages per rank, for the families that take it: interleaved-1f1b, zb1p,
 // looped-bfs; their default is 2); nullopt (with the reason) when P or V is not admissible or the family is unknown.
 std::optional<FamilySpec> family_spec(const std::string& name, int ranks, std::string* why = nullptr,
                                       std::optional<int> stages_per_rank = std::nullopt);
+
+// For a family whose order depends on the costs (ScheduleFamily::orders_for_costs: v-zb): generate it for these
+// exact costs (and activation sizes, when given) and say so in order_assumption. No effect on the other families.
+void order_family_for_costs(FamilySpec& spec, const Costs& costs, const std::optional<ActivationModel>& sizes);
 
 enum class Property { BubbleConstant, Dependencies, DeadlockFree, MemoryBound };
 const char* property_name(Property property);

@@ -129,6 +129,7 @@ ProofResult& Prover::run() {
     res.step = family.step;
     res.assumptions.push_back(fmt::format("M ranges over {} + {}t, t >= 0 ({})", family.m0, family.step,
                                           family.precondition));
+    if (!family.order_assumption.empty()) res.assumptions.push_back(family.order_assumption);
     switch (options.property) {
         case Property::BubbleConstant:
             res.statement =

@@ -41,6 +41,7 @@ bool Prover::establish_word() {
         const int L = static_cast<int>(word->block[r].size());
         if (L > 0) T_check = std::max(T_check, (n + L + L - 1) / L);
     }
+    while (M(T_check) < family.check_until_m) ++T_check;
     for (int t = 0; t <= T_check; ++t) {
         const std::string mismatch = word_mismatch(*word, t, inst(t));
         if (!mismatch.empty()) {

@@ -556,6 +556,21 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
             skipped.push_back(fmt::format("P={}: no admissible M in {}..{} ({} needs {})", P, options.m_range->first,
                                           options.m_range->second, spec->name, spec->precondition));
         Instances inst(*spec, options.activations, options.model);
+        // A family that orders for its costs (v-zb) is generated for each grid point it is timed at; symbolic costs
+        // keep its default order, which the notes state.
+        std::vector<FamilySpec> point_specs;
+        std::vector<Instances> point_insts;
+        if (!spec->order_assumption.empty()) {
+            if (options.symbolic) {
+                if (P == options.p_lo) res.notes.push_back(spec->order_assumption);
+            } else {
+                point_specs.assign(grid.size(), *spec);
+                for (size_t k = 0; k < grid.size(); ++k)
+                    order_family_for_costs(point_specs[k], costs_at(grid[k]), std::nullopt);
+                for (const FamilySpec& s : point_specs) point_insts.emplace_back(s, options.activations, options.model);
+                if (P == options.p_lo) res.notes.push_back(point_specs.front().order_assumption);
+            }
+        }
         for (std::int64_t m = m_first; m <= m_last; m += spec->step) {
             const int M = static_cast<int>(m);
             budget::check(fmt::format("searching P={} M={} ({} instance(s) searched)", P, M, res.instances));
@@ -566,7 +581,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
             };
             ++res.instances;
             std::int64_t counted_at = -1;  // `checked` counts this instance once
-            auto found = [&](const CostPoint& point) {
+            auto found = [&](const CostPoint& point, Instances& inst) {
                 std::vector<ClaimValue> values;
                 ExactEvaluator ev(inst, P, M, costs_at(point), &values);
                 bool holds = true;
@@ -587,14 +602,16 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                 return true;
             };
             if (!options.symbolic) {
-                for (const CostPoint& point : grid) {
+                for (size_t k = 0; k < grid.size(); ++k) {
                     budget::check(fmt::format("searching P={} M={} ({} cost point(s) searched)", P, M, res.cost_points));
                     ++res.cost_points;
+                    Instances& at = point_insts.empty() ? inst : point_insts[k];
                     try {
-                        if (found(point)) return;
+                        if (found(grid[k], at)) return;
                     } catch (const budget::Exhausted& e) {
                         throw where(e);
                     }
+                    if (!point_insts.empty()) at.forget(M);
                 }
                 inst.forget(M);
                 continue;
@@ -636,7 +653,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                 solver.pop();
                 if (nice) break;
             }
-            if (found(point)) return;
+            if (found(point, inst)) return;
             res.notes.push_back("P=" + std::to_string(P) + " M=" + std::to_string(M) + ": Z3's counterexample " +
                                 point_text(point) + " did not survive the exact re-check (internal inconsistency)");
             all_closed = false;
