@@ -11,7 +11,7 @@
 
 using pp::test::run_cli;
 
-TEST_CASE("basis: claims are read in the letters asked for; B = I in the Zero Bubble paper's", "[refute][basis]") {
+TEST_CASE("basis: claims are read in the letters asked for -- B = I in the Zero Bubble paper's", "[refute][basis]") {
     CHECK(pp::in_parser_letters("bubble == (P-1)(F+B-W) && F&B >= 2B", pp::Basis::ZeroBubble) ==
           "bubble == (P-1)(F+I-W) && F&B >= 2I");
     CHECK(pp::in_parser_letters("(P-1)*(F+B-2*W)", pp::Basis::DeepSeek) == "(P-1)*(F+B-2*W)");
@@ -20,7 +20,7 @@ TEST_CASE("basis: claims are read in the letters asked for; B = I in the Zero Bu
 
     // F = 2, input gradient 2, W = 1 (so F >= W and I >= W, where the paper's form is the bubble): the three
     // spellings of one formula hold; the grid is written in the same letters as the claim.
-    const auto zb = run_cli("refute --claim 'bubble == (P-1)*(F+B-W)' zb-h1 -P 2..4 --costs F=2,B=2,W=1");
+    const auto zb = run_cli("refute --claim 'bubble == (P-1)*(F+B-W)' zb-h1 -P 2..4 --costs F=2,B=2,W=1 --basis paper");
     CHECK(zb.exit_code == 0);
     CHECK_THAT(zb.out, Catch::Contains("the Zero Bubble paper's letters"));
     CHECK_THAT(zb.out, Catch::Contains("read as: bubble == (P-1)*(F+I-W)"));
@@ -35,13 +35,15 @@ TEST_CASE("basis: claims are read in the letters asked for; B = I in the Zero Bu
     const auto misread = run_cli("refute --claim 'bubble == (P-1)*(F+B-W)' zb-h1 -P 2..4 --costs F=2,I=2,W=1 --basis pytorch");
     CHECK(misread.exit_code == 1);
     // Symbolic costs, every M: the ZB spelling under the paper's condition F >= W, B >= W (in its letters).
-    const auto symbolic = run_cli("refute --claim 'bubble == (P-1)*(F+B-W)' zb-h1 -P 2..3 --assume 'F >= W && B >= W'");
+    const auto symbolic = run_cli("refute --claim 'bubble == (P-1)*(F+B-W)' zb-h1 -P 2..3 --assume 'F >= W && B >= W' --basis paper");
+    // The same text in the default letters (PyTorch's: B = I + W) is another claim, refuted at F = 2, I = 1, W = 1.
+    CHECK(run_cli("refute --claim 'bubble == (P-1)*(F+B-W)' zb-h1 -P 2..4 --costs F=2,B=2,W=1").exit_code == 1);
     CHECK(symbolic.exit_code == 0);
     const auto symbolic_torch =
         run_cli("refute --claim 'bubble == (P-1)*(F+I-W)' zb-h1 -P 2..3 --assume 'F >= W && I >= W' --basis pytorch");
     CHECK(symbolic_torch.exit_code == 0);
     // DualPipe's paper is DeepSeek's: B stays the full backward under --basis paper.
-    CHECK(run_cli("refute --claim 'bubble == (PP/2-1)(F&B+B-3W)' dualpipe -P 4 --costs F=1,B=2,W=1,FB=2.5").exit_code == 0);
+    CHECK(run_cli("refute --claim 'bubble == (PP/2-1)(F&B+B-3W)' dualpipe -P 4 --costs F=1,B=2,W=1,FB=2.5 --basis paper").exit_code == 0);
 }
 
 TEST_CASE("basis: B and I together in the Zero Bubble paper's letters, or an unknown basis, are usage errors",

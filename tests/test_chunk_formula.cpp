@@ -66,7 +66,7 @@ TEST_CASE("chunk formula: the max-plus formula equals the exact slot timer at ra
     }
 }
 
-TEST_CASE("chunk refute: DualPipe does not hide all all-to-all; its pairs do inside the region", "[chunk][formula][refute]") {
+TEST_CASE("chunk refute: DualPipe does not hide all all-to-all -- its pairs do inside the region", "[chunk][formula][refute]") {
     ChunkRefuteOptions o;
     o.p_lo = 2;
     o.p_hi = 4;

@@ -77,7 +77,7 @@ TEST_CASE("plan --json: options, recommendation and nothing-fits as one document
     CHECK(n.at("nothing_fits").at("with_recompute_gb").is_number());
 }
 
-TEST_CASE("prove --emit-proof: the spelling search uses; --emit stays as the old one", "[cli][names]") {
+TEST_CASE("prove --emit-proof: the spelling search uses -- --emit stays as the old one", "[cli][names]") {
     const auto dir = pp::test::scratch_dir() / "emit_proof_alias";
     std::filesystem::remove_all(dir);
     const auto r = run_cli("prove dualpipe -P 4 --property dependencies --emit-proof " + dir.string());

@@ -23,7 +23,7 @@ std::string makespan_of_simulate(const std::string& file, const std::string& ext
 
 }  // namespace
 
-TEST_CASE("nothing lost: an (F;I) pair is timed at FI, else FB, else F + I", "[issue30][pairs]") {
+TEST_CASE("nothing lost: an (F --I) pair is timed at FI, else FB, else F + I", "[issue30][pairs]") {
     // One rank: F0, (F1;I0), W0, I1, W1 run back to back, so the makespan is the sum of their durations.
     const std::string file = write_temp("fi_pair.txt", "ranks 1\nmicrobatches 2\nrank 0: 0F0 (0F1;0I0) 0W0 0I1 0W1\n");
     CHECK(makespan_of_simulate(file, "--costs F=1,I=2,W=3,FI=10") == "19");        // 1 + 10 + 3 + 2 + 3

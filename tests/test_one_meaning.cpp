@@ -113,7 +113,7 @@ nlohmann::json json_of(const std::string& command) {
 
 }  // namespace
 
-TEST_CASE("units: compare --units stage is simulate of the generated file; rank units agree across commands", "[issue31][units]") {
+TEST_CASE("units: compare --units stage is simulate of the generated file -- rank units agree across commands", "[issue31][units]") {
     const std::string costs = "--costs F=3/2,I=1,W=2/3,comm=1/7";
     for (const std::string family : {"1f1b -P 3 -M 6", "zbv -P 2 -M 4", "interleaved-1f1b -P 2 -M 4 -V 2", "combined-1f1b -P 4 -M 8"}) {
         INFO(family);
@@ -230,7 +230,7 @@ TEST_CASE("units: sweep takes --units like search, line for line", "[issue31][un
     CHECK(line["exact"]["makespan"] == search["exact"]["makespan"]);
 }
 
-TEST_CASE("plan: --chunk-costs takes the chunk syntax of every command; measured op costs are --op-costs-ms", "[issue31][plan]") {
+TEST_CASE("plan: --chunk-costs takes the chunk syntax of every command -- measured op costs are --op-costs-ms", "[issue31][plan]") {
     const std::string chunk =
         "attn_f=6.7,dispatch_f=4.4,mlp_f=5.7,combine_f=8.8,combine_b=4.4,mlp_i=5.7,mlp_w=5.7,dispatch_b=8.8,attn_i=7.3,attn_w=6.1";
     const auto r = run_cli("plan --preset deepseek-v3 --gpus 2048 --chunk-costs " + chunk + " --json");
@@ -265,7 +265,7 @@ TEST_CASE("units: with --units rank a file's own stage costs stay as written, fl
     CHECK(makespan("simulate " + file + " --costs F=1,I=1,W=1") == "21");  // the same in stage units
 }
 
-TEST_CASE("units: prove, formula and refute take --units; rank is stage where a stage is a 1/P share, refused where not",
+TEST_CASE("units: prove, formula and refute take --units -- rank is stage where a stage is a 1/P share, refused where not",
           "[issue31][units]") {
     // 1F1B: a stage is a 1/P share, so rank units give the same formula, said in the units line and in JSON.
     const auto stage = run_cli("formula 1f1b -P 4 --json");

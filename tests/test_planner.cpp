@@ -139,7 +139,7 @@ TEST_CASE("plan: nothing fits -> no recommendation, and what would fit", "[plann
 
 // Issue 14 item 7 at the CLI: no recommendation (exit 1) when nothing fits; with TP 8 the same model fits
 // and, with the all-reduce counted, a pipeline beats plain data parallelism.
-TEST_CASE("plan CLI: nothing fits is exit 1 without a recommendation; TP 8 recommends a pipeline", "[planner]") {
+TEST_CASE("plan CLI: nothing fits is exit 1 without a recommendation -- TP 8 recommends a pipeline", "[planner]") {
     const auto none = run_cli("plan --preset dense-70b --gpus 64");
     CHECK(none.exit_code == 1);
     CHECK_THAT(none.out, Catch::Contains("NOTHING FITS"));

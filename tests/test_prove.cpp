@@ -163,7 +163,7 @@ TEST_CASE("prove: 1F1B bubble is constant and equals (P-1)(F+B)", "[prove]") {
     }
 }
 
-TEST_CASE("prove: DualPipe and DualPipeV bubbles are constant; the symbolic value matches simulation", "[prove]") {
+TEST_CASE("prove: DualPipe and DualPipeV bubbles are constant -- the symbolic value matches simulation", "[prove]") {
     std::mt19937_64 rng(7);
     // DualPipeV P=8 is the slowest proof here (31 symbolic base cases): its own section, so ctest can run it
     // next to the others.
@@ -433,7 +433,7 @@ TEST_CASE("prove: a valid variant whose bubble grows with M is refuted", "[prove
     check_growth_counterexample(late, prove(late, exact));
 }
 
-TEST_CASE("prove: unequal stage costs make the DualPipe bubble grow; slope matches simulation", "[prove]") {
+TEST_CASE("prove: unequal stage costs make the DualPipe bubble grow -- slope matches simulation", "[prove]") {
     const int P = 4;
     const FamilySpec spec = spec_of("dualpipe", P);
     Costs c = costs_of(Point{1, 1, 1, 2});

@@ -63,7 +63,7 @@ TEST_CASE("svg: DualPipe P=4 M=8 parses and has one lane per rank, one box per o
     CHECK(svg->with_class("path", "memory").size() == 4);
 }
 
-TEST_CASE("svg: a one-way pipeline gets no direction marks; memory curves can be switched off", "[render]") {
+TEST_CASE("svg: a one-way pipeline gets no direction marks -- memory curves can be switched off", "[render]") {
     const Schedule schedule = generate("1f1b", 4, 8);
     SvgOptions options;
     options.memory_curves = false;
@@ -166,7 +166,7 @@ TEST_CASE("svg: direction marks follow each op's output -- a backward's gradient
     CHECK(checked > 20);
 }
 
-TEST_CASE("svg: text from the schedule is escaped; V shapes and per-block costs draw", "[render]") {
+TEST_CASE("svg: text from the schedule is escaped -- V shapes and per-block costs draw", "[render]") {
     Schedule schedule = generate("dualpipev", 4, 8);
     schedule.source = "a<b & \"c\"";
     Costs costs = parse_costs("F=1,I=1,W=1");
