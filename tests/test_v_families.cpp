@@ -203,3 +203,42 @@ TEST_CASE("v-zb by name: generate, simulate, show, verify and compare order it f
     const auto row = nlohmann::json::parse(c.out).at("rows").at(0);
     CHECK(row.at("exact").at("makespan").get<std::string>() == makespan(run_cli("simulate " + half_file + " --json")));
 }
+
+TEST_CASE("v families in prove and refute: lemmas for the slot greedies, v-zb ordered for the exact costs it is "
+          "timed at", "[issue33][prove]") {
+    using test::run_cli;
+    // V-Min, V-Half, 1F1B-V: PROVED with the argued lemma, the word compared with the generator up to M = 4P + 8.
+    for (const char* family : {"v-min", "v-half", "1f1b-v"}) {
+        const auto r = run_cli(std::string("prove ") + family + " -P 4 --costs F=1,I=1,W=1 --json");
+        INFO(family << ": " << r.err);
+        REQUIRE(r.exit_code == 0);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j.at("status") == "proved");
+        CHECK_THAT(j.dump(), Catch::Contains("Argued (shift-equivariance)") && Catch::Contains("M <= 24)"));
+    }
+    // V-ZB: no lemma (UNKNOWN for every M), but its bubble is the one of the order generated for these costs --
+    // an independent path: generate at the costs, then simulate at M = 30 (past M0).
+    const std::string costs = "F=2,I=1,W=1";
+    const auto proof = run_cli("prove v-zb -P 4 --costs " + costs);
+    INFO(proof.out << proof.err);
+    CHECK(proof.exit_code == 3);
+    CHECK_THAT(proof.out, Catch::Contains("order: v-zb ordered for the exact costs it is timed at"));
+    const std::string ordered = (test::scratch_dir() / "vzb-f2.txt").string();
+    const std::string unit = (test::scratch_dir() / "vzb-f1.txt").string();
+    REQUIRE(run_cli("generate v-zb -P 4 -M 30 --costs " + costs + " -o " + ordered).exit_code == 0);
+    REQUIRE(run_cli("generate v-zb -P 4 -M 30 -o " + unit).exit_code == 0);
+    auto bubble = [](const test::CliResult& r) {
+        INFO(r.err << r.out);
+        REQUIRE(r.exit_code == 0);
+        return nlohmann::json::parse(r.out).at("exact").at("bubble").get<std::string>();
+    };
+    const std::string at_costs = bubble(run_cli("simulate " + ordered + " --json"));
+    const std::string default_order = bubble(run_cli("simulate " + unit + " --costs " + costs + " --json"));
+    REQUIRE(at_costs != default_order);  // else this test could not tell the two orders apart
+    CHECK_THAT(proof.out, Catch::Contains("result: bubble = " + at_costs + " for every admissible M >= "));
+    // refute at a grid point orders it there too: the claim 'bubble <= b' holds at the ordered bubble b.
+    CHECK(run_cli("refute --claim 'bubble <= " + at_costs + "' v-zb -P 4 -M 30 --costs " + costs).exit_code == 0);
+    CHECK(run_cli("refute --claim 'bubble < " + at_costs + "' v-zb -P 4 -M 30 --costs " + costs).exit_code == 1);
+    // Symbolic costs keep the default order and say so.
+    CHECK_THAT(run_cli("prove v-zb -P 4").out, Catch::Contains("order: v-zb ordered for its default costs"));
+}
