@@ -311,12 +311,9 @@ private:
                 starts.push_back({name, std::move(in_space)});
         }
         for (NamedSchedule& n : cap_filled_warm_starts(inst_)) starts.push_back({"cap-filled " + n.origin, std::move(n.schedule)});
-        // The Zero Bubble paper's own heuristic (zb_auto_schedule.hpp), best of its variants, under this cap: for
-        // the paper's objective (span) or its size model. (On makespan with whole stashes it also closes P=32
-        // M=256 cap 64 at once, but the signal test of a Z3 rank relaxation needs an instance that reaches one;
-        // widening this waits for another such instance.)
-        if (inst_.weighted || inst_.problem.objective == Objective::Span)
-            if (auto z = zb_auto_schedule(inst_, deadline_)) starts.push_back({z->origin, std::move(z->schedule)});
+        // The Zero Bubble paper's own heuristic (zb_auto_schedule.hpp), best of its variants, under this cap (it
+        // applies to the 1F1B placement without pairs): on P=32 M=256 cap 64 it is the optimum at once.
+        if (auto z = zb_auto_schedule(inst_, deadline_)) starts.push_back({z->origin, std::move(z->schedule)});
         for (const WarmStart& w : starts) {
             if (result_.schedule && (stopped() || Clock::now() >= deadline_)) {
                 log("time is up: the remaining library schedules are not evaluated");
