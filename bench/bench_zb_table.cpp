@@ -2,6 +2,8 @@
 // memory model (issue 32).
 //   pipeproof_bench zb-table [--out DIR] [--time-limit S] [--shard K/N] [--only ID,...]   search cells, one file each
 //   pipeproof_bench zb-table --merge DIR                                                  DIR/table.json from them
+//   pipeproof_bench zb-table --heuristic [--out DIR] [--only ID,...]   the paper's own heuristic alone (our port,
+//                         solver/zb_auto_schedule.hpp): DIR/heuristic/<id>.txt and its rate in the cell's JSON
 // A cell is (model, p, m, limit): Table 9's costs (ms; the paper's TB is our I), the 1F1B placement, activation
 // sizes F = 1, I = 1 - M_W/M_B (Table 1: M_W/M_B = 32h/(34h+5as) per layer), the cap p (ZB-1p) or 2p (ZB-2p) in
 // units of M_B, and the span objective (each rank's last end minus its earliest possible start). Shard K/N takes
@@ -15,6 +17,8 @@
 #include "model/rational.hpp"
 #include "solver/search.hpp"
 #include "solver/search_generators.hpp"
+#include "solver/search_instance.hpp"
+#include "solver/zb_auto_schedule.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -103,6 +107,25 @@ std::string lower(std::string text) {
 
 Rational rate(const Rational& span, const Rational& work) { return span > Rational(0) ? (span - work) / span : Rational(0); }
 
+// The paper's heuristic alone (our port), best of its variants under the cell's cap and objective: written to
+// DIR/heuristic/<id>.txt with the cell's costs, limit and sizes (for `pipeproof show --svg`), its rate added to
+// the cell's JSON (`heuristic_file`, `heuristic_rate`). Empty when it does not apply or fit.
+nlohmann::json heuristic_fields(const Job& job, const std::filesystem::path& out) {
+    const pp::Instance inst = pp::build_instance(problem_of(job));
+    auto z = pp::zb_auto_schedule(inst);
+    if (!z) return nlohmann::json::object();
+    const pp::Evaluation e = pp::evaluate_schedule(inst, z->schedule);
+    if (!e.ok) throw std::logic_error(job.id() + ": the heuristic's schedule does not verify: " + e.problem);
+    std::filesystem::create_directories(out / "heuristic");
+    const std::string file = "heuristic/" + job.id() + ".txt";
+    std::ofstream(out / file) << pp::write_native(z->schedule);
+    const ZbCell& c = *job.cell;
+    const Rational work = Rational(c.m) * (exact(c.F) + exact(c.I) + exact(c.W));
+    return {{"heuristic_file", file},
+            {"heuristic_rate", pp::format_rational(rate(inst.scale.to_units(e.value), work))},
+            {"heuristic_from", z->origin}};
+}
+
 int run_cell(const Job& job, const std::filesystem::path& out, double time_limit) {
     const pp::SearchProblem problem = problem_of(job);
     pp::SearchOptions options;
@@ -127,6 +150,7 @@ int run_cell(const Job& job, const std::filesystem::path& out, double time_limit
         j["bubble_rate"] = pp::format_rational(rate(r.units(r.value), work));
         j["from"] = r.origin;
     }
+    j.update(heuristic_fields(job, out));
     j["lower_bound"] = pp::format_rational(r.units(r.lower_bound));
     j["lower_bound_rate"] = pp::format_rational(rate(r.units(r.lower_bound), work));
     j["lower_bound_kind"] = r.lower_bound_kind;
@@ -137,6 +161,26 @@ int run_cell(const Job& job, const std::filesystem::path& out, double time_limit
                job.factor == 1 ? c.paper_1p : c.paper_2p, fmt::format("{:.4f}", pp::to_double(rate(r.units(r.lower_bound), work))),
                r.seconds, r.origin);
     std::fflush(stdout);  // a long sharded run is watched through its log
+    return 0;
+}
+
+// --heuristic: the heuristic's fields into an existing cell's JSON (the search is not re-run).
+int run_heuristic(const Job& job, const std::filesystem::path& out) {
+    const nlohmann::json h = heuristic_fields(job, out);
+    const ZbCell& c = *job.cell;
+    if (h.empty()) {
+        fmt::print("{:<22} the heuristic does not apply or does not fit the cap\n", job.id());
+        return 1;
+    }
+    fmt::print("{:<22} heuristic rate {:.5f} (paper {}), {}\n", job.id(),
+               pp::to_double(*pp::parse_rational(h["heuristic_rate"].get<std::string>())),
+               job.factor == 1 ? c.paper_1p : c.paper_2p, h["heuristic_from"].get<std::string>());
+    const std::filesystem::path cell = out / "cells" / (job.id() + ".json");
+    std::ifstream in(cell);
+    if (!in) return 0;
+    nlohmann::json j = nlohmann::json::parse(in);
+    j.update(h);
+    std::ofstream(cell) << j.dump(2) << "\n";
     return 0;
 }
 
@@ -159,6 +203,7 @@ int run_zb_table_bench(int argc, char** argv) {
     double time_limit = 120;
     int shard = 0, shards = 1;
     std::vector<std::string> only;
+    bool heuristic = false;
     for (int k = 0; k < argc; ++k) {
         const std::string a = argv[k];
         auto next = [&]() -> std::string {
@@ -167,6 +212,7 @@ int run_zb_table_bench(int argc, char** argv) {
         };
         if (a == "--merge") return merge(next());
         if (a == "--out") out = next();
+        else if (a == "--heuristic") heuristic = true;
         else if (a == "--time-limit") time_limit = std::stod(next());
         else if (a == "--shard") {
             const std::string s = next();
@@ -184,7 +230,10 @@ int run_zb_table_bench(int argc, char** argv) {
     for (size_t k = 0; k < jobs.size(); ++k) {
         if (static_cast<int>(k % static_cast<size_t>(shards)) != shard) continue;
         if (!only.empty() && std::find(only.begin(), only.end(), jobs[k].id()) == only.end()) continue;
-        run_cell(jobs[k], out, time_limit);
+        if (heuristic)
+            run_heuristic(jobs[k], out);
+        else
+            run_cell(jobs[k], out, time_limit);
     }
     return 0;
 }
