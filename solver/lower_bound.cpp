@@ -256,6 +256,19 @@ std::vector<Ticks> deliveries_to_rank(const Instance& inst, int r, const std::ve
     return q;
 }
 
+// The ranks whose span bound gets its own delivery pass: all of them while P passes over the tasks stay within
+// kSpanDeliveryVisits, else as many as fit (at least 2), evenly spaced from rank 0 to rank P-1.
+constexpr std::uint64_t kSpanDeliveryVisits = 5'000'000;
+std::vector<bool> span_delivery_ranks(const Instance& inst) {
+    const int P = inst.ranks;
+    const std::uint64_t n = std::max<std::uint64_t>(inst.size(), 1);
+    const int fit = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(P), std::max<std::uint64_t>(2, kSpanDeliveryVisits / n)));
+    if (fit >= P) return std::vector<bool>(P, true);
+    std::vector<bool> chosen(P, false);
+    for (int k = 0; k < fit; ++k) chosen[static_cast<size_t>(static_cast<std::int64_t>(k) * (P - 1) / (fit - 1))] = true;
+    return chosen;
+}
+
 }  // namespace
 
 Ticks min_duration(const Instance& inst, int task) {
@@ -464,10 +477,16 @@ LowerBound analytic_lower_bound(const Instance& inst, const TaskBounds& b) {
     std::vector<std::vector<int>> desc;
     if (span && b.strengthened) desc = same_rank_relatives(inst, false);
     std::vector<Ticks> per_rank(inst.ranks, 0);
+    // For the span each rank needs its own pass over every task (what must still run on it after a task):
+    // P passes of n tasks. Past a budget only evenly spaced ranks (0 and P-1 among them) get the pass; the others
+    // count no work after their last op (delivery 0, a weaker but sound bound), so P = 500, M = 1000 (1.5M ops)
+    // spends two passes (about 2 s) here, not the whole time limit.
+    const std::vector<bool> full_pass = span ? span_delivery_ranks(inst) : std::vector<bool>();
+    const std::vector<Ticks> no_delivery = span ? std::vector<Ticks>(inst.size(), 0) : std::vector<Ticks>();
     for (int r = 0; r < inst.ranks; ++r) {
         std::vector<Ticks> span_delivery;  // (for the makespan the tails, not copied: P copies of n is quadratic)
-        if (span) span_delivery = deliveries_to_rank(inst, r, desc);
-        const std::vector<Ticks>& delivery = span ? span_delivery : b.tail;
+        if (span && full_pass[r]) span_delivery = deliveries_to_rank(inst, r, desc);
+        const std::vector<Ticks>& delivery = !span ? b.tail : full_pass[r] ? span_delivery : no_delivery;
         const Threshold th = rank_threshold(inst, inst.rank_tasks[r], b.head, delivery);
         const Ticks origin = span ? inst.earliest_rank_start[r] : 0;
         if (th.value != kNone) per_rank[r] = th.value - origin;
