@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 namespace pp {
@@ -267,15 +268,35 @@ private:
         for (const auto& [t, lits] : running) at_most(lits, 1);
     }
 
-    // live(a,t) <= F_a started by t and W_a not ended by t; at most L at every time an F may start.
-    void add_memory(int r) {
-        const int limit = *inst_.cap;
+    // Every time an F of rank r may start: where the memory cap is checked.
+    std::vector<Ticks> forward_start_times(int r) {
         std::vector<Ticks> times;
         for (int i : inst_.rank_tasks[r])
             if (inst_.tasks[i].op.kind == OpKind::F)
                 for (Ticks t = w_.est[i]; t <= w_.lst[i]; ++t) times.push_back(t);
         std::sort(times.begin(), times.end());
         times.erase(std::unique(times.begin(), times.end()), times.end());
+        return times;
+    }
+
+    // A literal implied by "the stash of `forward` is held at t": F started by t and `freer` (its I or W) not
+    // ended by t; a fixed literal when one side is decided, nullopt when the stash cannot be held at t. `name()`
+    // names a new variable (built only when one is needed).
+    template <class Name>
+    std::optional<Lit> held_at(int forward, int freer, Ticks t, Name&& name) {
+        const Lit started = y(forward, t), freed = y(freer, t - inst_.tasks[freer].duration);
+        if (started.state == Lit::False || freed.state == Lit::True) return std::nullopt;
+        if (freed.state == Lit::False) return started;
+        if (started.state == Lit::True) return !freed;
+        Lit l = new_var(name());
+        clause({!started, freed, l});
+        return l;
+    }
+
+    // live(a,t) <= F_a started by t and W_a not ended by t; at most L at every time an F may start.
+    void add_memory(int r) {
+        const int limit = *inst_.cap;
+        const std::vector<Ticks> times = forward_start_times(r);
         std::map<Ticks, std::vector<Lit>> live;
         for (const Activation& a : inst_.activations) {
             if (a.rank != r) continue;
@@ -291,14 +312,8 @@ private:
                     clause({!started, freed, paired_[a.weight], l});
                     clause({!started, freed, y(a.weight, t), l});
                     live[t].push_back(l);
-                } else if (freed.state == Lit::False) {
-                    live[t].push_back(started);
-                } else if (started.state == Lit::True) {
-                    live[t].push_back(!freed);
                 } else {
-                    Lit l = new_var(name + to_string(t));
-                    clause({!started, freed, l});
-                    live[t].push_back(l);
+                    live[t].push_back(*held_at(a.forward, a.weight, t, [&] { return name + to_string(t); }));
                 }
             }
         }
@@ -309,22 +324,12 @@ private:
     // its W, plus alloc - kept per stash started and not freed by its I, at most cap.
     void add_weighted_memory(int r) {
         const WeightedMemory& memory = *inst_.weighted;
-        std::vector<Ticks> times;
-        for (int i : inst_.rank_tasks[r])
-            if (inst_.tasks[i].op.kind == OpKind::F)
-                for (Ticks t = w_.est[i]; t <= w_.lst[i]; ++t) times.push_back(t);
-        std::sort(times.begin(), times.end());
-        times.erase(std::unique(times.begin(), times.end()), times.end());
+        const std::vector<Ticks> times = forward_start_times(r);
         std::map<Ticks, std::vector<std::pair<Lit, std::int64_t>>> live;
         auto held = [&](const Activation& a, int freer, Ticks t, std::int64_t weight, const char* part) {
             if (weight == 0) return;
-            const Lit started = y(a.forward, t), freed = y(freer, t - inst_.tasks[freer].duration);
-            if (started.state == Lit::False || freed.state == Lit::True) return;
-            if (freed.state == Lit::False) return live[t].push_back({started, weight});
-            if (started.state == Lit::True) return live[t].push_back({!freed, weight});
-            Lit l = new_var("live" + std::string(part) + "." + z3_task_name(inst_.tasks[a.forward]).substr(2) + "@" + to_string(t));
-            clause({!started, freed, l});
-            live[t].push_back({l, weight});
+            auto name = [&] { return "live" + std::string(part) + "." + z3_task_name(inst_.tasks[a.forward]).substr(2) + "@" + to_string(t); };
+            if (auto l = held_at(a.forward, freer, t, name)) live[t].push_back({*l, weight});
         };
         for (const Activation& a : inst_.activations) {
             if (a.rank != r) continue;
