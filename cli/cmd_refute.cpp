@@ -174,7 +174,9 @@ struct RefuteCommand {
             } else {
                 std::cout << (r.status == RefuteResult::Holds ? "HOLDS" : "UNDECIDED")
                           << fmt::format(": no counterexample among {} instance(s){}\n", r.instances,
-                                         options.symbolic ? ", every cost point of the region (Z3: unsat per instance)"
+                                         options.symbolic ? (r.status == RefuteResult::Holds
+                                                                 ? ", every cost point of the region (Z3: unsat per instance)"
+                                                                 : ", searched over the region by Z3 (see the notes)")
                                                           : fmt::format(", {} cost point(s)", r.cost_points));
             }
             for (const auto& n : r.notes) std::cout << "note: " << n << "\n";

@@ -53,23 +53,30 @@ const char* kChimeraLemma =
 const char* kVGreedyLemma =
     "schedules/v_greedy.cpp (zbv_greedy.py, shared by v-min and v-half) starts from the slots pattern + 6*mb: the "
     "input for M+1 is the input for M with one 6-slot period (one micro-batch) inserted before the cool-down. "
-    "Every later pass runs left to right (WFILL, IMPROVE with and without W's, SQUEEZE) and each decision reads the "
-    "op's dependencies (a fixed distance back), the free slots, and peaks of running memory totals against a limit "
-    "(the largest peak of any rank), which from the checked range on is taken in the warm-up or the periodic "
-    "middle. IMPROVE leaves the steady phase (from the first I c0 of rank 0, a slot fixed by P, to the first F c0 "
-    "of micro-batch M-1) in place and moves warm-up ops by decisions that do not depend on M and cool-down ops by "
-    "the decisions for M shifted by 6 slots and one micro-batch; in the steady phase each rank is busy in all 6 "
-    "slots of a period (F c0, F c1, I c1, I c0 and two W's), so SQUEEZE keeps it in lock-step. So the order for M+1 "
-    "is the order for M with one more period of 6 ops per rank: a periodic word. Argued (shift-equivariance), not "
-    "machine-checked";
+    "Every later pass runs left to right (WFILL, IMPROVE with W's, IMPROVE without them, WFILL, SQUEEZE), and each "
+    "decision reads the op's dependencies (a fixed distance back), the free slots and the peaks of running memory "
+    "totals against a limit (the largest peak of any rank, taken in the warm-up or the periodic middle from the "
+    "checked range on). Both IMPROVE passes leave the steady phase in place (from the first I c0 of rank 0, a slot "
+    "fixed by P, to the first F c0 of micro-batch M-1); the pass with W's moves warm-up ops by decisions that do "
+    "not depend on M, the pass without leaves them; both move cool-down ops by the decisions for M shifted by 6 "
+    "slots and one micro-batch: in the pass without W's the two slots per period the W's left free are the same "
+    "in every period, so what a cool-down op can move into repeats with the period. WFILL then refills those "
+    "slots, so in SQUEEZE (an as-soon-as-possible list schedule in slot order) every rank is busy in all 6 slots "
+    "of a period of the middle (F c0, F c1, I c1, I c0 and two W's) and the middle stays in lock-step. So the order "
+    "for M+1 is the order for M with one more period of 6 ops per rank: a periodic word. Argued "
+    "(shift-equivariance), not machine-checked";
 const char* kV1F1BLemma =
     "schedules/v1f1b.cpp (v1f1b.py): every rank's row is a 6-cell pattern repeated; keeping M copies of each letter "
-    "blanks the cells before a cursor fixed by P and those 6M cells past it, so the rows for M+1 are the rows for "
-    "M with one 6-cell period inserted. The one left-to-right compaction moves an op to the earliest free cell(s) "
-    "after its inputs, a forward only while the rank's running memory stays below the rows' peak (taken in the "
-    "warm-up or the periodic middle from the checked range on): warm-up moves do not depend on M, and cool-down "
-    "moves for M+1 are those for M shifted by 6 cells and one micro-batch. So the order for M+1 is the order for M "
-    "with one more period of 4 ops per rank: a periodic word. Argued (shift-equivariance), not machine-checked";
+    "keeps, per letter, the copies in the 6M cells from a cursor fixed by P and blanks the others, so the rows for "
+    "M+1 are the rows for M with one more 6-cell period kept. The one left-to-right compaction moves every op to "
+    "the earliest free cell(s) after its inputs, a forward only while the rank's running memory stays below the "
+    "rows' peak (taken in the warm-up or the periodic middle from the checked range on). An op's move depends only "
+    "on its inputs' final cells, the cells freed or filled before it and the running memory, all of which repeat "
+    "with the period once the moves of the period before did (induction over the periods): warm-up moves do not "
+    "depend on M, middle moves are those of the previous period shifted by 6 cells (a constant shift per rank and "
+    "letter), and cool-down moves for M+1 are those for M shifted by 6 cells and one micro-batch. So the order for "
+    "M+1 is the order for M with one more period of 4 ops per rank: a periodic word. Argued (shift-equivariance), "
+    "not machine-checked";
 
 // How far the greedy families' words are compared with their generators: 4P + 8 micro-batches, far past the
 // warm-up and cool-down (at most 2P micro-batches each), so that a decision that changes with M would show.

@@ -159,6 +159,7 @@ struct Prover {
     // ----- a later origin (prover_origin.cpp)
     ProofResult& prove_from_later_origin(int k);
     bool settle_early_bubbles(const ProofResult& sub, int k, std::string& method);
+    std::string bubble_summary() const;  // "bubble = b for every admissible M >= M0" and the values below M0
 
     // ----- memory (prover_memory.cpp)
     ProofResult& prove_memory();

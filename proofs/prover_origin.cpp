@@ -81,6 +81,14 @@ ProofResult& Prover::prove_from_later_origin(int k) {
                 }
             }
         }
+        // Unknown for want of a structure lemma (v-zb): the bubble found for M >= M(k) still moves down over the
+        // early instances equal to it, so the M0 printed is the least one there too; the verdict stays UNKNOWN.
+        if (sub.verdict == Verdict::Unknown && options.property == Property::BubbleConstant &&
+            (sub.bubble_exact || sub.bubble_symbolic)) {
+            std::string early;
+            if (!settle_early_bubbles(sub, k, early)) return res;
+            res.summary = bubble_summary();
+        }
         res.verdict = sub.verdict;
         res.missing = sub.missing.empty() ? "" : "for M >= " + std::to_string(M(k)) + ": " + sub.missing;
         return res;
@@ -108,10 +116,7 @@ ProofResult& Prover::prove_from_later_origin(int k) {
         }
         case Property::BubbleConstant: {
             if (!settle_early_bubbles(sub, k, early)) return res;
-            const std::string value = res.bubble_exact ? format_rational(*res.bubble_exact)
-                                                       : res.bubble_symbolic->str(finished_region());
-            res.summary = fmt::format("bubble = {} for every admissible M >= {}{}{}", value, res.constant_from_m,
-                                      res.bubble_symbolic ? " and every cost point of the region" : "", early_text());
+            res.summary = bubble_summary();
             break;
         }
     }
@@ -123,6 +128,13 @@ ProofResult& Prover::prove_from_later_origin(int k) {
         res.summary += fmt::format("; M = {}..{} checked instance by instance", M(0), M(k - 1));
     res.verdict = Verdict::Proved;
     return res;
+}
+
+// "bubble = b for every admissible M >= M0", with the values below M0.
+std::string Prover::bubble_summary() const {
+    const std::string value = res.bubble_exact ? format_rational(*res.bubble_exact) : res.bubble_symbolic->str(finished_region());
+    return fmt::format("bubble = {} for every admissible M >= {}{}{}", value, res.constant_from_m,
+                       res.bubble_symbolic ? " and every cost point of the region" : "", early_text());
 }
 
 // Bubble at the instances before a moved origin: the proof from M(k) on says bubble = b from its least M0; when
@@ -213,9 +225,13 @@ bool Prover::settle_early_bubbles(const ProofResult& sub, int k, std::string& me
     }
     res.constant_from_m = t0 >= 0 ? M(t0) : sub.constant_from_m;
     method = exact ? "exact simulation of each instance" : "symbolic simulation of each instance";
-    method += t0 >= 0 ? fmt::format("; equal to the proved bubble for M = {}..{}{}", M(t0), M(k - 1),
-                                    t0 > 0 ? fmt::format(", not at M = {}", M(t0 - 1)) : std::string())
-                      : "; listed (the proved bubble holds only from M = " + std::to_string(sub.constant_from_m) + ")";
+    if (t0 < 0)
+        method += "; listed (the proved bubble holds only from M = " + std::to_string(sub.constant_from_m) + ")";
+    else if (t0 < k)
+        method += fmt::format("; equal to the proved bubble for M = {}..{}{}", M(t0), M(k - 1),
+                              t0 > 0 ? fmt::format(", not at M = {}", M(t0 - 1)) : std::string());
+    else if (k > 0)  // no earlier instance equals it: the empty range "M(k)..M(k-1)" is not printed
+        method += fmt::format("; the bubble at M = {} already differs from the proved one", M(k - 1));
     return true;
 }
 

@@ -239,6 +239,36 @@ TEST_CASE("v families in prove and refute: lemmas for the slot greedies, v-zb or
     // refute at a grid point orders it there too: the claim 'bubble <= b' holds at the ordered bubble b.
     CHECK(run_cli("refute --claim 'bubble <= " + at_costs + "' v-zb -P 4 -M 30 --costs " + costs).exit_code == 0);
     CHECK(run_cli("refute --claim 'bubble < " + at_costs + "' v-zb -P 4 -M 30 --costs " + costs).exit_code == 1);
-    // Symbolic costs keep the default order and say so.
+    // Its least M0 too, though the verdict stays UNKNOWN: bubble(M0 - 1) differs, by simulation of generated files.
+    const std::string result = proof.out.substr(proof.out.find("\nresult: "));
+    const std::string m0 = result.substr(result.find("for every admissible M >= ") + 26);
+    const int least = std::stoi(m0);
+    REQUIRE(least > 1);
+    auto bubble_at = [&](int M) {
+        const std::string file = (test::scratch_dir() / ("vzb-m" + std::to_string(M) + ".txt")).string();
+        REQUIRE(run_cli("generate v-zb -P 4 -M " + std::to_string(M) + " --costs " + costs + " -o " + file).exit_code == 0);
+        return bubble(run_cli("simulate " + file + " --json"));
+    };
+    CHECK(bubble_at(least) == at_costs);
+    CHECK(bubble_at(least - 1) != at_costs);
+    // Symbolic costs keep the default order and say so; refute over the region cannot settle a claim for a family
+    // whose order follows the costs: a point that breaks the default order is re-checked with the order built there.
     CHECK_THAT(run_cli("prove v-zb -P 4").out, Catch::Contains("order: v-zb ordered for its default costs"));
+    const auto region = run_cli("refute --claim 'bubble <= 3*(P-1)*F' v-zb -P 4 -M 30");
+    CHECK(region.exit_code == 3);
+    CHECK_THAT(region.out, Catch::Contains("builds for those costs does not (no counterexample)"));
+}
+
+TEST_CASE("prove: when no earlier instance equals the proved bubble, the method says so (no empty range)", "[prove]") {
+    using test::run_cli;
+    const auto r = run_cli("prove v-half -P 4 --costs F=1,I=1,W=1/2");
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("bubble = 7.5 for every admissible M >= 6"));
+    CHECK_THAT(r.out, Catch::Contains("the bubble at M = 5 already differs from the proved one"));
+    CHECK_THAT(r.out, !Catch::Contains("M = 6..5"));
+    // Independently: the simulator's bubble at M = 5 is not 7.5.
+    const auto five = run_cli("simulate v-half -P 4 -M 5 --costs F=1,I=1,W=1/2 --json");
+    REQUIRE(five.exit_code == 0);
+    CHECK(nlohmann::json::parse(five.out).at("exact").at("bubble").get<std::string>() != "7.5");
 }
