@@ -130,27 +130,34 @@ Fill rank_fill(const Instance& inst, const TaskBounds& b, int rank) {
 
 }  // namespace
 
-std::vector<Ticks> releases_after(const Instance& inst, int from) {
+Ticks Releases::at(int task) const {
+    const auto it = std::lower_bound(tasks.begin(), tasks.end(), task);
+    return it != tasks.end() && *it == task ? value[static_cast<size_t>(it - tasks.begin())] : kUnreached;
+}
+
+Releases releases_after(const Instance& inst, int from) {
     const Op& op = inst.tasks[from].op;
     const int stages = inst.problem.placement.pipelines[op.pipeline].stages();
-    std::vector<int> chain;
+    Releases out;
     for (int s = 0; s < stages; ++s)
-        for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W}) chain.push_back(inst.task_of({kind, op.pipeline, s, op.microbatch}));
+        for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W}) out.tasks.push_back(inst.task_of({kind, op.pipeline, s, op.microbatch}));
+    std::sort(out.tasks.begin(), out.tasks.end());
+    out.value.assign(out.tasks.size(), kUnreached);
+    auto local = [&](int task) { return static_cast<size_t>(std::lower_bound(out.tasks.begin(), out.tasks.end(), task) - out.tasks.begin()); };
+    // Dependency edges of one micro-batch, relaxed in topological order.
+    std::vector<int> chain = out.tasks;
     std::sort(chain.begin(), chain.end(), [&](int x, int y) { return inst.topo_position[x] < inst.topo_position[y]; });
-    auto local = [&](int task) { return static_cast<size_t>(std::find(chain.begin(), chain.end(), task) - chain.begin()); };
-    std::vector<Ticks> release(chain.size(), kUnreached);
-    release[local(from)] = -min_duration(inst, from);  // so that end(from) = 0
-    for (size_t k = 0; k < chain.size(); ++k) {
-        if (release[k] == kUnreached) continue;
-        for (int e : inst.out_edges[chain[k]]) {
+    out.value[local(from)] = -min_duration(inst, from);  // so that end(from) = 0
+    for (int t : chain) {
+        const Ticks here = out.value[local(t)];
+        if (here == kUnreached) continue;
+        for (int e : inst.out_edges[t]) {
             const PrecedenceEdge& edge = inst.edges[e];
             if (edge.why != Why::Dependency) continue;
-            const size_t to = local(edge.to);
-            release[to] = std::max(release[to], release[k] + min_duration(inst, chain[k]) + edge.lag);
+            Ticks& to = out.value[local(edge.to)];
+            to = std::max(to, here + min_duration(inst, t) + edge.lag);
         }
     }
-    std::vector<Ticks> out(inst.size(), kUnreached);
-    for (size_t k = 0; k < chain.size(); ++k) out[chain[k]] = release[k];
     return out;
 }
 
@@ -162,17 +169,17 @@ std::vector<CoolDownIdle> cool_down_idle(const Instance& inst, const TaskBounds&
     const std::vector<int> candidates = last_forward_candidates(inst, rank);
     if (candidates.empty() || candidates.size() > kMaxCandidates) return out;
     for (int f : candidates) {
-        const std::vector<Ticks> release = releases_after(inst, f);
+        const Releases release = releases_after(inst, f);
         std::vector<int> mine;
         for (int t : inst.rank_tasks[rank])
-            if (release[t] != kUnreached && t != f) mine.push_back(t);
+            if (release.at(t) != kUnreached && t != f) mine.push_back(t);
         if (static_cast<int>(mine.size()) > kMaxOwnOps) return {};
         std::vector<OwnOp> own;
         int activations = 0;
         for (int t : mine) {
             if (inst.tasks[t].op.kind == OpKind::F) return {};  // not a last forward: never expected
             if (inst.tasks[t].op.kind == OpKind::W) ++activations;
-            OwnOp o{inst.tasks[t].duration, release[t], b.tail[t], 0};
+            OwnOp o{inst.tasks[t].duration, release.at(t), b.tail[t], 0};
             for (int e : inst.in_edges[t]) {
                 const auto at = std::find(mine.begin(), mine.end(), inst.edges[e].from);
                 if (inst.edges[e].why == Why::Dependency && at != mine.end()) o.preds |= 1u << (at - mine.begin());

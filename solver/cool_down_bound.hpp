@@ -46,7 +46,13 @@ struct CoolDownIdle {
 std::vector<CoolDownIdle> cool_down_idle(const Instance& inst, const TaskBounds& bounds, int rank);
 
 // Longest dependency path from the end of task `from` to the start of every op of the same micro-batch and
-// pipeline (ops at their least durations; other tasks: a negative sentinel below any real time).
-std::vector<Ticks> releases_after(const Instance& inst, int from);
+// pipeline (ops at their least durations; other tasks: a negative sentinel below any real time). Only those 3
+// ops per stage are kept, so a caller per rank stays linear in the pipeline, not in the instance.
+struct Releases {
+    std::vector<int> tasks;    // the micro-batch's ops, by task id
+    std::vector<Ticks> value;  // value[k] for tasks[k]
+    Ticks at(int task) const;  // the sentinel for a task of another micro-batch
+};
+Releases releases_after(const Instance& inst, int from);
 
 }  // namespace pp

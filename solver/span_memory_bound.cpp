@@ -66,7 +66,7 @@ void span_memory_bound(const Instance& inst, const TaskBounds& b, int rank, Lowe
     const Op last{OpKind::F, 0, pl.stages_on_rank(0, rank).front(), M - 1};
     const int f = inst.task_of(last);
     const int own_input = inst.task_of({OpKind::I, 0, last.stage, M - 1});
-    const Ticks rho = releases_after(inst, f)[own_input];
+    const Ticks rho = releases_after(inst, f).at(own_input);
     std::int64_t x = 0, y = 0;
     const Ticks most = most_fill(*memory, input, weight, memory->cap - memory->alloc, x, y);
     const Ticks cool = std::max<Ticks>(0, rho - most);
