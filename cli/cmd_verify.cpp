@@ -4,6 +4,7 @@
 #include "cli/json_status.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
+#include "cli/vocabulary.hpp"
 #include "formats/json_text.hpp"
 #include "schedules/reference_comm.hpp"
 #include "verifier/batched.hpp"
@@ -65,10 +66,10 @@ struct VerifyCommand {
                                   {"file", schedule.source},
                                   {"valid", report.ok()},
                                   {"units", costs.units_text(schedule)},
-                                  {"ranks", schedule.placement.ranks},
                                   {"ops", report.ops},
                                   {"violations", nlohmann::json::array()},
                                   {"suppressed", suppressed}};
+            put_instance(out, schedule);
             for (const auto& v : report.violations) out["violations"].push_back(violation_json(v));
             put_numbers(out, "peak_activations", std::vector<Rational>(report.peak_activations.begin(), report.peak_activations.end()));
             if (options.verify.memory_limit) put_number(out, "memory_limit", *options.verify.memory_limit);
@@ -93,6 +94,8 @@ struct VerifyCommand {
                                                                    : "");
             else
                 std::cout << fmt::format("{}: {}\n", schedule.source, violation_count_text(report));
+            std::cout << "shape: " << shape_text(schedule) << "\n";
+            if (const std::string inferred = inferred_text(schedule); !inferred.empty()) std::cout << "note: " << inferred << "\n";
             std::cout << fmt::format("peak activations per rank{}: {}{}\n",
                                      costs.rank_units() ? " (rank units: 1/P of the model's stash)" : "", fmt::join(peaks, " "),
                                      options.verify.memory_limit ? " (limit " + format_rational(*options.verify.memory_limit) + ")" : "");

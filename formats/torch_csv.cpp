@@ -590,6 +590,7 @@ private:
         Schedule schedule;
         schedule.source = file_;
         schedule.placement = Placement::single(ranks, stage_rank(ranks, stages), microbatches);
+        schedule.inferred = {!options_.ranks, !stage_limit(), !options_.microbatches, !options_.stage_rank};
         try {
             schedule.placement.validate();
             require_placement_size(schedule.placement);

@@ -124,4 +124,21 @@ bool same_placement(const Placement& a, const Placement& b) {
     return true;
 }
 
+std::string placement_name(const Placement& placement) {
+    const int P = placement.ranks;
+    if (P < 1 || placement.pipelines.empty()) return "custom";
+    const int M = placement.pipelines[0].microbatches;
+    if (placement.pipeline_count() == 2)
+        return same_placement_shape(placement, Placement::bidirectional(P, M)) ? "dualpipe" : "custom";
+    if (placement.pipeline_count() != 1) return "custom";
+    const int stages = placement.pipelines[0].stages();
+    if (stages % P != 0) return "custom";
+    const int V = stages / P;
+    auto is = [&](std::vector<int> map) { return same_placement_shape(placement, Placement::single(P, std::move(map), M)); };
+    if (V == 1) return is(loop_stage_map(P, stages)) ? "1f1b" : "custom";
+    if (is(loop_stage_map(P, stages))) return "interleaved:" + std::to_string(V);
+    if (is(v_stage_map(P, stages))) return V == 2 ? "v" : "zigzag:" + std::to_string(V);
+    return "custom";
+}
+
 }  // namespace pp

@@ -44,6 +44,12 @@ bool same_placement(const Placement& a, const Placement& b);
 // The same, ignoring the micro-batch counts.
 bool same_placement_shape(const Placement& a, const Placement& b);
 
+// The shape's name, micro-batch counts aside, as `pipeproof search --placement` spells it: "1f1b" (stage s on rank
+// s), "v" (2P stages on the V map), "interleaved:V" (V*P stages, loop map, V >= 2), "dualpipe" (two pipelines, one
+// down and one up the ranks, blocks 0..P-1 each); beyond those, "zigzag:V" (V*P stages on the V map, V > 2) and
+// "custom". Every command's output names placements with it, so one word means one shape everywhere.
+std::string placement_name(const Placement& placement);
+
 // PyTorch's maps (torch.distributed.pipelining._utils.generate_stage_to_rank_mapping).
 std::vector<int> loop_stage_map(int ranks, int stages);  // stage s on rank s mod P
 std::vector<int> v_stage_map(int ranks, int stages);     // zig-zag 0..P-1, P-1..0, ...; needs S % P == 0

@@ -61,6 +61,16 @@ struct ChunkSpec {
     SourceLoc loc{};  // the `chunks` line of a native file
 };
 
+// What a reader filled in because the file does not state it (a PyTorch CSV gives no counts): the commands say so,
+// so that a file missing its last micro-batch or stage is never taken silently for a smaller schedule.
+struct InferredShape {
+    bool ranks = false;         // the number of rows
+    bool stages = false;        // the largest stage number + 1
+    bool microbatches = false;  // the largest micro-batch number + 1
+    bool placement = false;     // each stage on the first rank (row) it appears on
+    bool any() const { return ranks || stages || microbatches || placement; }
+};
+
 struct Schedule {
     Placement placement;
     std::vector<std::vector<Slot>> ranks;  // per rank, in execution order
@@ -78,6 +88,7 @@ struct Schedule {
     // The reference implementation's own communication order, when a generator knows it (DualPipe,
     // DualPipeV); batched timing uses the generic rule without it. Not written to files.
     std::optional<CommProgram> comm_program;
+    InferredShape inferred;  // what the reader inferred (nothing, for generated schedules and explicit formats)
 
     int rank_count() const { return placement.ranks; }
     size_t op_count() const;
