@@ -160,8 +160,8 @@ nlohmann::json chunk_table_json(const ChunkTable& table) {
 
 void add_exposure_json(nlohmann::json& simulation, const Schedule& schedule, const ChunkTable& table) {
     const ChunkExposure e = exposure_per_rank(schedule, table);
-    for (size_t r = 0; r < e.exposed.size() && r < simulation["ranks"].size(); ++r) {
-        auto& rank = simulation["ranks"][r];
+    for (size_t r = 0; r < e.exposed.size() && r < simulation["per_rank"].size(); ++r) {
+        auto& rank = simulation["per_rank"][r];
         put_number(rank, "exposed_comm", e.exposed[r]);
         put_number(rank, "network_comm", e.network[r]);
         const auto share = e.hidden_share(r);

@@ -113,7 +113,7 @@ int run_chunk_refute(const std::string& claim, const std::string& family, int p_
     if (json) {
         nlohmann::json j{{"status", r.refuted ? kStatusRefuted : kStatusUnknown}, {"claim", r.claim}, {"family", r.family}};
         if (r.refuted) {
-            j["counterexample"] = {{"P", r.P}, {"M", r.M}, {"chunk_costs", format_chunk_costs(*r.costs)}};
+            j["counterexample"] = {{"ranks", r.P}, {"microbatches", r.M}, {"chunk_costs", format_chunk_costs(*r.costs)}};
             for (const auto& [name, value] : r.values) j["counterexample"]["values"][name] = value;
         }
         j["searched"] = {{"instances", r.instances}, {"cost_points", r.points}};

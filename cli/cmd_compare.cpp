@@ -3,6 +3,7 @@
 // --tokens-per-microbatch and --seconds-per-unit, GPU utilisation and GPU-hours per million tokens.
 #include "cli/commands.hpp"
 #include "cli/json_status.hpp"
+#include "cli/vocabulary.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "formats/json_text.hpp"
@@ -59,6 +60,7 @@ struct CompareCommand {
     std::string units = "rank";
     bool json = false;
     std::vector<std::optional<ChunkExposure>> exposures;  // per row, with chunk costs (issue 11)
+    std::vector<nlohmann::json> instances;                // per row: its family (or null) and shape (cli/vocabulary.hpp)
     std::vector<std::string> patterns;
 
     // A family name with -P -M (and -V for the families that take it, 2 by default), or a schedule file.
@@ -141,6 +143,10 @@ struct CompareCommand {
                 patterns.push_back("");
             }
             rows.push_back(compare_schedule(schedule, row_costs.back(), o));
+            nlohmann::json instance = instance_json(schedule);
+            const ScheduleFamily* family = inputs[k].generated_family();
+            instance["family"] = family ? nlohmann::json(family->name) : nlohmann::json(nullptr);
+            instances.push_back(std::move(instance));
         }
         if (json)
             print_json(rows, row_costs, o);
@@ -231,7 +237,8 @@ struct CompareCommand {
         j["status"] = kStatusOk;
         j["timing_model"] = comm_model_name(o.comm_model);
         j["cost_basis"] = o.model_share_costs ? "model-share" : "per-stage";
-        j["units"] = o.model_share_costs ? "rank" : "stage";
+        put_units(j, o.model_share_costs ? "rank (costs per 1/P of the model; each stage at stage_share of them)"
+                                         : "stage (costs per stage, as given)");
         j["definitions"] = {
             {"bubble_fraction", "total idle / (ranks x makespan)"},
             {"utilisation", "1 - bubble_fraction"},
@@ -255,14 +262,13 @@ struct CompareCommand {
         j["rows"] = nlohmann::json::array();
         for (size_t i = 0; i < rows.size(); ++i) {
             const auto& row = rows[i];
-            nlohmann::json r = {{"schedule", row.name},
-                                {"ranks", row.ranks},
-                                {"microbatches", row.microbatches},
+            nlohmann::json r = instances[i];
+            r.update({{"schedule", row.name},
                                 {"costs", format_costs(row_costs[i])},
                                 {"stage_costs", format_costs(row.stage_costs)},
                                 {"timing_model", comm_model_name(row.comm_model)},
                                 {"timing_model_detail", model_label(row)},
-                                {"blocks", row.blocks}};
+                                {"blocks", row.blocks}});
             put_number(r, "stage_share", row.stage_share);
             put_number(r, "makespan", row.makespan);
             put_number(r, "worst_idle", row.worst_idle);

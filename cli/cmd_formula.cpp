@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/chunk_point.hpp"
 #include "cli/common.hpp"
+#include "cli/vocabulary.hpp"
 #include "cli/formula_json.hpp"
 #include "cli/watchdog.hpp"
 #include "formats/json_text.hpp"
@@ -73,22 +74,23 @@ struct FormulaCommand {
             published = match_published(spec->name, spec->ranks, spec->stages_per_rank, *result.proof.bubble_symbolic,
                                         region);
         if (json) {
-            nlohmann::json j{{"family", spec->name}, {"P", spec->ranks}, {"basis", basis_name(b)},
+            nlohmann::json j{{"family", spec->name}, {"ranks", spec->ranks}, {"basis", basis_name(b)},
                              {"assumptions", result.proof.assumptions},
-                             {"proof", verdict_name(result.proof.verdict)}, {"units", units_line}};
+                             {"proof", verdict_name(result.proof.verdict)}};
+            put_units(j, units_line);
             // The one verdict every document carries (issue 31): proved only when every obligation went through.
             j["status"] = result.missing.empty() && result.proof.verdict == Verdict::Proved ? "proved" : "unknown";
             if (!result.missing.empty()) {
                 j["missing"] = result.missing;
             } else {
-                j["ranks"] = nlohmann::json::array();
+                j["per_rank"] = nlohmann::json::array();
                 for (const auto& rf : result.ranks) {
-                    nlohmann::json r{{"rank", rf.rank}, {"valid_from_M", rf.valid_from_m}};
+                    nlohmann::json r{{"rank", rf.rank}, {"valid_from_microbatches", rf.valid_from_m}};
                     for (const auto& pw : rf.by_residue) r["idle_by_residue"].push_back(pieces_json(pw, b));
-                    for (const auto& [m, v] : rf.exceptions) r["exceptions"].push_back({{"M", m}, {"idle", v.str(b)}});
-                    j["ranks"].push_back(r);
+                    for (const auto& [m, v] : rf.exceptions) r["exceptions"].push_back({{"microbatches", m}, {"idle", v.str(b)}});
+                    j["per_rank"].push_back(r);
                 }
-                j["bubble"] = {{"valid_from_M", result.bubble_from_m}, {"pieces", pieces_json(result.bubble, b)}};
+                j["bubble"] = {{"valid_from_microbatches", result.bubble_from_m}, {"pieces", pieces_json(result.bubble, b)}};
                 if (published) j["bubble"]["published"] = published_json(*published, b);
             }
             std::cout << json_text(j, 2) << "\n";

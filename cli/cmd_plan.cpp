@@ -25,7 +25,7 @@ namespace {
 nlohmann::json option_json(const plan::PlanOption& o) {
     return {{"label", o.label()},
             {"family", o.family},
-            {"pp", o.pp},
+            {"ranks", o.pp},  // the pipeline-parallel degree: ranks of one pipeline
             {"dp", o.dp},
             {"stages_per_rank", o.stages_per_rank ? nlohmann::json(*o.stages_per_rank) : nlohmann::json(nullptr)},
             {"microbatches", o.microbatches},
@@ -72,7 +72,7 @@ nlohmann::json plan_json(const plan::PlanResult& result) {
             put_number(row, "network_comm_total_us", e.network_total);
             rows.push_back(std::move(row));
         }
-        j["ep_all_to_all"] = {{"pp", best.pp}, {"ep", request.training.ep}, {"pattern", "deepseek"}, {"families", rows},
+        j["ep_all_to_all"] = {{"ranks", best.pp}, {"ep", request.training.ep}, {"pattern", "deepseek"}, {"rows", rows},
                               {"assumptions", plan::chunk_assumptions(request)}};
     }
     if (result.nothing_fits) {

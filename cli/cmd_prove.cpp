@@ -3,6 +3,7 @@
 // Exit: 0 PROVED, 1 REFUTED, 3 UNKNOWN, 2 bad input.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/vocabulary.hpp"
 #include "cli/watchdog.hpp"
 #include "cli/formula_json.hpp"
 #include "formats/json_text.hpp"
@@ -21,8 +22,8 @@ namespace {
 nlohmann::json proof_json(const ProofResult& r, Basis basis) {
     nlohmann::json j;
     j["family"] = r.family;
-    j["P"] = r.ranks;
-    j["M0"] = r.m_origin;
+    j["ranks"] = r.ranks;
+    j["microbatches_from"] = r.m_origin;  // the statement is for every admissible M >= this
     j["step"] = r.step;
     j["statement"] = r.statement;
     j["status"] = r.verdict == Verdict::Proved ? "proved" : r.verdict == Verdict::Refuted ? "refuted" : "unknown";
@@ -39,13 +40,13 @@ nlohmann::json proof_json(const ProofResult& r, Basis basis) {
                                     {"holds", o.holds}, {"seconds", o.seconds}, {"file", o.file}});
     if (r.counterexample) {
         const auto& cx = *r.counterexample;
-        nlohmann::json c{{"P", cx.ranks}, {"M", cx.microbatches}, {"what", cx.what}};
-        if (cx.other_microbatches) c["other_M"] = *cx.other_microbatches;
+        nlohmann::json c{{"ranks", cx.ranks}, {"microbatches", cx.microbatches}, {"what", cx.what}};
+        if (cx.other_microbatches) c["other_microbatches"] = *cx.other_microbatches;
         if (cx.costs) c["costs"] = cost_point_json(*cx.costs, basis);
         // Batched timing: the kind of refutation ("comm-deadlock", "comm-mismatch": no bubble for any M >=
         // for_every_M_from; "comm-growth": a proved unbounded lower bound) and the recurring witness.
         if (!cx.kind.empty()) c["kind"] = cx.kind;
-        if (cx.for_every_m_from) c["for_every_M_from"] = *cx.for_every_m_from;
+        if (cx.for_every_m_from) c["for_every_microbatches_from"] = *cx.for_every_m_from;
         if (!cx.witness.empty()) c["witness"] = cx.witness;
         j["counterexample"] = c;
     }
@@ -59,18 +60,18 @@ nlohmann::json proof_json(const ProofResult& r, Basis basis) {
         for (const auto& f : r.bubble_symbolic->forms) j["bubble_forms"].push_back(form_json(f, basis));
     }
     if (r.bubble_exact || r.bubble_symbolic) {
-        j["constant_from_M"] = r.constant_from_m;
-        j["before_M0"] = nlohmann::json::array();
+        j["constant_from_microbatches"] = r.constant_from_m;
+        j["before_microbatches_from"] = nlohmann::json::array();
         for (size_t k = 0; k < r.early_bubbles.size(); ++k) {
-            nlohmann::json e{{"M", r.early_bubbles[k].first}};
+            nlohmann::json e{{"microbatches", r.early_bubbles[k].first}};
             if (k < r.early_exact.size()) put_number(e, "bubble", r.early_exact[k]);
             else e["bubble_formula"] = r.bubble_symbolic ? deepseek_text_in(r.early_bubbles[k].second, basis) : r.early_bubbles[k].second;
-            j["before_M0"].push_back(e);
+            j["before_microbatches_from"].push_back(e);
         }
     }
     if (!r.peaks.empty()) {
         put_numbers(j, "peaks", r.peaks);
-        put_numbers(j, "peaks_at_M0", r.peaks_at_origin);
+        put_numbers(j, "peaks_at_microbatches_from", r.peaks_at_origin);
     }
     return j;
 }
@@ -158,7 +159,7 @@ struct ProveCommand {
         if (json) {
             nlohmann::json j = proof_json(result, b);
             if (readable) j["bubble_readable"] = readable_json(*readable, b);
-            j["units"] = units_line;
+            put_units(j, units_line);
             std::cout << json_text(j, 2) << "\n";
         } else {
             std::string text = format_proof(result, b);

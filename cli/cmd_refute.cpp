@@ -6,6 +6,7 @@
 #include "cli/chunk_point.hpp"
 #include "cli/json_status.hpp"
 #include "cli/common.hpp"
+#include "cli/vocabulary.hpp"
 #include "cli/watchdog.hpp"
 #include "cli/formula_json.hpp"
 #include "formats/json_text.hpp"
@@ -129,14 +130,15 @@ struct RefuteCommand {
             readable = readable_bubble(r.family, r.bubble_P, options.stages_per_rank, *r.bubble, *r.bubble_region);
         if (json) {
             nlohmann::json j{{"status", r.status == RefuteResult::Undecided ? kStatusUnknown : refute_status_name(r.status)}, {"claim", claim}, {"family", r.family},
-                             {"basis", basis_name(b)}, {"claim_in_pytorch_letters", r.claim}, {"units", units_line}};
+                             {"basis", basis_name(b)}, {"claim_in_pytorch_letters", r.claim}};
+            put_units(j, units_line);
             if (readable) {
                 j["bubble"] = readable_json(*readable, b);
-                j["bubble"]["P"] = r.bubble_P;
-                j["bubble"]["valid_from_M"] = r.bubble_from_m;
+                j["bubble"]["ranks"] = r.bubble_P;
+                j["bubble"]["valid_from_microbatches"] = r.bubble_from_m;
             }
             if (r.status == RefuteResult::Refuted) {
-                nlohmann::json c{{"P", r.P}, {"M", r.M}};
+                nlohmann::json c{{"ranks", r.P}, {"microbatches", r.M}};
                 c["costs"] = cost_point_json(*r.costs, b);
                 for (const auto& v : r.values) c["values"][v.text] = v.value;
                 j["counterexample"] = c;

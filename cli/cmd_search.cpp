@@ -4,6 +4,7 @@
 #include "cli/search_io.hpp"
 #include "cli/commands.hpp"
 #include "cli/json_status.hpp"
+#include "cli/vocabulary.hpp"
 #include "cli/common.hpp"
 #include "cli/stop_signal.hpp"
 #include "formats/json_text.hpp"
@@ -232,7 +233,8 @@ struct SearchCommand {
         if (proof_dir) write_proof(r, *proof_dir, problem);
         if (json) {
             nlohmann::json j = search_result_json(r);
-            j["units"] = units;
+            put_search_instance(j, problem);
+            put_units(j, units_line);
             put_number(j, "stage_share", share);
             if (r.schedule && !output) j["schedule"] = render_schedule(*r.schedule, FileFormat::Native);
             if (output && r.schedule) j["schedule_file"] = *output;
@@ -245,7 +247,7 @@ struct SearchCommand {
             }
             std::cout << json_text(j, 2) << "\n";
         } else {
-            print_text(r, chunk_table ? &*chunk_table : nullptr);
+            print_text(r, problem, chunk_table ? &*chunk_table : nullptr);
         }
         if (r.status == SearchStatus::Infeasible) return kViolations;
         if (!r.schedule) return kUndecided;
@@ -278,9 +280,13 @@ struct SearchCommand {
         require_writable(*output, "-o");
     }
 
-    void print_text(const SearchResult& r, const ChunkTable* chunk_table) const {
+    void print_text(const SearchResult& r, const SearchProblem& problem, const ChunkTable* chunk_table) const {
         const char* what = r.objective == Objective::Span ? "span" : "makespan";
         std::cout << "status: " << search_status_name(r.status) << "\n";
+        Schedule shape;
+        shape.placement = problem.placement;
+        std::cout << fmt::format("instance: {}; objective {}; memory limit {}\n", shape_text(shape), what,
+                                 problem.memory_limit ? format_rational(*problem.memory_limit) : "none");
         std::cout << "units: " << units_line << "\n";
         if (r.stopped) std::cout << "stopped: on request (SIGINT/SIGTERM) before the time limit\n";
         if (r.status == SearchStatus::Infeasible) {
@@ -459,6 +465,16 @@ nlohmann::json periodic_json(const SearchResult& r) {
     return j;
 }
 
+void put_search_instance(nlohmann::json& out, const SearchProblem& problem) {
+    Schedule shape;
+    shape.placement = problem.placement;
+    put_instance(out, shape);
+    out.erase("inferred");
+    put_memory_limit(out, problem.memory_limit);
+    out["objective"] = problem.objective == Objective::Span ? "span" : "makespan";
+    out["costs"] = format_costs(problem.costs);
+}
+
 nlohmann::json search_result_json(const SearchResult& r) {
     nlohmann::json j;
     j["status"] = json_status(r.status);
@@ -487,7 +503,7 @@ nlohmann::json search_result_json(const SearchResult& r) {
     }
     j["lower_bound_certificate"] = certificate_json(r);
     j["tasks"] = r.tasks;
-    put_number(j, "time_unit", r.units(r.quantum));
+    put_number(j, "time_quantum", r.units(r.quantum));  // the encodings' grid step, in cost units
     if (r.greedy_value >= 0) {
         j["greedy"] = {{"rules", r.greedy_rules}};
         put_number(j["greedy"], "value", r.units(r.greedy_value));

@@ -2,6 +2,7 @@
 // (--svg) and a Chrome/Perfetto trace (--trace).
 #include "cli/commands.hpp"
 #include "cli/json_status.hpp"
+#include "cli/vocabulary.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "formats/json_stream.hpp"
@@ -56,12 +57,8 @@ struct ShowCommand {
             // written slot by slot.
             nlohmann::json j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule));
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);  // per rank exposed_comm (issue 11)
-            j["status"] = timed.valid() ? kStatusValid : kStatusInvalid;
-            j["valid"] = timed.valid();  // drawn, but the verdict of `verify` stands (keys as in simulate --json)
-            if (!timed.valid()) {
-                j["violation_count"] = violation_count(timed.verdict);
-                for (const auto& v : timed.verdict.violations) j["violations"].push_back(violation_json(v));
-            }
+            put_verdict(j, timed.verdict);  // drawn, but the verdict of `verify` stands (keys as in simulate --json)
+            put_memory_limit(j, costs.memory_limit(schedule, std::nullopt));
             write_json_with_array(std::cout, j, "timeline", timed.slots.slot_count(),
                                   [&](size_t s) { return slot_time_json(schedule, timed, static_cast<std::uint32_t>(s)); }, 2);
             std::cout << "\n";

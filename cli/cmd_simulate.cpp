@@ -2,6 +2,7 @@
 // bubble, peak activations, critical path.
 #include "cli/commands.hpp"
 #include "cli/json_status.hpp"
+#include "cli/vocabulary.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "formats/json_stream.hpp"
@@ -37,12 +38,8 @@ struct SimulateCommand {
         }
         if (json) {
             auto j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule));
-            j["status"] = timed.valid() ? kStatusValid : kStatusInvalid;
-            j["valid"] = timed.valid();
-            if (!timed.valid()) {
-                j["violation_count"] = violation_count(timed.verdict);
-                for (const auto& v : timed.verdict.violations) j["violations"].push_back(violation_json(v));
-            }
+            put_verdict(j, timed.verdict);
+            put_memory_limit(j, costs.memory_limit(schedule, std::nullopt));
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);
             if (ops) {  // written slot by slot: the document stays small whatever the schedule's size
                 write_json_with_array(std::cout, j, "slots", timed.slots.slot_count(), [&](size_t s) {

@@ -6,6 +6,7 @@
 #include "cli/search_io.hpp"
 #include "cli/commands.hpp"
 #include "cli/json_status.hpp"
+#include "cli/vocabulary.hpp"
 #include "cli/common.hpp"
 #include "cli/stop_signal.hpp"
 #include "formats/json_text.hpp"
@@ -43,21 +44,21 @@ nlohmann::json compare_line(const SearchProblem& problem) {
     Ticks lower = analytic_lower_bound(inst, bounds).value;
     for (const FormulaBound& f : formula_bounds(inst)) lower = std::max(lower, f.value);
     put_number(j, "lower_bound", inst.to_units(lower));
-    nlohmann::json families = nlohmann::json::object();
+    nlohmann::json rows = nlohmann::json::array();  // as compare's rows: one object per schedule, in library order
     for (WarmStart& w : generator_warm_starts(problem.placement)) {
         if (!same_placement(w.schedule.placement, problem.placement)) continue;
         const Evaluation e = evaluate_schedule(inst, w.schedule);
         const std::string name = w.origin.substr(w.origin.find(':') + 1);
         if (!e.ok) {
-            families[name] = {{"valid", false}, {"reason", e.problem}};
+            rows.push_back({{"family", name}, {"valid", false}, {"reason", e.problem}});
             continue;
         }
         const double gap = lower > 0 ? static_cast<double>(e.value - inst.to_ticks(lower)) / static_cast<double>(inst.to_ticks(lower)) : 0.0;
-        nlohmann::json entry = {{"valid", true}, {"gap_fraction", gap}};
+        nlohmann::json entry = {{"family", name}, {"valid", true}, {"gap_fraction", gap}};
         put_number(entry, "value", inst.scale.to_units(e.value));
-        families[name] = std::move(entry);
+        rows.push_back(std::move(entry));
     }
-    j["families"] = families;
+    j["rows"] = std::move(rows);
     j["status"] = kStatusOk;
     return j;
 }
@@ -120,10 +121,10 @@ struct SweepCommand {
         j["index"] = index;
         j["mode"] = mode;
         j["placement"] = g.placement;
-        j["P"] = g.ranks;
-        j["M"] = g.microbatches;
+        j["ranks"] = g.ranks;
+        j["microbatches"] = g.microbatches;
         j["costs"] = g.costs;
-        j["memory_limit"] = g.memory == "none" ? nlohmann::json(nullptr) : nlohmann::json(g.memory);
+        j["memory_limit"] = nullptr;  // the number, once the instance is read (a cap that is not one is the line's error)
         j["objective"] = objective;
         if (limits::stop_requested()) {
             j["status"] = kStatusUnknown;
@@ -144,7 +145,8 @@ struct SweepCommand {
             SearchProblem problem =
                 search_problem_from(g.placement, g.ranks, g.microbatches, g.costs, g.memory, std::nullopt, objective, nullptr);
             if (units == "rank") scale_to_rank_units(problem);
-            j["units"] = units;
+            put_search_instance(j, problem);
+            put_units(j, units == "rank" ? "rank (each stage at its share of the given costs and cap)" : "stage");
             require_positive_durations(problem);
             if (mode == "compare") {
                 j.update(compare_line(problem));

@@ -62,17 +62,12 @@ struct VerifyCommand {
         const size_t suppressed = violation_count(report) - report.violations.size();
 
         if (json) {
-            nlohmann::json out = {{"status", report.ok() ? kStatusValid : kStatusInvalid},
-                                  {"file", schedule.source},
-                                  {"valid", report.ok()},
-                                  {"units", costs.units_text(schedule)},
-                                  {"ops", report.ops},
-                                  {"violations", nlohmann::json::array()},
-                                  {"suppressed", suppressed}};
+            nlohmann::json out = {{"file", schedule.source}, {"ops", report.ops}};
+            put_verdict(out, report);
             put_instance(out, schedule);
-            for (const auto& v : report.violations) out["violations"].push_back(violation_json(v));
+            put_units(out, costs.units_text(schedule));
             put_numbers(out, "peak_activations", std::vector<Rational>(report.peak_activations.begin(), report.peak_activations.end()));
-            if (options.verify.memory_limit) put_number(out, "memory_limit", *options.verify.memory_limit);
+            put_memory_limit(out, options.verify.memory_limit);
             if (pytorch_compat)
                 out["pytorch"] = {{"valid", !torch_verdict.has_value()}, {"message", torch_verdict.value_or("")}};
             std::cout << json_text(out, 2) << "\n";

@@ -55,10 +55,11 @@ nlohmann::json error_json(int exit_code, const std::vector<ErrorEntry>& errors) 
         j["column"] = e.column > 0 ? nlohmann::json(e.column) : nlohmann::json(nullptr);
         list.push_back(std::move(j));
     }
-    nlohmann::json doc = {{"status", status}, {"exit_code", exit_code}, {"errors", list}};
-    // An invalid schedule's findings also sit where `verify --json` puts them.
-    if (exit_code == kViolations) doc["violations"] = doc["errors"];
-    return doc;
+    // An invalid schedule's findings sit where `verify --json` puts them; "errors" is for what kept a command from
+    // answering (bad input, or an undecided one).
+    if (exit_code == kViolations)
+        return {{"status", status}, {"exit_code", exit_code}, {"valid", false}, {"violations", list}, {"violation_count", list.size()}};
+    return {{"status", status}, {"exit_code", exit_code}, {"errors", list}};
 }
 
 void print_error(int exit_code, const std::vector<ErrorEntry>& errors, const std::string& text) {

@@ -34,9 +34,9 @@ struct ErrorEntry {
         : kind(std::move(kind_)), message(std::move(message_)), file(std::move(file_)), line(line_), column(column_),
           extra(std::move(extra_)) {}
 };
-// {"status": "error"|"invalid"|"undecided", "exit_code": N, "errors": [{"kind", "message", "file", "line",
-// "column", ...}]}: status "error" for exit 2, "invalid" for exit 1 (the schedule breaks the rules), "undecided"
-// for exit 3.
+// {"status": "error"|"unknown", "exit_code": N, "errors": [{"kind", "message", "file", "line", "column", ...}]}: status
+// "error" for exit 2, "unknown" for exit 3. Exit 1 (the schedule breaks the rules) has verify's members instead:
+// {"status": "invalid", "exit_code": 1, "valid": false, "violations": [the same entries], "violation_count": N}.
 nlohmann::json error_json(int exit_code, const std::vector<ErrorEntry>& errors);
 // Prints an error outcome: the text lines to stderr always, and in JSON mode the document to stdout.
 void print_error(int exit_code, const std::vector<ErrorEntry>& errors, const std::string& text);

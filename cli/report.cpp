@@ -1,5 +1,7 @@
 #include "cli/report.hpp"
 
+#include "cli/vocabulary.hpp"
+
 #include "cli/common.hpp"
 #include "schedules/reference_comm.hpp"
 
@@ -26,6 +28,15 @@ std::string violations_text(const Schedule& schedule, const VerifyReport& report
 std::string violation_count_text(const VerifyReport& report) {
     const size_t total = violation_count(report);
     return fmt::format("{} violation{}", total, total == 1 ? "" : "s");
+}
+
+void put_verdict(nlohmann::json& out, const VerifyReport& report) {
+    out["status"] = report.ok() ? "valid" : "invalid";
+    out["valid"] = report.ok();
+    out["violations"] = nlohmann::json::array();
+    for (const auto& v : report.violations) out["violations"].push_back(violation_json(v));
+    out["violation_count"] = violation_count(report);
+    out["suppressed"] = violation_count(report) - report.violations.size();
 }
 
 nlohmann::json violation_json(const Violation& v) {
@@ -141,8 +152,9 @@ nlohmann::json simulation_json(const Schedule& schedule, const SlotNumbering& sl
     nlohmann::json j = {{"file", schedule.source},
                         {"timing_model", comm_model_name(timing.model)},
                         {"timing_model_detail", timing.label()},
-                        {"costs", format_costs(costs)},
-                        {"units", cost_units}};
+                        {"costs", format_costs(costs)}};
+    put_instance(j, schedule);
+    put_units(j, cost_units);
     units(j, "makespan", sim.makespan);
     units(j, "bubble", sim.bubble);
     put_number(j, "bubble_fraction", sim.bubble_fraction);
@@ -153,7 +165,7 @@ nlohmann::json simulation_json(const Schedule& schedule, const SlotNumbering& sl
         units(rank, "idle", rt.idle);
         units(rank, "span", rt.last_end - rt.first_start);
         put_number(rank, "peak_activations", rt.peak_activations);
-        j["ranks"].push_back(std::move(rank));
+        j["per_rank"].push_back(std::move(rank));
     }
     for (size_t k = 0; k < sim.critical_path.size(); ++k) {
         const std::uint32_t s = sim.critical_path[k];

@@ -19,6 +19,10 @@ std::string violations_text(const Schedule& schedule, const VerifyReport& report
 std::string violation_count_text(const VerifyReport& report);
 // The violations as `verify --json` lists them.
 nlohmann::json violation_json(const Violation& v);
+// The verdict's members of every document that has one (verify, simulate, show): status "valid" or "invalid",
+// valid, violations (the listed ones, [] when valid), violation_count (all, as `verify` counts them) and suppressed
+// (counted, not listed).
+void put_verdict(nlohmann::json& out, const VerifyReport& report);
 
 // Which timing model produced a simulation: every timing printout names it.
 struct TimingModel {

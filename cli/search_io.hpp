@@ -12,6 +12,9 @@
 namespace pp::cli {
 
 nlohmann::json search_result_json(const SearchResult& r);
+// The instance searched, in the vocabulary of every command (cli/vocabulary.hpp): ranks, microbatches, stages,
+// pipelines, placement, memory_limit, objective and the costs searched at (in stage units).
+void put_search_instance(nlohmann::json& out, const SearchProblem& problem);
 SearchProblem search_problem_from(const std::string& placement, std::optional<int> ranks, std::optional<int> microbatches,
                                   const std::optional<std::string>& costs, const std::optional<std::string>& memory,
                                   const std::optional<std::string>& overlap, const std::string& objective,

@@ -1,5 +1,7 @@
 #include "cli/vocabulary.hpp"
 
+#include "cli/common.hpp"
+
 #include <fmt/format.h>
 
 #include <vector>
@@ -34,6 +36,17 @@ nlohmann::json instance_json(const Schedule& schedule) {
 void put_instance(nlohmann::json& out, const Schedule& schedule) {
     const nlohmann::json members = instance_json(schedule);
     for (const auto& [key, value] : members.items()) out[key] = value;
+}
+
+void put_units(nlohmann::json& out, const std::string& detail) {
+    out["units"] = detail.rfind("rank", 0) == 0 ? "rank" : "stage";
+    out["units_detail"] = detail;
+}
+
+void put_memory_limit(nlohmann::json& out, const std::optional<Rational>& limit) {
+    if (limit) return put_number(out, "memory_limit", *limit);
+    out["memory_limit"] = nullptr;
+    out["exact"]["memory_limit"] = nullptr;
 }
 
 std::string shape_text(const Schedule& schedule) {

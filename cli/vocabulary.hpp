@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 namespace pp::cli {
@@ -22,6 +23,10 @@ namespace pp::cli {
 nlohmann::json instance_json(const Schedule& schedule);
 // The same members merged into `out`.
 void put_instance(nlohmann::json& out, const Schedule& schedule);
+// units: "stage" or "rank" (the first word of `detail`), units_detail: `detail`, the sentence the text output prints.
+void put_units(nlohmann::json& out, const std::string& detail);
+// memory_limit: the number (its exact text under "exact"), or null for no limit.
+void put_memory_limit(nlohmann::json& out, const std::optional<Rational>& limit);
 // "4 ranks, 8 micro-batches, 4 stages, placement 1f1b".
 std::string shape_text(const Schedule& schedule);
 // What the reader inferred, as a sentence naming each count and how to state it; "" when nothing was inferred.

@@ -90,12 +90,12 @@ TEST_CASE("basis: prove and formula for zb-h1 print the Zero Bubble paper's lett
     REQUIRE(zbv.exit_code == 0);
     const auto z = nlohmann::json::parse(zbv.out);
     CHECK(z["basis"] == "zero-bubble");
-    CHECK(z["before_M0"][0]["M"] == 1);
-    CHECK(z["before_M0"][0]["bubble_formula"] == "6*F + 6*B");
+    CHECK(z["before_microbatches_from"][0]["microbatches"] == 1);
+    CHECK(z["before_microbatches_from"][0]["bubble_formula"] == "6*F + 6*B");
     CHECK_THAT(z["result"].get<std::string>(), Catch::StartsWith("bubble = max(") && Catch::Contains("bubble(1) = 6*F + 6*B"));
-    CHECK(nlohmann::json::parse(run_cli("prove zbv -P 4 --json --basis deepseek").out)["before_M0"][0]["bubble_formula"] ==
+    CHECK(nlohmann::json::parse(run_cli("prove zbv -P 4 --json --basis deepseek").out)["before_microbatches_from"][0]["bubble_formula"] ==
           "6*F - 6*W + 6*B");
-    const std::string torch_letters = nlohmann::json::parse(run_cli("prove zbv -P 4 --json").out)["before_M0"][0]["bubble_formula"];
+    const std::string torch_letters = nlohmann::json::parse(run_cli("prove zbv -P 4 --json").out)["before_microbatches_from"][0]["bubble_formula"];
     CHECK((torch_letters == "6*F + 6*I" || torch_letters == "6*F - 6*W + 6*B"));  // B = I + W in PyTorch's letters
     const auto text = run_cli("formula zb-h1 -P 4 --basis paper");
     CHECK_THAT(text.out, Catch::Contains("letters: the Zero Bubble paper's letters"));

@@ -94,10 +94,10 @@ TEST_CASE("chunk cli: simulate and compare report exposed communication per rank
     const std::string file = write_temp("chunk_one_rank.txt", "ranks 1\nmicrobatches 2\nrank 0: 0F0 (0F1;0B0) 0B1\n");
     const auto j = json_of(run_cli("simulate " + file + " --chunk-costs " + kCaseA + " --json"));
     CHECK(j["makespan"] == 31);
-    CHECK(j["ranks"][0]["exposed_comm"] == 5);
-    CHECK(j["ranks"][0]["network_comm"] == 14);
-    CHECK(j["ranks"][0]["exact"]["hidden_share"] == "9/14");
-    CHECK(j["ranks"][0]["hidden_share"] == Approx(9.0 / 14));
+    CHECK(j["per_rank"][0]["exposed_comm"] == 5);
+    CHECK(j["per_rank"][0]["network_comm"] == 14);
+    CHECK(j["per_rank"][0]["exact"]["hidden_share"] == "9/14");
+    CHECK(j["per_rank"][0]["hidden_share"] == Approx(9.0 / 14));
     CHECK(j["chunks"]["slot_kinds"]["F&B"]["duration"] == 13);
     // compare rows carry exposed_comm per rank.
     const auto c = json_of(run_cli("compare 1f1b dualpipe -P 4 -M 8 --chunk-costs " + kCaseA + " --json"));

@@ -84,7 +84,7 @@ TEST_CASE("chunk commands: search writes the chunk costs it searched under and p
     // Re-timing the written file re-derives the same costs: the same makespan and exposure.
     const auto sim = json_of(run_cli("simulate " + out + " --json"));
     CHECK(sim["makespan"] == j["makespan"]);
-    for (int r = 0; r < 2; ++r) CHECK(sim["ranks"][r]["exposed_comm"] == j["exposed_comm"][r]);
+    for (int r = 0; r < 2; ++r) CHECK(sim["per_rank"][r]["exposed_comm"] == j["exposed_comm"][r]);
     const auto text = run_cli("search -P 2 -M 2 --chunk-costs " + kCaseA + " --time-limit 30");
     CHECK_THAT(text.out, Catch::Contains("EP all-to-all per rank"));
 }
@@ -107,12 +107,12 @@ TEST_CASE("chunk commands: show --json and plan --json carry the exposed all-to-
     const std::string one_rank = pp::test::write_temp("chunk_show_one_rank.txt", "ranks 1\nmicrobatches 2\nrank 0: 0F0 (0F1;0B0) 0B1\n");
     // F0 exposes 2, the pair 0, B1 3 (hand timelines): 5 of 2 + 7 + 5 = 14.
     const auto show = json_of(run_cli("show " + one_rank + " --chunk-costs " + kCaseA + " --json"));
-    CHECK(show["ranks"][0]["exposed_comm"] == 5);
-    CHECK(show["ranks"][0]["network_comm"] == 14);
+    CHECK(show["per_rank"][0]["exposed_comm"] == 5);
+    CHECK(show["per_rank"][0]["network_comm"] == 14);
     const auto plan = json_of(run_cli("plan --preset deepseek-v3 --gpus 2048 --json"));
     REQUIRE(plan.contains("ep_all_to_all"));
     bool dualpipe = false;
-    for (const auto& row : plan["ep_all_to_all"]["families"])
+    for (const auto& row : plan["ep_all_to_all"]["rows"])
         if (row["family"] == "dualpipe" && !row.contains("error")) {
             dualpipe = true;
             CHECK(row.contains("exposed_comm_worst_rank_us"));

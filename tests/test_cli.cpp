@@ -75,13 +75,13 @@ TEST_CASE("cli: simulate --json gives the documented fields with exact values", 
     CHECK(j["makespan"] == 33);
     CHECK(j["bubble"] == 9);
     CHECK(j["exact"]["bubble_fraction"] == "3/11");  // 4 * 9 / (4 * 33)
-    REQUIRE(j["ranks"].size() == 4);
-    for (const auto& rank : j["ranks"]) {
+    REQUIRE(j["per_rank"].size() == 4);
+    for (const auto& rank : j["per_rank"]) {
         CHECK(rank["busy"] == 24);
         CHECK(rank["idle"] == 9);
     }
-    CHECK(j["ranks"][0]["peak_activations"] == 4);  // rank r of 1F1B holds P - r activations
-    CHECK(j["ranks"][3]["peak_activations"] == 1);
+    CHECK(j["per_rank"][0]["peak_activations"] == 4);  // rank r of 1F1B holds P - r activations
+    CHECK(j["per_rank"][3]["peak_activations"] == 1);
     // Rational costs stay exact: F = 1/3 makes the makespan 11 * 7/3 = 77/3.
     const auto thirds = nlohmann::json::parse(run_cli("simulate 1f1b -P 4 -M 8 --costs F=1/3,B=2 --json").out);
     CHECK(thirds["exact"]["makespan"] == "77/3");

@@ -99,6 +99,6 @@ TEST_CASE("json types: a non-terminating value is a number, its exact text under
     CHECK(j["exact"]["makespan"] == "77/3");
     CHECK(j["bubble_fraction"].get<double>() == Approx(3.0 / 11));
     CHECK(j["exact"]["bubble_fraction"] == "3/11");
-    CHECK(j["ranks"][0]["exact"]["idle"] == "7");  // (P - 1)(F + B) = 3 x 7/3
-    CHECK(j["ranks"][0]["idle"] == 7);
+    CHECK(j["per_rank"][0]["exact"]["idle"] == "7");  // (P - 1)(F + B) = 3 x 7/3
+    CHECK(j["per_rank"][0]["idle"] == 7);
 }

@@ -182,7 +182,7 @@ TEST_CASE("plan: a family refused at the implied M is evaluated at the nearest M
     for (const auto& o : j["options"]) {
         if (o["requested_microbatches"].is_null()) continue;
         adjusted = true;
-        CHECK(o["microbatches"].get<int>() % o["pp"].get<int>() == 0);
+        CHECK(o["microbatches"].get<int>() % o["ranks"].get<int>() == 0);
         CHECK(o["microbatches"] != o["requested_microbatches"]);
         CHECK_THAT(o["label"].get<std::string>(), Catch::Contains("(not "));
     }
@@ -203,10 +203,10 @@ TEST_CASE("plan: one step-time model -- the ranking and the EP section time the 
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["step_time_model"] == "chunk");
     int compared = 0;
-    for (const auto& row : j["ep_all_to_all"]["families"]) {
+    for (const auto& row : j["ep_all_to_all"]["rows"]) {
         if (!row.contains("makespan_us")) continue;
         for (const auto& o : j["options"])
-            if (o["family"] == row["family"] && o["pp"] == j["ep_all_to_all"]["pp"] && o["microbatches"] == row["microbatches"]) {
+            if (o["family"] == row["family"] && o["ranks"] == j["ep_all_to_all"]["ranks"] && o["microbatches"] == row["microbatches"]) {
                 INFO(o["label"]);
                 CHECK(o["makespan_seconds"].get<double>() == Approx(row["makespan_us"].get<double>() / 1e6).epsilon(1e-9));
                 ++compared;

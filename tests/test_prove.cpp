@@ -477,7 +477,7 @@ TEST_CASE("refute: DualPipe README formula is refuted with a re-checkable counte
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["status"] == "refuted");
     const auto& cx = j["counterexample"];
-    const int P = cx["P"].get<int>(), M = cx["M"].get<int>();
+    const int P = cx["ranks"].get<int>(), M = cx["microbatches"].get<int>();
     Point p;
     p.F = parse_json_rational(cx["costs"]["exact"]["F"]);
     p.I = parse_json_rational(cx["costs"]["exact"]["I"]);
@@ -504,8 +504,8 @@ TEST_CASE("refute: a true claim holds, a false 1F1B formula is refuted, a malfor
     p.I = parse_json_rational(cx["costs"]["exact"]["I"]);
     p.W = parse_json_rational(cx["costs"]["exact"]["W"]);
     p.FB = parse_json_rational(cx["costs"]["exact"]["FB"]);
-    const int P = cx["P"].get<int>();
-    CHECK(sim_bubble(generate("1f1b", P, cx["M"].get<int>()), costs_of(p)) > Rational(P - 1) * p.F);
+    const int P = cx["ranks"].get<int>();
+    CHECK(sim_bubble(generate("1f1b", P, cx["microbatches"].get<int>()), costs_of(p)) > Rational(P - 1) * p.F);
     for (const char* bad : {"bubble === 3", "bubble <= (P-1", "bubble <= frobnicate"}) {
         INFO(bad);
         const auto r = run_cli(std::string("refute --claim '") + bad + "' 1f1b -P 2..3");

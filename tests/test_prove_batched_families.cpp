@@ -285,11 +285,11 @@ TEST_CASE("cli: prove --model batched --json says a schedule cannot run, from wh
     CHECK(j["status"] == "refuted");
     const auto& cx = j["counterexample"];
     CHECK(cx["kind"] == "comm-deadlock");
-    CHECK(cx["for_every_M_from"] == 8);
-    CHECK(cx["M"].get<int>() >= 30);  // at or after --from-M
+    CHECK(cx["for_every_microbatches_from"] == 8);
+    CHECK(cx["microbatches"].get<int>() >= 30);  // at or after --from-M
     CHECK(cx["witness"].size() >= 2);
     // The instance it names fails under the rendezvous simulation too.
-    const auto sim = pp::test::run_cli("simulate zb-h2 -P 4 -M " + std::to_string(cx["M"].get<int>()) +
+    const auto sim = pp::test::run_cli("simulate zb-h2 -P 4 -M " + std::to_string(cx["microbatches"].get<int>()) +
                                        " --comm-model batched --costs F=1,I=1,W=1,comm=1/2");
     CHECK(sim.exit_code == 1);
     CHECK(sim.err.find("comm-deadlock") != std::string::npos);

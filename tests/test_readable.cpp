@@ -149,6 +149,6 @@ TEST_CASE("readable: prove, formula and refute print pieces and the published fo
     const auto rf = run_cli("refute --claim 'bubble == (P/2-1)*(FB+B-3*W)' dualpipe -P 4 --json");
     CHECK(rf.exit_code == 1);
     const auto rj = nlohmann::json::parse(rf.out);
-    CHECK(rj["bubble"]["P"] == 4);
+    CHECK(rj["bubble"]["ranks"] == 4);
     CHECK(rj["bubble"]["published"]["equal_on_region"] == false);
 }
