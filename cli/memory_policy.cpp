@@ -14,7 +14,7 @@
 //   destructor allocates, for one) and the error document get room. Without it an address-space limit
 //   (ulimit -v) ended `show --json` in std::terminate (exit 134) instead of exit 2 with an error document.
 //
-// Figures: README, "Reading speed".
+// Figures: docs/benchmarks.md, "Reading speed against awk".
 #include "cli/memory_policy.hpp"
 
 #include <malloc.h>

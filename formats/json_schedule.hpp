@@ -1,5 +1,5 @@
 #pragma once
-// Machine-readable form of a schedule (documented in README.md):
+// Machine-readable form of a schedule (documented in docs/formats.md):
 // {"format": "pipeproof-schedule", "version": 1, "ranks": P,
 //  "pipelines": [{"microbatches": M, "stage_ranks": [...], "stage_blocks": [...]}],
 //  "costs": {"F": "1", "I": "1.5", ..., "comm": "0"}, "memory_limit": "4",

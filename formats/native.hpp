@@ -1,5 +1,5 @@
 #pragma once
-// pipeproof's own schedule format: a small header and one line per rank (grammar in README.md).
+// pipeproof's own schedule format: a small header and one line per rank (grammar in docs/formats.md).
 //
 //   # 1F1B, 2 ranks, 2 micro-batches
 //   ranks 2

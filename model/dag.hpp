@@ -4,7 +4,7 @@
 // (within each pipeline), plus the rank-order edges slot k -> slot k+1 of every rank.
 // Stored as a Boost.Graph compressed_sparse_row_graph with 32-bit vertex and edge numbers and a 3-byte edge
 // record: flat arrays of about 11 bytes per edge, so a schedule of millions of ops is built and walked at
-// memory speed (README, "Reading speed").
+// memory speed (docs/benchmarks.md, "Reading speed against awk").
 #include "model/schedule.hpp"
 
 #include <boost/graph/compressed_sparse_row_graph.hpp>

@@ -18,9 +18,10 @@ char kind_letter(OpKind kind);
 bool is_backward(OpKind kind);  // I or B: the op that carries the gradient to the previous stage
 
 // An Op is 8 bytes, so that a Slot is 28 and a schedule of millions of ops is read and walked at memory speed
-// (README, "Reading speed"). Hence the limits: at most kMaxPipelines pipelines, kMaxStagesPerPipeline stages
-// in each, micro-batch numbers up to INT32_MAX. Placement::validate and the readers refuse larger ones with
-// the reason; storing an index out of range anywhere else throws SizeLimitError, never wraps.
+// (docs/benchmarks.md, "Reading speed against awk"). Hence the limits: at most kMaxPipelines pipelines,
+// kMaxStagesPerPipeline stages in each, micro-batch numbers up to INT32_MAX. Placement::validate and the
+// readers refuse larger ones with the reason; storing an index out of range anywhere else throws
+// SizeLimitError, never wraps.
 inline constexpr int kMaxPipelines = 256;
 inline constexpr int kMaxStagesPerPipeline = 65536;
 

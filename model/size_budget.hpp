@@ -20,7 +20,8 @@ struct Placement;
 // kBytesPerOp, about 6.4 GB of peak memory for `simulate`.
 inline constexpr std::uint64_t kDefaultMaxOps = 50'000'000;
 // Peak resident memory per op of the schedule a command reads, rounded up with margin; used only to print an
-// estimate. Measured on zbv P=64, M = 2048..8192, native text and PyTorch CSV (README, "Reading speed"):
+// estimate. Measured on zbv P=64, M = 2048..8192, native text and PyTorch CSV (docs/benchmarks.md, "Reading
+// speed against awk"):
 // verify and simulate of a valid file 42-53 bytes, an invalid one (the graph is built to explain it) about 73,
 // simulate --ops (every slot's times kept) about 84.
 inline constexpr std::uint64_t kBytesPerOp = 128;

@@ -39,7 +39,7 @@ inline constexpr int kCostVars = 6;
 const char* cost_var_name(int index);
 int cost_var_index(const std::string& name);  // -1 when not a cost variable ("F&B" is accepted for FB)
 
-// The letters a symbolic result (or a claim) is written in; the notations clash on B (README "Notation"):
+// The letters a symbolic result (or a claim) is written in; the notations clash on B (README, "Units and letters"):
 //   PyTorch     F, I (input gradient), W, B = I + W (full backward), FB (a pair)  -- printed without B
 //   DeepSeek    F, B = full backward, W, F&B (a pair)                             -- printed without I (I = B - W)
 //   ZeroBubble  the Zero Bubble paper's F, B = the input gradient (PyTorch's I), W; no full-backward letter

@@ -13,7 +13,7 @@ namespace {
 // and under a tight cap an optimum runs W's late (V map P=5, M=10, cap 10: stage 4 defers W(4,0) past
 // F(4,7)); with every end counted, each move that defers a W looked worse, and the search stopped
 // F - I + 2comm above the optimum there. Without them it reaches the proven bound on V P=5 M=10 and
-// P=8 M=16 (ZB 1.5B costs) within a minute (README, Optimal search).
+// P=8 M=16 (ZB 1.5B costs) within a minute (docs/search.md, "Reproducible figures").
 struct Timing {
     bool ok = false;
     Ticks objective = 0, end_sum_without_w = 0;

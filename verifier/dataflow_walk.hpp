@@ -13,7 +13,7 @@
 // violation and explains it. Each of those conditions is one of verify()'s checks, so the walk makes a clean
 // verification faster and never different (tests/test_dataflow_walk.cpp checks both directions on every
 // family and on randomly broken schedules). It needs a few bytes per cell instead of the graph's ~30 per op
-// (README, "Reading speed").
+// (docs/benchmarks.md, "Reading speed against awk").
 #include "model/schedule.hpp"
 
 #include <algorithm>
