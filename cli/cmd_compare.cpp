@@ -226,9 +226,9 @@ struct CompareCommand {
                   << (o.model_share_costs
                           ? "Costs are per 1/P of the model (one 1F1B stage): a schedule that cuts the model into S blocks "
                             "runs each stage at P/S of them (V stages per rank: 1/V), so every row trains the same model; "
-                            "peak activations are in the same 1/P units. --per-stage-costs times every stage at the costs as "
+                            "peak activations are in the same 1/P units. --units stage times every stage at the costs as "
                             "given.\n"
-                          : "Costs are per stage as given (--per-stage-costs): a schedule with V stages per rank then runs a "
+                          : "Costs are per stage as given (--units stage): a schedule with V stages per rank then runs a "
                             "model V times as large.\n");
     }
 

@@ -35,14 +35,14 @@ Runner add_convert(CLI::App& app) {
     sub->add_option("-o,--output", cmd->output, "output file (format from its extension; - = stdout)");
     sub->add_option("--to", cmd->to, "output format: native, torch-csv or json");
     sub->add_option("--out-torch-era", cmd->out_era, "letters for a PyTorch CSV output: current or 2024")
-        ->check(CLI::IsMember({"current", "2024"}));
+        ->check(one_of({"current", "2024"}));
     sub->add_option("--csv-line-end", cmd->line_end, "PyTorch CSV line ends: crlf (as PyTorch writes) or lf")
-        ->check(CLI::IsMember({"crlf", "lf"}));
+        ->check(one_of({"crlf", "lf"}));
     sub->add_option("--drop", cmd->drop,
                     "write even though the output format loses this (repeatable): comms (SEND/RECV of a compute_comms CSV), "
                     "placement (a CSV's reader infers another), letters (ops that read back as others), costs, memory "
                     "(memory limit, activation sizes)")
-        ->check(CLI::IsMember(format_loss_keys()))
+        ->check(one_of(format_loss_keys()))
         ->delimiter(',');
     return [cmd] { return cmd->run(); };
 }

@@ -109,9 +109,9 @@ Runner add_generate(CLI::App& app) {
                     "F=..,I=..: allocated by F, released by I (rest at W): v-zb's memory model; written into the file");
     sub->add_option("--memory-limit", cmd->memory_limit,
                     "per-rank activation limit v-zb orders within (default 2P); written into the file, where verify checks it");
-    sub->add_option("--torch-era", cmd->era, "letters for PyTorch CSV output")->check(CLI::IsMember({"current", "2024"}));
+    sub->add_option("--torch-era", cmd->era, "letters for PyTorch CSV output")->check(one_of({"current", "2024"}));
     sub->add_option("--csv-line-end", cmd->line_end, "PyTorch CSV line ends: crlf (as PyTorch writes) or lf")
-        ->check(CLI::IsMember({"crlf", "lf"}));
+        ->check(one_of({"crlf", "lf"}));
     return [cmd] { return cmd->run(); };
 }
 

@@ -103,9 +103,12 @@ struct ProveCommand {
         std::string why;
         auto spec = family_spec(family, ranks, &why, stages_per_rank);
         if (!spec) throw UsageError(why);
-        const std::string units_line = proof_units(units, family, ranks, stages_per_rank);
         const auto prop = parse_property(property);
         if (!prop) throw UsageError("unknown property '" + property + "'");
+        // Only the bubble is a formula in a stage's costs; peaks are restated in rank units, and the order properties
+        // read no units.
+        const ProofUnits proof_in = proof_units(units, family, ranks, stages_per_rank, *prop != Property::BubbleConstant);
+        const std::string& units_line = proof_in.line;
         ProveOptions options;
         options.property = *prop;
         if (from_m && *prop != Property::BubbleConstant) throw UsageError("--from-M applies to bubble-constant only");
@@ -148,9 +151,20 @@ struct ProveCommand {
         if (memory_bound) {
             auto v = parse_rational(*memory_bound);
             if (!v) throw UsageError("--memory-bound expects a number");
-            options.memory_bound = *v;
+            options.memory_bound = *v / proof_in.share;  // in a stage's stashes, as the prover counts them
         }
-        const ProofResult result = prove(*spec, options);
+        ProofResult result = prove(*spec, options);
+        // The proof counts a stage's stashes; rank units restate the peaks (the proof text keeps its own count).
+        std::string rank_peaks;
+        if (proof_in.share != Rational(1) && !result.peaks.empty()) {
+            for (Rational& p : result.peaks) p *= proof_in.share;
+            for (Rational& p : result.peaks_at_origin) p *= proof_in.share;
+            std::vector<std::string> values;
+            for (const Rational& p : result.peaks) values.push_back(format_rational(p));
+            rank_peaks = fmt::format("in rank units (a stage's stash is {} of a rank's): activation peak per rank = [{}] for "
+                                     "every M > {}; the proof below counts a stage's stashes\n",
+                                     format_rational(proof_in.share), fmt::join(values, " "), result.m_origin);
+        }
         // The bubble readably: its pieces and the family's published formula, checked on the region (Z3).
         std::optional<ReadableBubble> readable;
         if (result.verdict == Verdict::Proved && result.bubble_symbolic && options.region)
@@ -163,6 +177,10 @@ struct ProveCommand {
             std::cout << json_text(j, 2) << "\n";
         } else {
             std::string text = format_proof(result, b);
+            if (!rank_peaks.empty()) {  // right after the result line
+                const auto at = text.find("\nassumptions");
+                text.insert(at == std::string::npos ? text.size() : at + 1, rank_peaks);
+            }
             if (readable) {  // right after the result line, before the assumptions and obligations
                 const auto at = text.find("\nassumptions");
                 text.insert(at == std::string::npos ? text.size() : at + 1, format_readable(*readable, b));
@@ -202,7 +220,7 @@ Runner add_prove(CLI::App& app) {
                     "bubble-constant: the statement for every admissible M >= this (default: the least such M0 is "
                     "found and printed)");
     sub->add_option("--property", cmd->property, "bubble-constant | dependencies | deadlock-free | memory-bound")
-        ->check(CLI::IsMember({"bubble-constant", "dependencies", "deadlock-free", "memory-bound"}));
+        ->check(one_of({"bubble-constant", "dependencies", "deadlock-free", "memory-bound"}));
     sub->add_option("--costs", cmd->costs, "exact costs F=..,I=..,W=..,B=..,FB=..,comm=.. or 'symbolic' (default)");
     sub->add_option("--stage-costs", cmd->stage_costs, "per-block override BLOCK:F=..,.. (exact costs only)");
     cmd->chunks.add_options(*sub);
@@ -214,7 +232,7 @@ Runner add_prove(CLI::App& app) {
     sub->add_option("--emit-proof,--emit", cmd->emit,
                     "write the SMT-LIB2 obligations into this directory (as search --emit-proof; --emit is the old spelling)");
     sub->add_option("--model", cmd->model, "timing model: dataflow (default) or batched")
-        ->check(CLI::IsMember({"dataflow", "batched"}));
+        ->check(one_of({"dataflow", "batched"}));
     sub->add_flag("--json", cmd->json, "machine-readable result");
     sub->add_flag("--timeline", cmd->timeline, "draw the counterexample's timeline");
     add_budget_options(*sub, cmd->time_limit, cmd->memory_budget);

@@ -88,7 +88,9 @@ struct RefuteCommand {
         std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P", kMaxRanks);
         if (microbatches) options.m_range = parse_range(*microbatches, "-M", std::numeric_limits<int>::max());
         options.stages_per_rank = stages_per_rank;
-        const std::string units_line = proof_units(units, family, options.p_lo, stages_per_rank);
+        const ProofUnits claim_units = proof_units(units, family, options.p_lo, stages_per_rank, true);
+        const std::string& units_line = claim_units.line;
+        options.rank_share = claim_units.share;
         if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
             return run_chunk_refute(claim_read, family, options.p_lo, options.p_hi, options.m_range, chunks.pattern, chunk_layers,
                                     shared_expert, width, json);
@@ -126,7 +128,7 @@ struct RefuteCommand {
         }
         // The proved bubble (symbolic costs, at the largest P searched), readably: pieces and the published formula.
         std::optional<ReadableBubble> readable;
-        if (r.bubble && r.bubble_region)
+        if (r.bubble && r.bubble_region && options.rank_share == Rational(1))  // a formula in a stage's costs
             readable = readable_bubble(r.family, r.bubble_P, options.stages_per_rank, *r.bubble, *r.bubble_region);
         if (json) {
             nlohmann::json j{{"status", r.status == RefuteResult::Undecided ? kStatusUnknown : refute_status_name(r.status)}, {"claim", claim}, {"family", r.family},
@@ -166,8 +168,13 @@ struct RefuteCommand {
                     try {
                         GanttOptions g;
                         g.max_width = width;
-                        g.title = fmt::format("counterexample timeline: {}, P = {}, M = {}, costs {}", r.family, r.P, r.M,
-                                              costs_line);
+                        g.title = fmt::format("counterexample timeline: {}, P = {}, M = {}, costs {}{}", r.family, r.P, r.M,
+                                              costs_line,
+                                              options.rank_share == Rational(1)
+                                                  ? ""
+                                                  : fmt::format(" (rank units; the peaks drawn count a stage's stashes, {} "
+                                                                "of a rank's)",
+                                                                format_rational(options.rank_share)));
                         std::cout << "\n" << ascii_gantt(*r.schedule, simulate(*r.schedule, *r.schedule_costs), g);
                     } catch (const SimulationError& e) {
                         std::cout << "(no timeline: " << e.what() << ")\n";
@@ -223,7 +230,7 @@ Runner add_refute(CLI::App& app) {
     sub->add_flag("--shared-expert", cmd->shared_expert, "--chunk-costs symbolic: include the shared expert's costs");
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     sub->add_option("--model", cmd->model, "timing model: dataflow (default) or batched (grids only)")
-        ->check(CLI::IsMember({"dataflow", "batched"}));
+        ->check(one_of({"dataflow", "batched"}));
     sub->add_option("--steps", cmd->steps, "admissible M values per P searched when M is unbounded and no proof closes it");
     sub->add_option("--width", cmd->width, "timeline width");
     sub->add_flag("--json", cmd->json, "machine-readable result");

@@ -111,8 +111,8 @@ struct ReportCommand {
             costs_text,
             options.model_share_costs
                 ? "per 1/P of the model (like for like: a schedule that cuts the model into S blocks runs each stage at P/S "
-                  "of them; --per-stage-costs to time every stage at the costs as given)"
-                : "per stage, as given (--per-stage-costs)",
+                  "of them; --units stage to time every stage at the costs as given)"
+                : "per stage, as given (--units stage)",
             comm_model);
         std::ofstream out(output, std::ios::binary);
         if (!out) throw UsageError("cannot write '" + output + "'");

@@ -547,13 +547,13 @@ Runner add_search(CLI::App& app) {
                     "cost derived from --chunk-costs");
     cmd->chunks.add_options(*sub);
     sub->add_option("--objective", cmd->objective, "makespan (default) or span (Zero Bubble's per-stage span)")
-        ->check(CLI::IsMember({"makespan", "span"}));
+        ->check(one_of({"makespan", "span"}));
     sub->add_option("--time-limit", cmd->time_limit, "seconds for the whole search (default 60)")->check(CLI::PositiveNumber);
     sub->add_option("-o,--output", cmd->output, "write the schedule found here (format from the extension)");
     sub->add_option("--format", cmd->format, "output format: native, torch-csv or json");
     sub->add_option("--emit-proof", cmd->proof_dir, "write certificate.json, schedule.txt and the UNSAT query as SMT-LIB2 here");
     sub->add_option("--engine", cmd->engine, "auto, time-indexed, disjunctive or none (greedy and bounds only)")
-        ->check(CLI::IsMember({"auto", "time-indexed", "disjunctive", "none"}));
+        ->check(one_of({"auto", "time-indexed", "disjunctive", "none"}));
     sub->add_option("--seed", cmd->seed, "Z3 random seed");
     sub->add_flag("--no-generators", cmd->no_generators, "do not start from the schedule library");
     sub->add_flag("--periodic", cmd->periodic,

@@ -183,7 +183,7 @@ Runner add_sweep(CLI::App& app) {
     auto cmd = std::make_shared<SweepCommand>();
     auto* sub = app.add_subcommand("sweep", "run search (or compare the schedule library) over a grid of instances, one JSON line each");
     sub->add_option("--mode", cmd->mode, "search (default) or compare (library schedules against the lower bound, no solver)")
-        ->check(CLI::IsMember({"search", "compare"}));
+        ->check(one_of({"search", "compare"}));
     sub->add_option("--placement", cmd->placements, "placements: 1f1b, v, interleaved:V, dualpipe (comma-separated or repeated)")
         ->delimiter(',');
     sub->add_option("-P,--ranks", cmd->ranks, "rank counts (comma-separated or repeated)")
@@ -197,7 +197,7 @@ Runner add_sweep(CLI::App& app) {
     sub->add_option("--costs", cmd->costs, "a cost set F=..,I=..,W=..,comm=..; repeat the option for several");
     sub->add_option("--memory-limit", cmd->memories, "caps per rank, 'none' for unlimited (comma-separated or repeated)")->delimiter(',');
     add_units_option(*sub, cmd->units);
-    sub->add_option("--objective", cmd->objective, "makespan or span")->check(CLI::IsMember({"makespan", "span"}));
+    sub->add_option("--objective", cmd->objective, "makespan or span")->check(one_of({"makespan", "span"}));
     sub->add_option("--time-limit", cmd->time_limit,
                     "seconds for the whole sweep (this shard); instances not reached in time are UNKNOWN (exit 3)")
         ->check(CLI::PositiveNumber);

@@ -1,4 +1,5 @@
 #include "cli/common.hpp"
+#include "model/spelling.hpp"
 
 #include "formats/faithful.hpp"
 #include "formats/input_error.hpp"
@@ -31,10 +32,21 @@ void ScheduleInput::add_options(CLI::App& app, bool positional_required) {
         ->check(CLI::Range(1, kMaxMicrobatches));
     app.add_option("--format", format, "input format: native, torch-csv or json (default: from the extension)");
     app.add_option("--torch-era", torch_era, "letters of a PyTorch CSV: current (I/W/B) or 2024 (B = input-grad, BW = full)")
-        ->check(CLI::IsMember({"current", "2024"}));
+        ->check(one_of({"current", "2024"}));
 }
 
 TorchEra parse_era(const std::string& name) { return name == "2024" ? TorchEra::Y2024 : TorchEra::Current; }
+
+CLI::Validator one_of(std::vector<std::string> values) {
+    const std::string names = fmt::format("{}", fmt::join(values, ", "));
+    return CLI::Validator(
+        [values, names](std::string& value) -> std::string {
+            if (std::find(values.begin(), values.end(), value) != values.end()) return "";
+            const auto nearest = nearest_spelling(to_lower(value), values);
+            return fmt::format("'{}' is not one of {}{}", value, names, nearest ? "; did you mean '" + *nearest + "'?" : "");
+        },
+        "{" + names + "}");
+}
 
 double trace_microseconds_per_unit(const std::optional<std::string>& seconds_per_unit, const std::optional<double>& us_per_unit) {
     if (seconds_per_unit && us_per_unit) throw UsageError("give --seconds-per-unit or its old spelling --trace-unit-us, not both");
@@ -95,12 +107,26 @@ std::optional<FileFormat> parse_optional_format(const std::optional<std::string>
     }
 }
 
+namespace {
+
+// Nothing is chosen silently: a family that takes V, generated without -V, says which V it took.
+void note_default_stages_per_rank(const ScheduleFamily& family, const Schedule& schedule) {
+    if (family.parameters.find('V') == std::string::npos || schedule.placement.pipelines.empty()) return;
+    const int stages = schedule.placement.pipelines[0].stages(), P = schedule.placement.ranks;
+    fmt::print(stderr, "note: {}: V = {} stage{} per rank (its default; -V chooses)\n", family.name, stages / P,
+               stages / P == 1 ? "" : "s");
+}
+
+}  // namespace
+
 Schedule ScheduleInput::load() const {
     if (!std::filesystem::exists(source) && source != "-") {
         if (const ScheduleFamily* family = find_family(source)) {
             if (!ranks || !microbatches)
                 throw UsageError(fmt::format("generating '{}' needs -P (ranks) and -M (micro-batches)", source));
-            return family->generate({*ranks, *microbatches, stages_per_rank});
+            Schedule schedule = family->generate({*ranks, *microbatches, stages_per_rank});
+            if (!stages_per_rank) note_default_stages_per_rank(*family, schedule);
+            return schedule;
         }
         throw InputError(source, 0, 0, "no such file, and not a schedule family: " + unknown_family_message(source));
     }
@@ -151,7 +177,7 @@ void add_units_option(CLI::App& app, std::string& units) {
     app.add_option("--units", units,
                    "stage: costs and activation sizes per stage, as given; rank: those of a 1/P share of the model, each "
                    "stage run at its share P/blocks (a V stage at half), peaks and limits in the same units")
-        ->check(CLI::IsMember({"stage", "rank"}))
+        ->check(one_of({"stage", "rank"}))
         ->capture_default_str();
 }
 
@@ -159,21 +185,27 @@ void add_proof_units_option(CLI::App& app, std::string& units) {
     app.add_option("--units", units,
                    "stage: each stage's costs (as the published formulas); rank: a 1/P share of the model's, the same "
                    "where a stage is one (refused for V and interleaved families, whose stages are smaller)")
-        ->check(CLI::IsMember({"stage", "rank"}))
+        ->check(one_of({"stage", "rank"}))
         ->capture_default_str();
 }
 
-std::string proof_units(const std::string& units, const std::string& family, int ranks, std::optional<int> stages_per_rank) {
-    if (units != "rank") return "stage";
+ProofUnits proof_units(const std::string& units, const std::string& family, int ranks, std::optional<int> stages_per_rank,
+                       bool converts) {
+    if (units != "rank") return {"stage", Rational(1)};
     const auto spec = family_spec(family, ranks, nullptr, stages_per_rank);
-    if (!spec) return "rank";  // the command reports the bad family or P itself
+    if (!spec) return {"rank", Rational(1)};  // the command reports the bad family or P itself
     const Rational share = stage_share(spec->generate(spec->m0).placement);
-    if (share == Rational(1)) return "rank (the same as stage: each stage is a 1/P share of the model)";
+    if (share == Rational(1)) return {"rank (the same as stage: each stage is a 1/P share of the model)", share};
     const std::string s = format_rational(share);
+    if (converts)
+        return {fmt::format("rank, each stage at {} of the given costs and holding {} of a rank's stash (costs and peaks "
+                            "read and reported in rank units)",
+                            s, s),
+                share};
     throw UsageError(fmt::format(
-        "--units rank: a {} stage is {} of a 1/P share of the model, and symbolic results are stated per stage (as the "
+        "--units rank: a {} stage runs at {} of a rank's costs, and this result is a formula in a stage's costs (as the "
         "published formulas are); use --units stage and read each of F, I, W, B, FB as {} of the rank's cost (comm "
-        "unchanged), or time it at rank units with simulate/compare --units rank",
+        "unchanged), or state it as a claim: refute --units rank, simulate/compare --units rank",
         spec->name, s, s));
 }
 

@@ -97,17 +97,28 @@ Schedule ordered_for_row(const ScheduleInput& input, Schedule schedule, const Co
 
 // --units stage|rank on a command (default given), with the description every timing command shares.
 void add_units_option(CLI::App& app, std::string& units);
-// --units on prove, formula and refute. Their costs, symbolic or exact, are each stage's, as the published
-// formulas state them (DualPipeV's and ZB-V's per chunk). "rank" reads the same wherever a stage is a 1/P share
-// of the model; for a family whose stages are smaller (V: 1/2, interleaved: 1/V) it is refused, naming the
-// substitution, rather than read per stage silently. Returns the text for the output's units line and JSON.
-std::string proof_units(const std::string& units, const std::string& family, int ranks, std::optional<int> stages_per_rank);
+// --units on prove, formula and refute, in the timing commands' words. "stage": costs and peaks per stage, as the
+// published formulas state them (DualPipeV's and ZB-V's per chunk). "rank": a stage runs at its share P / blocks of
+// a rank's costs (a V stage at 1/2, interleaved at 1/V) and holds that share of a rank's stash. Where a stage is a
+// 1/P share both read the same. Otherwise a command that restates its results in rank units (`converts`: refute's
+// claims; prove's peaks) takes them; one whose symbolic results stay per stage (formula, prove's bubble) refuses,
+// naming the substitution, rather than read them per stage silently.
+struct ProofUnits {
+    std::string line;    // the output's units line and JSON units_detail
+    Rational share{1};   // what a stage runs at in rank units (1 in stage units)
+};
+ProofUnits proof_units(const std::string& units, const std::string& family, int ranks, std::optional<int> stages_per_rank,
+                       bool converts);
 void add_proof_units_option(CLI::App& app, std::string& units);
 
 TorchEra parse_era(const std::string& name);
 std::optional<FileFormat> parse_optional_format(const std::optional<std::string>& name);
 // Microseconds per cost unit in a trace, from --seconds-per-unit (exact text) or its old spelling
 // --trace-unit-us; 1000 (one unit = 1 ms) when neither is given. Usage error for both, or a non-positive value.
+// The values an option takes, as CLI::IsMember checks them, and a refusal that lists them and names the nearest
+// ("--property: 'bubble-constnt' is not one of bubble-constant, ...; did you mean 'bubble-constant'?").
+CLI::Validator one_of(std::vector<std::string> values);
+
 double trace_microseconds_per_unit(const std::optional<std::string>& seconds_per_unit, const std::optional<double>& us_per_unit);
 
 // A usage error naming `flag` when `path` ("-" = standard output) cannot be written: its directory is missing

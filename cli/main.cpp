@@ -11,28 +11,50 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <map>
 
 namespace {
 
-// "did you mean '--memory-limit'?" for each --flag on the command line that the subcommand does not have.
+// "did you mean '--memory-limit'?" for each flag on the command line that the subcommand does not have: a long
+// flag gets the nearest long name; a short one (-p) the short flag that differs only in case (-P), else the nearest
+// long name of its letter.
 std::string flag_typo_hints(const CLI::App& app, int argc, char** argv) {
     const auto parsed = app.get_subcommands();
     const CLI::App& command = parsed.empty() ? app : *parsed.front();
-    std::vector<std::string> known;
+    std::vector<std::string> known_long, known_short;
+    std::map<std::string, std::string> long_of_short;  // "-P" -> "--ranks"
     for (const CLI::App* scope : {&command, &app})
-        for (const CLI::Option* option : scope->get_options())
-            for (const std::string& name : option->get_lnames()) known.push_back("--" + name);
+        for (const CLI::Option* option : scope->get_options()) {
+            const auto& lnames = option->get_lnames();
+            for (const std::string& name : lnames) known_long.push_back("--" + name);
+            for (const std::string& name : option->get_snames()) {
+                known_short.push_back("-" + name);
+                if (!lnames.empty()) long_of_short["-" + name] = "--" + lnames.front();
+            }
+        }
     std::string hints;
     for (int k = 1; k < argc; ++k) {
         const std::string_view arg = argv[k];
         if (arg == "--") break;
-        if (arg.size() < 3 || arg.substr(0, 2) != "--") continue;
+        const bool is_long = arg.size() >= 3 && arg.substr(0, 2) == "--";
+        const bool is_short = arg.size() == 2 && arg[0] == '-' && std::isalpha(static_cast<unsigned char>(arg[1]));
+        if (!is_long && !is_short) continue;
         const std::string flag(arg.substr(0, arg.find('=')));
+        const auto& known = is_long ? known_long : known_short;
         if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
-        if (const auto nearest = pp::nearest_spelling(flag, known))
-            hints += fmt::format("{}: unknown flag; did you mean '{}'?\n", flag, *nearest);
+        std::optional<std::string> nearest;
+        if (is_long) {
+            nearest = pp::nearest_spelling(flag, known_long);
+        } else {
+            for (const std::string& name : known_short)
+                if (pp::to_lower(name) == pp::to_lower(flag)) nearest = name;
+        }
+        if (!nearest) continue;
+        const auto long_name = long_of_short.find(*nearest);
+        hints += fmt::format("{}: unknown flag; did you mean '{}'{}?\n", flag, *nearest,
+                             long_name == long_of_short.end() ? "" : " (" + long_name->second + ")");
     }
     return hints;
 }
@@ -69,10 +91,15 @@ int run(int argc, char** argv) {
     } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        // A bad flag or value: CLI11's text on stderr, and in JSON mode the error document on stdout.
-        app.exit(e);
+        // A bad flag or value: the suggestions, else CLI11's text, on stderr, and in JSON mode the error document on
+        // stdout. An unknown flag with a suggestion needs no "arguments were not expected" line after it.
         const std::string hints = flag_typo_hints(app, argc, argv);
-        std::cerr << hints;
+        if (!hints.empty() && dynamic_cast<const CLI::ExtrasError*>(&e)) {
+            std::cerr << hints << "Run with --help or --help-all for more information.\n";
+        } else {
+            app.exit(e);
+            std::cerr << hints;
+        }
         if (json_errors())
             std::cout << pp::json_text(error_json(kBadInput, {{"usage", e.what() + (hints.empty() ? "" : "\n" + hints)}}), 2) << "\n";
         return kBadInput;

@@ -74,7 +74,7 @@ void add_comm_model_option(CLI::App& app, std::string& comm_model) {
     app.add_option("--comm-model", comm_model,
                    "timing model: dataflow (each op starts once its inputs arrived) or batched (a blocking batch of "
                    "sends and receives before every op, as DeepSeek's DualPipe runs it)")
-        ->check(CLI::IsMember({"dataflow", "batched"}))
+        ->check(one_of({"dataflow", "batched"}))
         ->capture_default_str();
 }
 

@@ -1,6 +1,7 @@
 #include "model/costs.hpp"
 
 #include "model/cost_presets.hpp"
+#include "model/spelling.hpp"
 
 namespace pp {
 
@@ -56,8 +57,11 @@ void apply_cost_items(std::string_view text, OpCosts& op_costs, Rational* comm) 
                 apply_cost_items(preset->costs, op_costs, comm ? comm : &no_comm);
                 continue;
             }
+            std::vector<std::string> names;
+            for (const CostPreset& p : cost_presets()) names.push_back(p.name);
+            const auto nearest = nearest_spelling(to_lower(item), names);
             throw CostSyntaxError{"expected KEY=VALUE (keys F, I, W, B, FB, comm) or a preset name (pipeproof list --costs), got '" +
-                                      std::string(item) + "'",
+                                      std::string(item) + "'" + (nearest ? "; did you mean the preset '" + *nearest + "'?" : ""),
                                   start};
         }
         auto key = item.substr(0, eq);

@@ -80,6 +80,11 @@ struct RefuteOptions {
     ActivationModel activations{};
     TimingModel model = TimingModel::Dataflow;
     int default_steps = 3;       // M values per P when M is unbounded and no proof extends the search
+    // --units rank: the claim, the grid and the assumptions are written in rank units, where a stage runs at
+    // `rank_share` (P / model blocks: 1/2 on the V map) of the rank's costs and holds that share of a rank's stash.
+    // So the claim's F, I, W, B, FB are a rank's costs (a stage's / rank_share), its peaks count 1/P-of-the-model
+    // stashes (a stage's count x rank_share), comm is unchanged; the counterexample is reported in the same units.
+    Rational rank_share{1};
 };
 
 struct ClaimValue {
@@ -117,6 +122,7 @@ struct ClaimContext {
     Costs costs;
     ActivationModel activations{};
     TimingModel model = TimingModel::Dataflow;
+    Rational rank_share{1};  // as RefuteOptions::rank_share; `costs` are then a stage's
 };
 // nullopt when an M' in the claim is not admissible.
 std::optional<bool> evaluate_claim(const ClaimPtr& claim, const ClaimContext& context,

@@ -139,6 +139,7 @@ struct ProofResult {
     std::vector<Rational> early_exact;
     std::vector<Rational> peaks;  // memory-bound: per rank, for every M > m0 (and M = m0 in peaks_at_origin)
     std::vector<Rational> peaks_at_origin;
+    int peaks_from_m = 0;         // memory-bound: `peaks` is every rank's peak at every admissible M >= this
     std::optional<PeriodicWord> word;
     std::optional<PeriodicStructure> structure;
 };

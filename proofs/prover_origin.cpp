@@ -102,6 +102,7 @@ ProofResult& Prover::prove_from_later_origin(int k) {
             break;
         case Property::MemoryBound: {
             res.peaks = sub.peaks;
+            res.peaks_from_m = sub.peaks_from_m;
             std::string values;
             for (int t = 0; t < k; ++t) {
                 const auto peaks = peak_activations(inst(t), options.activations);

@@ -60,8 +60,13 @@ struct SymFacts {
 // Admissible M and instance caches for one family at one P.
 class Instances {
 public:
-    Instances(const FamilySpec& spec, const ActivationModel& activations, TimingModel model)
-        : spec_(spec), activations_(activations), model_(model) {}
+    Instances(const FamilySpec& spec, const ActivationModel& activations, TimingModel model, Rational rank_share)
+        : spec_(spec), activations_(activations), model_(model), share_(rank_share) {}
+
+    // What a claim's name reads, in the claim's units (RefuteOptions::rank_share): a cost letter is the rank's cost,
+    // a peak counts rank stashes.
+    bool op_cost(int var) const { return var >= 0 && var != static_cast<int>(CostVar::comm); }
+    const Rational& rank_share() const { return share_; }
 
     bool admissible(int M) const { return M >= spec_.m0 && (M - spec_.m0) % spec_.step == 0; }
 
@@ -83,7 +88,7 @@ public:
         f.bubble_fraction = sim.bubble_fraction;
         for (const auto& r : sim.ranks) {
             f.idle.push_back(sim.scale.to_units(r.idle));
-            f.peak.push_back(r.peak_activations);
+            f.peak.push_back(r.peak_activations * share_);
             f.span = std::max(f.span, sim.scale.to_units(r.last_end - r.first_start));
         }
         f.params = param_facts(s.placement);
@@ -110,6 +115,7 @@ public:
             }
         }
         f.peak = peak_activations(s, activations_);
+        for (Rational& peak : f.peak) peak *= share_;
         f.params = param_facts(s.placement);
         return symbolic_.emplace(M, std::move(f)).first->second;
     }
@@ -123,6 +129,7 @@ private:
     const FamilySpec& spec_;
     ActivationModel activations_;
     TimingModel model_;
+    Rational share_{1};
     std::map<int, Schedule> schedules_;
     std::map<int, SymFacts> symbolic_;
 };
@@ -221,7 +228,7 @@ private:
             case ClaimNode::Number: return num(n->value);
             case ClaimNode::Name: {
                 const int v = cost_var_index(n->name);
-                if (v >= 0) return num(point_[v]);
+                if (v >= 0) return num(inst_.op_cost(v) ? point_[v] / inst_.rank_share() : point_[v]);
                 if (n->name == "P") return num(Rational(P_));
                 if (n->name == "M") return num(Rational(M_));
                 const ExactFacts& f = facts(M_);
@@ -292,7 +299,8 @@ public:
             case ClaimNode::Number: return smt::rational(ctx_, n->value);
             case ClaimNode::Name: {
                 const int v = cost_var_index(n->name);
-                if (v >= 0) return smt::cost_var(ctx_, v);
+                if (v >= 0)
+                    return inst_.op_cost(v) ? smt::cost_var(ctx_, v) / smt::rational(ctx_, inst_.rank_share()) : smt::cost_var(ctx_, v);
                 if (n->name == "P") return ctx_.real_val(P_);
                 if (n->name == "M") return ctx_.real_val(M_);
                 if (n->name == "bubble" || n->name == "idle") return bubble(M_);
@@ -446,7 +454,7 @@ const char* refute_status_name(RefuteResult::Status status) {
 }
 
 std::optional<bool> evaluate_claim(const ClaimPtr& claim, const ClaimContext& context, std::vector<ClaimValue>* values) {
-    Instances inst(*context.family, context.activations, context.model);
+    Instances inst(*context.family, context.activations, context.model, context.rank_share);
     ExactEvaluator ev(inst, context.family->ranks, context.M, context.costs, values);
     try {
         return ev.eval(claim).b;
@@ -464,40 +472,113 @@ struct PeriodicWindow {
 };
 
 // The prover's periodicity result that closes the search over M: once over the symbolic region, or at
-// every grid point with exact costs (the window is the latest of them, its period the lcm).
+// every grid point with exact costs (the window is the latest of them, its period the lcm). `why` says what failed.
 std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const RefuteOptions& options, const CostRegion& region,
-                                              const std::vector<CostPoint>& grid) {
+                                              const std::vector<CostPoint>& grid, std::string& why) {
     ProveOptions po;
     po.model = options.model;
     po.activations = options.activations;
+    auto failed = [&](const ProofResult& pr) {
+        why = fmt::format("`pipeproof prove {} -P {} --property bubble-constant` is {}", spec.name, spec.ranks,
+                          pr.verdict == Verdict::Refuted ? "REFUTED (the bubble is not constant in M)" : "UNKNOWN");
+        return std::nullopt;
+    };
     if (options.symbolic) {
         po.region = region;
         const ProofResult pr = prove(spec, po);
-        if (pr.verdict != Verdict::Proved) return std::nullopt;
+        if (pr.verdict != Verdict::Proved) return failed(pr);
         return PeriodicWindow{pr.t_periodic, pr.cycle, pr.bubble_symbolic, pr.constant_from_m};
     }
     PeriodicWindow window;
     for (const CostPoint& point : grid) {
         po.costs = costs_at(point);
         const ProofResult pr = prove(spec, po);
-        if (pr.verdict != Verdict::Proved) return std::nullopt;
+        if (pr.verdict != Verdict::Proved) return failed(pr);
         window.t_periodic = std::max(window.t_periodic, pr.t_periodic);
         window.cycle = std::lcm(window.cycle, pr.cycle);
-        if (window.cycle > 64) return std::nullopt;  // no common window worth searching
+        if (window.cycle > 64) {
+            why = "the idle times' periods at the grid points have no common period up to 64 blocks";
+            return std::nullopt;
+        }
     }
     return window;
+}
+
+// The memory proof that closes the search over M for the activation peaks: every rank's peak is the same for every
+// M past the proof's origin, so the instances up to the first M past it cover every M. Returns that last block t.
+std::optional<int> peak_window(const FamilySpec& spec, const RefuteOptions& options, std::string& why) {
+    ProveOptions po;
+    po.property = Property::MemoryBound;
+    po.model = options.model;
+    po.activations = options.activations;
+    const ProofResult pr = prove(spec, po);
+    if (pr.verdict != Verdict::Proved) {
+        why = fmt::format("`pipeproof prove {} -P {} --property memory-bound` is {}", spec.name, spec.ranks,
+                          pr.verdict == Verdict::Refuted ? "REFUTED" : "UNKNOWN");
+        return std::nullopt;
+    }
+    if (pr.peaks_from_m < spec.m0) {
+        why = "internal: the memory proof names no M its peaks hold from";
+        return std::nullopt;
+    }
+    return (pr.peaks_from_m - spec.m0 + spec.step - 1) / spec.step;  // the t of the first M >= peaks_from_m
+}
+
+// Which measured quantities a claim reads, by how they behave as M grows.
+struct ClaimUses {
+    std::vector<std::string> unbounded;  // M, makespan, span, bubble_fraction: no periodicity argument closes them
+    bool idle = false;                   // bubble, idle: closed by the bubble-constant proof
+    bool peak = false;                   // peak: closed by the memory-bound proof
+};
+
+ClaimUses claim_uses(const std::set<std::string>& names) {
+    ClaimUses uses;
+    for (const char* name : {"M", "makespan", "span", "bubble_fraction"})
+        if (names.count(name)) uses.unbounded.emplace_back(name);
+    uses.idle = names.count("bubble") || names.count("idle");
+    uses.peak = names.count("peak") > 0;
+    return uses;
+}
+
+// Rank units (RefuteOptions::rank_share) to a stage's: op costs times the share, comm as it is.
+CostPoint in_stage_units(CostPoint point, const Rational& share) {
+    for (int i = 0; i < kCostVars; ++i)
+        if (i != static_cast<int>(CostVar::comm)) point[i] *= share;
+    return point;
+}
+
+CostPoint in_rank_units(CostPoint point, const Rational& share) {
+    for (int i = 0; i < kCostVars; ++i)
+        if (i != static_cast<int>(CostVar::comm)) point[i] /= share;
+    return point;
+}
+
+// The assumptions, stated in rank units, over a stage's costs. A homogeneous constraint on the op costs alone
+// (F > 0, B = I + W, FB <= F + B) means the same in both; one with comm or a constant scales its op coefficients.
+CostRegion in_stage_units(const CostRegion& region, const Rational& share) {
+    if (share == Rational(1)) return region;
+    CostRegion out;
+    for (CostConstraint c : region.constraints) {
+        const bool mixed = !(c.a[static_cast<int>(CostVar::comm)] == Rational(0));
+        if (mixed || !c.homogeneous())
+            for (int i = 0; i < kCostVars; ++i)
+                if (i != static_cast<int>(CostVar::comm)) c.a[i] /= share;
+        out.add(std::move(c));
+    }
+    return out;
 }
 
 // The search of refute(); fills `res` (returns as soon as a counterexample is found).
 void search(RefuteResult& res, const std::string& family, const std::string& claim_text, const RefuteOptions& options) {
     const ClaimPtr claim = parse_condition(claim_text);
-    CostRegion region = options.region;
+    CostRegion region = in_stage_units(options.region, options.rank_share);
     if (options.symbolic) region.finish();
     std::set<std::string> names;
     names_in(claim, names, false);
-    const bool periodic_names = !names.count("M") && !names.count("makespan") && !names.count("span") &&
-                                !names.count("bubble_fraction");
+    const ClaimUses uses = claim_uses(names);
+    std::vector<std::string> open_reasons;  // why the search over M stayed open, per P
     std::vector<CostPoint> grid = options.symbolic ? std::vector<CostPoint>{} : parse_cost_grid(options.grid);
+    for (CostPoint& point : grid) point = in_stage_units(point, options.rank_share);
     // A counterexample must satisfy the assumptions it is stated under, so grid points outside the region go.
     const size_t grid_size = grid.size();
     std::erase_if(grid, [&](const CostPoint& point) { return !region.contains(point); });
@@ -529,25 +610,58 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
         } else {
             int t_last = options.default_steps;
             const auto offsets = m_offsets(claim, P, spec->m0, spec->step);
-            if (periodic_names && offsets) {
-                if (const auto window = periodic_window(*spec, options, region, grid)) {
-                    if (window->bubble) {
-                        res.bubble = window->bubble;
-                        res.bubble_P = P;
-                        res.bubble_from_m = window->from_m;
-                        res.bubble_region = region;
+            std::string why;
+            if (!uses.unbounded.empty()) {
+                why = fmt::format("the claim uses {}, which no periodicity proof bounds as M grows",
+                                  fmt::join(uses.unbounded, ", "));
+            } else if (!offsets) {
+                why = "an M' argument of the claim is not M + a constant";
+            } else {
+                int t_closed = 0;
+                std::vector<std::string> by;
+                bool ok = true;
+                if (uses.idle) {
+                    if (const auto window = periodic_window(*spec, options, region, grid, why)) {
+                        if (window->bubble) {
+                            res.bubble = window->bubble;
+                            res.bubble_P = P;
+                            res.bubble_from_m = window->from_m;
+                            res.bubble_region = region;
+                        }
+                        t_closed = std::max(t_closed, window->t_periodic + window->cycle - 1);
+                        by.push_back(fmt::format(
+                            "every idle time is periodic in M from M={} with period {} {}(pipeproof prove {} -P {}{} "
+                            "--property bubble-constant: PROVED)",
+                            spec->microbatches(window->t_periodic), window->cycle * spec->step,
+                            options.symbolic ? "" : fmt::format("at each of the {} grid point(s) ", grid.size()), family, P,
+                            options.model == TimingModel::Batched ? " --model batched" : ""));
+                    } else {
+                        ok = false;
                     }
-                    t_last = window->t_periodic + window->cycle - 1;
+                }
+                if (ok && uses.peak) {
+                    std::string peak_why;
+                    if (const auto t = peak_window(*spec, options, peak_why)) {
+                        t_closed = std::max(t_closed, *t);
+                        by.push_back(fmt::format("every rank's activation peak is the same for every M >= {} (pipeproof "
+                                                 "prove {} -P {} --property memory-bound: PROVED)",
+                                                 spec->microbatches(*t), family, P));
+                    } else {
+                        ok = false;
+                        why = peak_why;
+                    }
+                }
+                if (ok) {
+                    t_last = t_closed;
                     closed = true;
-                    closing = fmt::format("P={}: every idle time is periodic in M from M={} with period {} {}"
-                                          "(pipeproof prove {} -P {}{} --property bubble-constant: PROVED), so M = {}..{} "
-                                          "covers every M",
-                                          P, spec->microbatches(window->t_periodic), window->cycle * spec->step,
-                                          options.symbolic ? "" : fmt::format("at each of the {} grid point(s) ", grid.size()),
-                                          family, P, options.model == TimingModel::Batched ? " --model batched" : "", spec->m0,
-                                          spec->microbatches(t_last));
+                    closing = by.empty()
+                                  ? fmt::format("P={}: the claim reads nothing that depends on M, so M = {} covers every M", P,
+                                                spec->m0)
+                                  : fmt::format("P={}: {}, so M = {}..{} covers every M", P, fmt::join(by, "; "), spec->m0,
+                                                spec->microbatches(t_last));
                 }
             }
+            if (!closed) open_reasons.push_back(fmt::format("P={}: {}", P, why));
             m_last = spec->microbatches(t_last);
         }
         if (!closed) all_closed = false;
@@ -555,7 +669,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
         if (m_first > m_last)
             skipped.push_back(fmt::format("P={}: no admissible M in {}..{} ({} needs {})", P, options.m_range->first,
                                           options.m_range->second, spec->name, spec->precondition));
-        Instances inst(*spec, options.activations, options.model);
+        Instances inst(*spec, options.activations, options.model, options.rank_share);
         // A family that orders for its costs (v-zb) is generated for each grid point it is timed at; symbolic costs
         // keep its default order, which the notes state.
         std::vector<FamilySpec> point_specs;
@@ -567,7 +681,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                 point_specs.assign(grid.size(), *spec);
                 for (size_t k = 0; k < grid.size(); ++k)
                     order_family_for_costs(point_specs[k], costs_at(grid[k]), std::nullopt);
-                for (const FamilySpec& s : point_specs) point_insts.emplace_back(s, options.activations, options.model);
+                for (const FamilySpec& s : point_specs) point_insts.emplace_back(s, options.activations, options.model, options.rank_share);
                 if (P == options.p_lo) res.notes.push_back(point_specs.front().order_assumption);
             }
         }
@@ -658,7 +772,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                 // when the order built for that point breaks the claim too.
                 FamilySpec at = *spec;
                 order_family_for_costs(at, costs_at(point), std::nullopt);
-                Instances ordered(at, options.activations, options.model);
+                Instances ordered(at, options.activations, options.model, options.rank_share);
                 if (found(point, ordered)) return;
                 res.notes.push_back(fmt::format("P={} M={}: the default order breaks the claim at {}, the order {} builds "
                                                 "for those costs does not (no counterexample)",
@@ -683,8 +797,9 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
     }
     res.status = all_closed ? RefuteResult::Holds : RefuteResult::Undecided;
     if (!all_closed && !options.m_range)
-        res.notes.push_back("M is unbounded and no periodicity proof closed the search (the claim uses M, makespan, span "
-                            "or bubble_fraction, or the proof did not go through): the claim held on the M values searched");
+        res.notes.push_back(fmt::format("M is unbounded and the search over it stayed open ({}): the claim held on the M "
+                                        "values searched",
+                                        open_reasons.empty() ? "see the notes above" : fmt::format("{}", fmt::join(open_reasons, "; "))));
 }
 
 }  // namespace
@@ -700,6 +815,7 @@ RefuteResult refute(const std::string& family, const std::string& claim_text, co
         res.status = RefuteResult::Undecided;
         res.notes.push_back(e.what + "; no counterexample among the instances searched before it");
     }
+    if (res.costs) res.costs = in_rank_units(*res.costs, options.rank_share);  // as the claim states them
     return res;
 }
 
