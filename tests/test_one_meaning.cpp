@@ -283,12 +283,39 @@ TEST_CASE("units: prove, formula and refute take --units -- rank is stage where 
         CHECK_THAT(nlohmann::json::parse(r.out)["units"].get<std::string>(), Catch::StartsWith("rank"));
     }
     // A ZBV stage is half a share: symbolic results are stated per stage, so rank units are refused with the rule.
-    for (const std::string command : {"formula zbv -P 4", "prove zbv -P 4", "refute zbv -P 4 --claim 'bubble >= 0'",
-                                      "formula interleaved-1f1b -P 2 -V 3"}) {
+    // A claim is checked instance by instance, so refute takes rank units there too (next test case).
+    for (const std::string command : {"formula zbv -P 4", "prove zbv -P 4", "formula interleaved-1f1b -P 2 -V 3"}) {
         const auto r = run_cli(command + " --units rank");
         INFO(command);
         CHECK(r.exit_code == 2);
         CHECK_THAT(r.err, Catch::Contains("--units stage"));
         CHECK(run_cli(command + " --units stage").exit_code != 2);
     }
+}
+
+TEST_CASE("units: a claim's peaks and costs are a rank's under --units rank (V: a stage holds half a rank's stash)",
+          "[issue44][units]") {
+    // v-half at P=2, M=2 by hand: the simulator's stage peak is 4 stashes on rank 1 (stages 1 and 2, both micro-batches); a rank holds two stages of
+    // half a share each, so the rank peak is 2. 'peak <= P/2 + 1' (= 2) is then false in stage units, true in rank.
+    const auto refuted = run_cli("refute --claim 'peak <= P/2 + 1' v-half -P 2 -M 2 --json");
+    REQUIRE(refuted.exit_code == 1);
+    const auto jr = nlohmann::json::parse(refuted.out);
+    CHECK(jr["counterexample"]["values"]["peak"] == "4");
+    const auto holds = run_cli("refute --claim 'peak <= P/2 + 1' v-half -P 2 -M 2 --units rank --json");
+    INFO(holds.out << holds.err);
+    REQUIRE(holds.exit_code == 0);
+    CHECK_THAT(nlohmann::json::parse(holds.out)["units"].get<std::string>(), Catch::StartsWith("rank"));
+    // The rank peak itself is 2: 'peak <= 1' is broken with the value 2 printed in rank units.
+    const auto low = run_cli("refute --claim 'peak <= 1' v-half -P 2 -M 2 --units rank --json");
+    REQUIRE(low.exit_code == 1);
+    CHECK(nlohmann::json::parse(low.out)["counterexample"]["values"]["peak"] == "2");
+    // The same on zbv, refused before rank units reached claims: a claim holds or breaks, never exit 2.
+    const auto zbv = run_cli("refute zbv -P 4 --claim 'bubble >= 0' --units rank --json");
+    INFO(zbv.err);
+    CHECK(zbv.exit_code == 0);
+    // The UNDECIDED reason names what the claim uses, and peak claims close over every M (no 'uses M' for a peak).
+    const auto every_m = run_cli("refute --claim 'peak <= P+2' v-half -P 2..4 --units rank");
+    CHECK(every_m.exit_code == 0);
+    CHECK_THAT(every_m.out, Catch::Contains("memory-bound: PROVED"));
+    CHECK_THAT(every_m.out + every_m.err, !Catch::Contains("uses M, makespan"));
 }

@@ -95,7 +95,7 @@ def check_simulate(json_path, cost_text):
     out = json.loads(run("simulate", json_path, "--costs", cost_text, "--json", expect=0).stdout)
     for key in ("makespan", "bubble", "bubble_fraction"):
         check_number(out, key, ref[key], "simulate")
-    for r, (got, want) in enumerate(zip(out["ranks"], ref["ranks"])):
+    for r, (got, want) in enumerate(zip(out["per_rank"], ref["ranks"])):
         for key in ("busy", "idle", "span"):
             check_number(got, key, want[key], f"rank {r}")
     text = run("simulate", json_path, "--costs", cost_text, expect=0).stdout
@@ -288,7 +288,7 @@ def case_refute():
     out = json.loads(proc.stdout)
     bubble = bubble_of("1f1b", 2, 4, cost)
     check(bubble**3 > 10**6, "reference self-check")
-    check(out["counterexample"]["P"] == 2 and out["counterexample"]["M"] == 4, proc.stdout)
+    check(out["counterexample"]["ranks"] == 2 and out["counterexample"]["microbatches"] == 4, proc.stdout)
     check(Fraction(out["counterexample"]["values"]["bubble * bubble * bubble"]) == bubble**3,
           f"printed {out['counterexample']['values']}, reference {bubble ** 3}")
 
