@@ -55,7 +55,7 @@ struct CompareCommand {
     CostInput costs;
     std::string comm_model = "dataflow";
     std::optional<std::int64_t> tokens_per_microbatch;
-    std::optional<std::string> time_unit;
+    std::optional<std::string> seconds_per_unit;
     bool per_stage_costs = false;  // the old spelling of --units stage
     std::string units = "rank";
     bool json = false;
@@ -85,13 +85,16 @@ struct CompareCommand {
         o.comm_model = comm_model_from(comm_model);
         o.model_share_costs = units == "rank" && !per_stage_costs;
         o.activations = activations;
-        if (tokens_per_microbatch.has_value() != time_unit.has_value())
+        // GPU-hours need the tokens and the seconds per unit (--seconds-per-unit, or --time-unit's); a time unit
+        // alone only names the unit. A number after --time-unit is the old spelling of --seconds-per-unit.
+        const auto seconds = costs.time_unit.seconds_with(seconds_per_unit);
+        const bool seconds_given = seconds_per_unit || (costs.time_unit.text && !costs.time_unit.name());
+        if (tokens_per_microbatch && !seconds)
+            throw UsageError("--tokens-per-microbatch and --seconds-per-unit go together (GPU-hours need both; --time-unit "
+                             "us|ms|s gives the seconds per unit too)");
+        if (seconds_given && !tokens_per_microbatch)
             throw UsageError("--tokens-per-microbatch and --seconds-per-unit go together (GPU-hours need both)");
-        if (time_unit) {
-            const auto seconds = parse_rational(*time_unit);
-            if (!seconds || *seconds <= Rational(0))
-                throw UsageError("--seconds-per-unit expects a positive number of seconds per cost unit, e.g. 0.001 or 1/1000, got '" +
-                                 *time_unit + "'");
+        if (tokens_per_microbatch) {
             if (*tokens_per_microbatch <= 0) throw UsageError("--tokens-per-microbatch must be positive");
             o.tokens_per_microbatch = tokens_per_microbatch;
             o.seconds_per_unit = seconds;
@@ -120,6 +123,8 @@ struct CompareCommand {
         for (const auto& name : names) {
             inputs.push_back(input_for(name));
             schedules.push_back(inputs.back().load());
+            if (const ScheduleFamily* family = inputs.back().generated_family(); family && !stages_per_rank)
+                note_default_stages_per_rank(*family, schedules.back());
         }
         costs.check_stage_blocks(schedules);  // a --stage-costs block must exist in at least one of them
         const CompareOptions o = options(costs.activations());
@@ -165,7 +170,8 @@ struct CompareCommand {
     }
 
     void print_text(const std::vector<CompareRow>& rows, const std::vector<Costs>& row_costs, const CompareOptions& o) const {
-        std::cout << fmt::format("timing model: {}; {}\n", comm_model_name(o.comm_model), cost_basis_text(o));
+        std::cout << fmt::format("timing model: {}; {}{}\n", comm_model_name(o.comm_model), cost_basis_text(o),
+                                 costs.time_unit.name() ? "; times in " + *costs.time_unit.name() : "");
         size_t width = 8;
         for (const auto& row : rows) width = std::max(width, row.name.size());
         const bool money = o.tokens_per_microbatch.has_value();
@@ -237,6 +243,7 @@ struct CompareCommand {
         j["status"] = kStatusOk;
         j["timing_model"] = comm_model_name(o.comm_model);
         j["cost_basis"] = o.model_share_costs ? "model-share" : "per-stage";
+        j["time_unit"] = costs.time_unit.json();
         put_units(j, o.model_share_costs ? "rank (costs per 1/P of the model; each stage at stage_share of them)"
                                          : "stage (costs per stage, as given)");
         j["definitions"] = {
@@ -327,8 +334,8 @@ Runner add_compare(CLI::App& app) {
     add_units_option(*sub, cmd->units);  // default rank: like for like across V
     add_comm_model_option(*sub, cmd->comm_model);
     sub->add_option("--tokens-per-microbatch", cmd->tokens_per_microbatch, "tokens in one micro-batch (for GPU-hours)");
-    sub->add_option("--seconds-per-unit,--time-unit", cmd->time_unit,
-                    "seconds per cost unit, e.g. 0.001 (for GPU-hours; old spelling: --time-unit)");
+    sub->add_option("--seconds-per-unit", cmd->seconds_per_unit,
+                    "seconds per cost unit, e.g. 0.001 (for GPU-hours; --time-unit ms says the same)");
     sub->add_flag("--per-stage-costs", cmd->per_stage_costs, "old spelling of --units stage");
     sub->add_flag("--json", cmd->json, "machine-readable output");
     return [cmd] { return cmd->run(); };

@@ -14,7 +14,7 @@ struct ConvertCommand {
     std::string output = "-";
     std::optional<std::string> to;
     std::string out_era = "current";
-    std::string line_end = "crlf";
+    std::string line_end = "lf";
     std::vector<std::string> drop;  // what the output format may lose (formats/faithful.hpp)
 
     int run() {
@@ -36,7 +36,7 @@ Runner add_convert(CLI::App& app) {
     sub->add_option("--to", cmd->to, "output format: native, torch-csv or json");
     sub->add_option("--out-torch-era", cmd->out_era, "letters for a PyTorch CSV output: current or 2024")
         ->check(one_of({"current", "2024"}));
-    sub->add_option("--csv-line-end", cmd->line_end, "PyTorch CSV line ends: crlf (as PyTorch writes) or lf")
+    sub->add_option("--csv-line-end", cmd->line_end, "PyTorch CSV line ends: lf (default, as the schedule files PyTorch and torchtitan ship) or crlf (as Python's csv module writes by default)")
         ->check(one_of({"crlf", "lf"}));
     sub->add_option("--drop", cmd->drop,
                     "write even though the output format loses this (repeatable): comms (SEND/RECV of a compute_comms CSV), "

@@ -22,7 +22,7 @@ struct GenerateCommand {
     std::string output = "-";
     std::optional<std::string> format;
     std::string era = "current";
-    std::string line_end = "crlf";
+    std::string line_end = "lf";
     std::optional<std::string> costs, activation_sizes, memory_limit;
 
     int run() {
@@ -44,6 +44,7 @@ struct GenerateCommand {
             if (!params.memory_limit) throw UsageError("--memory-limit expects a non-negative number, got '" + *memory_limit + "'");
         }
         Schedule schedule = family->generate(params);
+        if (!stages_per_rank) note_default_stages_per_rank(*family, schedule);
         // The file carries what it was generated for: simulate and verify then time and check it at the same.
         schedule.costs = params.costs;
         schedule.activation_sizes = params.activation_sizes;
@@ -110,7 +111,7 @@ Runner add_generate(CLI::App& app) {
     sub->add_option("--memory-limit", cmd->memory_limit,
                     "per-rank activation limit v-zb orders within (default 2P); written into the file, where verify checks it");
     sub->add_option("--torch-era", cmd->era, "letters for PyTorch CSV output")->check(one_of({"current", "2024"}));
-    sub->add_option("--csv-line-end", cmd->line_end, "PyTorch CSV line ends: crlf (as PyTorch writes) or lf")
+    sub->add_option("--csv-line-end", cmd->line_end, "PyTorch CSV line ends: lf (default, as the schedule files PyTorch and torchtitan ship) or crlf (as Python's csv module writes by default)")
         ->check(one_of({"crlf", "lf"}));
     return [cmd] { return cmd->run(); };
 }

@@ -22,6 +22,14 @@
 namespace pp::cli {
 namespace {
 
+// Estimated costs of one micro-batch through one block (or layer), in ms.
+nlohmann::json op_costs_json(const plan::ChunkCosts& c) {
+    nlohmann::json j = {{"F", 1e3 * c.F}, {"I", 1e3 * c.I}, {"W", 1e3 * c.W}, {"all_to_all", 1e3 * c.all_to_all},
+                        {"p2p", 1e3 * c.p2p}};
+    j["FB"] = c.measured_pair ? nlohmann::json(1e3 * *c.measured_pair) : nlohmann::json(nullptr);
+    return j;
+}
+
 nlohmann::json option_json(const plan::PlanOption& o) {
     return {{"label", o.label()},
             {"family", o.family},
@@ -40,6 +48,7 @@ nlohmann::json option_json(const plan::PlanOption& o) {
             {"memory_gb", {{"weights", o.weights_gb}, {"gradients", o.grads_gb}, {"optimizer", o.optimizer_gb},
                            {"activations", o.activations_gb}, {"total", o.total_gb}}},
             {"fits", o.fits},
+            {"op_costs_ms", op_costs_json(o.chunk)},
             {"exact", {{"bubble_fraction", format_rational(o.bubble_fraction)}, {"peak_stashes", format_rational(o.peak_stashes)}}}};
 }
 
@@ -48,6 +57,12 @@ nlohmann::json option_json(const plan::PlanOption& o) {
 nlohmann::json plan_json(const plan::PlanResult& result) {
     nlohmann::json j = {{"status", result.options.empty() ? kStatusUnknown : kStatusOk},
                         {"step_time_model", plan::uses_chunk_model(result.request) ? "chunk" : "op"},
+                        {"step_time_model_detail", plan::step_time_model(result.request)},
+                        {"op_costs_source", result.request.training.components ? "measured chunk components"
+                                            : result.request.training.chunk    ? "measured op costs"
+                                                                               : "estimated from FLOPs"},
+                        {"op_costs_per_layer_ms", op_costs_json(plan::per_layer_costs(result.request))},
+                        {"families", plan::candidate_families(result.request)},
                         {"gpus", result.request.cluster.gpus}, {"gpu_memory_gb", result.request.cluster.gpu_memory_gb},
                         {"options", nlohmann::json::array()}, {"skipped", result.skipped}};
     for (const auto& o : result.options) j["options"].push_back(option_json(o));

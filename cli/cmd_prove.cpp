@@ -103,6 +103,7 @@ struct ProveCommand {
         std::string why;
         auto spec = family_spec(family, ranks, &why, stages_per_rank);
         if (!spec) throw UsageError(why);
+        note_default_stages_per_rank(family, ranks, stages_per_rank);
         const auto prop = parse_property(property);
         if (!prop) throw UsageError("unknown property '" + property + "'");
         // Only the bubble is a formula in a stage's costs; peaks are restated in rank units, and the order properties

@@ -88,6 +88,7 @@ struct RefuteCommand {
         std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P", kMaxRanks);
         if (microbatches) options.m_range = parse_range(*microbatches, "-M", std::numeric_limits<int>::max());
         options.stages_per_rank = stages_per_rank;
+        note_default_stages_per_rank(family, options.p_lo, stages_per_rank);
         const ProofUnits claim_units = proof_units(units, family, options.p_lo, stages_per_rank, true);
         const std::string& units_line = claim_units.line;
         options.rank_share = claim_units.share;

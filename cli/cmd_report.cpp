@@ -43,11 +43,15 @@ struct ReportCommand {
         options.comm_model = comm_model_from(comm_model);
         options.model_share_costs = units == "rank" && !per_stage_costs;
         options.activations = costs.activations();
-        if (tokens_per_microbatch.has_value() != seconds_per_unit.has_value())
+        // GPU-hours need the tokens and the seconds per unit (--seconds-per-unit, or --time-unit's); a time unit
+        // alone only names the unit.
+        const auto seconds = costs.time_unit.seconds_with(seconds_per_unit);
+        if (tokens_per_microbatch && !seconds)
+            throw UsageError("GPU-hours need --tokens-per-microbatch and the seconds per cost unit (--time-unit or --seconds-per-unit)");
+        if (seconds_per_unit && !tokens_per_microbatch)
             throw UsageError("GPU-hours need both --tokens-per-microbatch and --seconds-per-unit");
-        if (seconds_per_unit) {
-            auto seconds = parse_rational(*seconds_per_unit);
-            if (!seconds || *seconds <= Rational(0)) throw UsageError("--seconds-per-unit expects a positive number");
+        if (tokens_per_microbatch) {
+            if (*tokens_per_microbatch <= 0) throw UsageError("--tokens-per-microbatch must be positive");
             options.seconds_per_unit = seconds;
             options.tokens_per_microbatch = tokens_per_microbatch;
         }
@@ -74,6 +78,7 @@ struct ReportCommand {
         svg.activations = costs.activations(&schedule);
         svg.costs = &c;
         svg.id_prefix = fmt::format("s{}", index);
+        svg.time_unit = costs.time_unit.name().value_or("");
         svg.subtitle = "costs per stage " + format_costs(c) + "; timing model: " + timed.timing.label();
         if (stage) {  // the exposed all-to-all per rank
             std::vector<std::string> per_rank;
@@ -106,9 +111,9 @@ struct ReportCommand {
             page.schedules.push_back(entry(names[k], schedules[k], k, options, costs_text));
         }
         page.parameters = fmt::format(
-            "{}{}{}costs {} {}; timing model {}", ranks ? fmt::format("P = {}, ", *ranks) : "",
+            "{}{}{}costs {}{} {}; timing model {}", ranks ? fmt::format("P = {}, ", *ranks) : "",
             microbatches ? fmt::format("M = {}, ", *microbatches) : "", stages_per_rank ? fmt::format("V = {}, ", *stages_per_rank) : "",
-            costs_text,
+            costs_text, costs.time_unit.name() ? " (times in " + *costs.time_unit.name() + ")" : "",
             options.model_share_costs
                 ? "per 1/P of the model (like for like: a schedule that cuts the model into S blocks runs each stage at P/S "
                   "of them; --units stage to time every stage at the costs as given)"

@@ -153,6 +153,7 @@ struct SearchCommand {
     bool json = false, no_generators = false, no_symmetry = false, quiet = false, periodic = false;
     double progress_interval = 2;
     std::string units = "stage";  // --units
+    TimeUnitInput time_unit;      // --time-unit: named in the output and the JSON
     mutable std::string units_line = "stage (costs and cap per stage, as given)";
 
     std::optional<std::string> activation_sizes;  // --activation-sizes F=..,I=..
@@ -235,6 +236,7 @@ struct SearchCommand {
             nlohmann::json j = search_result_json(r);
             put_search_instance(j, problem);
             put_units(j, units_line);
+            j["time_unit"] = time_unit.json();
             put_number(j, "stage_share", share);
             if (r.schedule && !output) j["schedule"] = render_schedule(*r.schedule, FileFormat::Native);
             if (output && r.schedule) j["schedule_file"] = *output;
@@ -287,7 +289,7 @@ struct SearchCommand {
         shape.placement = problem.placement;
         std::cout << fmt::format("instance: {}; objective {}; memory limit {}\n", shape_text(shape), what,
                                  problem.memory_limit ? format_rational(*problem.memory_limit) : "none");
-        std::cout << "units: " << units_line << "\n";
+        std::cout << "units: " << units_line << (time_unit.name() ? "; times in " + *time_unit.name() : "") << "\n";
         if (r.stopped) std::cout << "stopped: on request (SIGINT/SIGTERM) before the time limit\n";
         if (r.status == SearchStatus::Infeasible) {
             std::cout << "reason: " << r.lower_bound_argument << "\n";
@@ -533,6 +535,7 @@ Runner add_search(CLI::App& app) {
     sub->add_option("--placement", cmd->placement,
                     "1f1b (one stage per rank), v (2 stages per rank, V map), interleaved:V (loop map), dualpipe "
                     "(bidirectional), or a schedule FILE (its placement, costs and memory limit)");
+    cmd->time_unit.add_option(*sub);
     sub->add_option("--costs", cmd->costs,
                     "durations F=..,I=..,W=..,comm=.. (exact: 1.75 or 7/4); default F=I=W=1, comm=0; FB=.. allows F&B pairs");
     sub->add_option("--stage-costs", cmd->stage_costs, "per-block override BLOCK:F=..,I=..,W=.. (repeatable)");

@@ -55,7 +55,8 @@ struct ShowCommand {
             if (svg_path || trace_path) throw UsageError("--json prints the timeline as JSON; write --svg/--trace files in a separate run");
             // simulate's JSON document plus every slot's rank, start and end (the timeline the chart draws),
             // written slot by slot.
-            nlohmann::json j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule));
+            nlohmann::json j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule),
+                                         costs.time_unit.name());
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);  // per rank exposed_comm (issue 11)
             put_verdict(j, timed.verdict);  // drawn, but the verdict of `verify` stands (keys as in simulate --json)
             put_memory_limit(j, costs.memory_limit(schedule, std::nullopt));
@@ -67,18 +68,21 @@ struct ShowCommand {
         if (chunk_lanes && !costs.chunk_table)
             throw UsageError("--chunks draws the components of chunk costs: give --chunk-costs (or a file with a 'chunks' section)");
         GanttOptions chart = gantt;
+        chart.time_unit = costs.time_unit.name().value_or("");
         chart.title = fmt::format("{}: {} ranks, M = {}", schedule.source, schedule.rank_count(),
                                   schedule.placement.total_microbatches());
         if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
         std::cout << ascii_gantt(schedule, timed.sim, chart);
         if (chunk_lanes) std::cout << ascii_chunk_lanes(schedule, timed.sim, *costs.chunk_table, gantt);
-        std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule));
+        std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule),
+                                         costs.time_unit.name());
         if (costs.chunk_table) std::cout << exposure_text(schedule, *costs.chunk_table);
         if (svg_path) {
             SvgOptions options;
             options.width = svg_width;
             options.activations = costs.activations(&schedule);
             options.costs = &c;
+            options.time_unit = costs.time_unit.name().value_or("");
             options.subtitle = "costs " + format_costs(c) + "; timing model: " + timed.timing.label();
             if (!timed.valid()) options.subtitle = "INVALID (" + violation_count_text(timed.verdict) + ", see `pipeproof verify`); " + options.subtitle;
             write_file(*svg_path, [&](std::ostream& out) { out << svg_timeline(schedule, timed.sim, options); });
@@ -95,7 +99,13 @@ struct ShowCommand {
         return timed.valid() ? kOk : kViolations;  // drawn, but the verdict of `verify` stands
     }
 
-    double trace_us_per_unit() const { return trace_microseconds_per_unit(seconds_per_unit, us_per_unit); }
+    // --seconds-per-unit (or its old spelling), else --time-unit's, else 1 cost unit = 1 ms.
+    double trace_us_per_unit() const {
+        if (!seconds_per_unit && !us_per_unit)
+            if (const auto seconds = costs.time_unit.seconds_per_unit()) return to_double(*seconds) * 1e6;
+        if (seconds_per_unit) (void)costs.time_unit.seconds_with(seconds_per_unit);  // a contradiction is refused
+        return trace_microseconds_per_unit(seconds_per_unit, us_per_unit);
+    }
 };
 
 }  // namespace

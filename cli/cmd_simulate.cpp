@@ -37,7 +37,8 @@ struct SimulateCommand {
                         batch_before[timed.slots.rank_begin[r] + static_cast<std::uint32_t>(step.slot)] = format_batch(step.batch);
         }
         if (json) {
-            auto j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule));
+            auto j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule),
+                                         costs.time_unit.name());
             put_verdict(j, timed.verdict);
             put_memory_limit(j, costs.memory_limit(schedule, std::nullopt));
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);
@@ -53,7 +54,8 @@ struct SimulateCommand {
             }
         } else {
             if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
-            std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule));
+            std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule),
+                                         costs.time_unit.name());
             if (costs.chunk_table) std::cout << exposure_text(schedule, *costs.chunk_table);
             if (ops)
                 for (std::uint32_t s = 0; s < timed.slots.slot_count(); ++s)

@@ -71,6 +71,7 @@ struct SweepCommand {
     std::vector<std::string> memories = {"none"};
     std::string objective = "makespan";
     std::string units = "stage";  // --units, as search takes it
+    TimeUnitInput time_unit;      // --time-unit: named on every line
     std::optional<double> time_limit;  // the whole sweep (this shard)
     double instance_time_limit = 60;   // one search
     std::string shard = "0/1";
@@ -124,6 +125,7 @@ struct SweepCommand {
         j["ranks"] = g.ranks;
         j["microbatches"] = g.microbatches;
         j["costs"] = g.costs;
+        j["time_unit"] = time_unit.json();
         j["memory_limit"] = nullptr;  // the number, once the instance is read (a cap that is not one is the line's error)
         j["objective"] = objective;
         if (limits::stop_requested()) {
@@ -194,6 +196,7 @@ Runner add_sweep(CLI::App& app) {
         ->delimiter(',')
         ->required()
         ->check(CLI::Range(1, kMaxMicrobatches));
+    cmd->time_unit.add_option(*sub);
     sub->add_option("--costs", cmd->costs, "a cost set F=..,I=..,W=..,comm=..; repeat the option for several");
     sub->add_option("--memory-limit", cmd->memories, "caps per rank, 'none' for unlimited (comma-separated or repeated)")->delimiter(',');
     add_units_option(*sub, cmd->units);

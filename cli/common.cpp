@@ -109,15 +109,23 @@ std::optional<FileFormat> parse_optional_format(const std::optional<std::string>
 
 namespace {
 
-// Nothing is chosen silently: a family that takes V, generated without -V, says which V it took.
-void note_default_stages_per_rank(const ScheduleFamily& family, const Schedule& schedule) {
-    if (family.parameters.find('V') == std::string::npos || schedule.placement.pipelines.empty()) return;
-    const int stages = schedule.placement.pipelines[0].stages(), P = schedule.placement.ranks;
-    fmt::print(stderr, "note: {}: V = {} stage{} per rank (its default; -V chooses)\n", family.name, stages / P,
-               stages / P == 1 ? "" : "s");
+void print_default_stages_per_rank(const std::string& family, int V) {
+    fmt::print(stderr, "note: {}: V = {} stage{} per rank (its default; -V chooses)\n", family, V, V == 1 ? "" : "s");
 }
 
 }  // namespace
+
+void note_default_stages_per_rank(const ScheduleFamily& family, const Schedule& schedule) {
+    if (family.parameters.find('V') == std::string::npos || schedule.placement.pipelines.empty()) return;
+    print_default_stages_per_rank(family.name, schedule.placement.pipelines[0].stages() / schedule.placement.ranks);
+}
+
+void note_default_stages_per_rank(const std::string& family, int ranks, std::optional<int> given) {
+    const ScheduleFamily* known = find_family(family);
+    if (given || !known || known->parameters.find('V') == std::string::npos) return;
+    if (const auto spec = family_spec(family, ranks); spec && spec->stages_per_rank)
+        print_default_stages_per_rank(family, *spec->stages_per_rank);
+}
 
 Schedule ScheduleInput::load() const {
     if (!std::filesystem::exists(source) && source != "-") {
@@ -268,8 +276,55 @@ std::optional<Rational> CostInput::memory_limit(const Schedule& schedule, const 
     return std::nullopt;  // the file's own, in the stage units it is written in
 }
 
+void TimeUnitInput::add_option(CLI::App& app) {
+    app.add_option("--time-unit", text, "the unit of the costs: us, ms or s (named in the output, the axes and the JSON)")
+        ->check(CLI::Validator(
+            [](std::string& value) -> std::string {
+                static const std::vector<std::string> names = {"us", "ms", "s"};
+                if (std::find(names.begin(), names.end(), value) != names.end()) return "";
+                if (const auto seconds = parse_rational(value); seconds && *seconds > Rational(0)) return "";
+                const auto nearest = nearest_spelling(to_lower(value), names);
+                return fmt::format("'{}' is not one of us, ms, s{}", value,
+                                   nearest ? "; did you mean '" + *nearest + "'?" : "");
+            },
+            "{us, ms, s}"));
+}
+
+std::optional<std::string> TimeUnitInput::name() const {
+    if (text && (*text == "us" || *text == "ms" || *text == "s")) return *text;
+    return std::nullopt;
+}
+
+std::optional<Rational> TimeUnitInput::seconds_per_unit() const {
+    if (!text) return std::nullopt;
+    if (*text == "us") return Rational(1, 1000000);
+    if (*text == "ms") return Rational(1, 1000);
+    if (*text == "s") return Rational(1);
+    return parse_rational(*text);
+}
+
+std::string TimeUnitInput::suffix() const { return name() ? " " + *name() : std::string(); }
+
+nlohmann::json TimeUnitInput::json() const { return name() ? nlohmann::json(*name()) : nlohmann::json(nullptr); }
+
+std::optional<Rational> TimeUnitInput::seconds_with(const std::optional<std::string>& seconds_flag) const {
+    std::optional<Rational> flag;
+    if (seconds_flag) {
+        flag = parse_rational(*seconds_flag);
+        if (!flag || *flag <= Rational(0))
+            throw UsageError("--seconds-per-unit expects a positive number of seconds per cost unit, e.g. 0.001 or 1/1000, got '" +
+                             *seconds_flag + "'");
+    }
+    const auto mine = seconds_per_unit();
+    if (flag && mine && *flag != *mine)
+        throw UsageError(fmt::format("--seconds-per-unit {} contradicts --time-unit {} ({} s per unit)", *seconds_flag, *text,
+                                     format_rational(*mine)));
+    return flag ? flag : mine;
+}
+
 void CostInput::add_options(CLI::App& app, bool with_units) {
     if (with_units) add_units_option(app, units);
+    time_unit.add_option(app);
     app.add_option("--costs", costs, "durations, e.g. F=1,I=1,W=1,B=2,FB=3,comm=0 (exact: 1.75 or 7/4)");
     app.add_option("--stage-costs", stage_costs, "per-block override BLOCK:F=..,I=..,W=.. (repeatable)");
     app.add_option("--activation-sizes", activation, "activation sizes F=..,I=..: allocated by F, released by I (rest at W)");

@@ -53,6 +53,23 @@ struct ScheduleInput {
     const ScheduleFamily* generated_family() const;
 };
 
+// --time-unit us|ms|s on the timing commands: the unit the costs are written in. The text output, the pictures'
+// axes and the JSON ("time_unit") name it, and the trace and GPU-hours take their seconds per unit from it. Without
+// it times are in plain cost units (JSON: null). A positive number is the old spelling of compare's
+// --seconds-per-unit: seconds per cost unit, no unit named.
+struct TimeUnitInput {
+    std::optional<std::string> text;
+
+    void add_option(CLI::App& app);
+    std::optional<std::string> name() const;              // "us", "ms", "s", or none
+    std::optional<Rational> seconds_per_unit() const;     // from the name or the old numeric spelling
+    std::string suffix() const;                           // " ms", or "" without a named unit
+    nlohmann::json json() const;                          // "ms" or null
+    // The seconds per unit of a --seconds-per-unit flag and of this option together: either alone, both when they
+    // agree (a usage error when they do not); none when neither is given.
+    std::optional<Rational> seconds_with(const std::optional<std::string>& seconds_flag) const;
+};
+
 struct CostInput {
     std::optional<std::string> costs;        // "F=1,I=1,W=1,comm=0"
     std::vector<std::string> stage_costs;    // "BLOCK:F=2,I=2"
@@ -63,6 +80,7 @@ struct CostInput {
     // of the model, so each stage runs at its share P / (model blocks) of them (a V stage at half): times,
     // activation sizes, peaks and memory limits then all count in 1/P-of-the-model units.
     std::string units = "stage";
+    TimeUnitInput time_unit;                 // --time-unit
 
     // with_units = false: the command registers --units itself (compare, report scale by the share on their own).
     void add_options(CLI::App& app, bool with_units = true);
@@ -113,6 +131,10 @@ void add_proof_units_option(CLI::App& app, std::string& units);
 
 TorchEra parse_era(const std::string& name);
 std::optional<FileFormat> parse_optional_format(const std::optional<std::string>& name);
+
+// Nothing is chosen silently: a family that takes V, used without -V, says on stderr which V it took.
+void note_default_stages_per_rank(const ScheduleFamily& family, const Schedule& schedule);
+void note_default_stages_per_rank(const std::string& family, int ranks, std::optional<int> given);
 // Microseconds per cost unit in a trace, from --seconds-per-unit (exact text) or its old spelling
 // --trace-unit-us; 1000 (one unit = 1 ms) when neither is given. Usage error for both, or a non-positive value.
 // The values an option takes, as CLI::IsMember checks them, and a refusal that lists them and names the nearest

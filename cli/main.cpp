@@ -91,15 +91,15 @@ int run(int argc, char** argv) {
     } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        // A bad flag or value: the suggestions, else CLI11's text, on stderr, and in JSON mode the error document on
+        // A bad flag or value: the suggestions first (a mistyped flag is usually the cause of what CLI11 reports,
+        // e.g. `-p 4` leaves --ranks missing), then CLI11's text, on stderr; in JSON mode the error document on
         // stdout. An unknown flag with a suggestion needs no "arguments were not expected" line after it.
         const std::string hints = flag_typo_hints(app, argc, argv);
-        if (!hints.empty() && dynamic_cast<const CLI::ExtrasError*>(&e)) {
-            std::cerr << hints << "Run with --help or --help-all for more information.\n";
-        } else {
+        std::cerr << hints;
+        if (!hints.empty() && dynamic_cast<const CLI::ExtrasError*>(&e))
+            std::cerr << "Run with --help or --help-all for more information.\n";
+        else
             app.exit(e);
-            std::cerr << hints;
-        }
         if (json_errors())
             std::cout << pp::json_text(error_json(kBadInput, {{"usage", e.what() + (hints.empty() ? "" : "\n" + hints)}}), 2) << "\n";
         return kBadInput;

@@ -128,13 +128,16 @@ std::string percent(const Rational& fraction) {
 }  // namespace
 
 std::string simulation_text(const Schedule& schedule, const SlotNumbering& slots, const Simulation& sim, const Costs& costs,
-                            const TimingModel& timing, const std::string& units) {
+                            const TimingModel& timing, const std::string& units, const std::optional<std::string>& time_unit) {
     const auto& t = sim.scale;
-    std::string text = fmt::format("{}: {} ranks, {} ops; costs {} (units: {}); timing model: {}\n", schedule.source,
-                                   schedule.placement.ranks, sim.ops, format_costs(costs), units, timing.label());
-    text += fmt::format("makespan {}   bubble (largest idle) {}   bubble fraction {} ({})\n", t.format(sim.makespan),
-                        t.format(sim.bubble), format_rational(sim.bubble_fraction), percent(sim.bubble_fraction));
-    text += fmt::format("{:>5} {:>12} {:>12} {:>12} {:>6}\n", "rank", "busy", "idle", "span", "peak");
+    const std::string in_unit = time_unit ? " " + *time_unit : "";
+    std::string text = fmt::format("{}: {} ranks, {} ops; costs {}{} (units: {}); timing model: {}\n", schedule.source,
+                                   schedule.placement.ranks, sim.ops, format_costs(costs), in_unit, units, timing.label());
+    text += fmt::format("makespan {}{}   bubble (largest idle) {}{}   bubble fraction {} ({})\n", t.format(sim.makespan),
+                        in_unit, t.format(sim.bubble), in_unit, format_rational(sim.bubble_fraction),
+                        percent(sim.bubble_fraction));
+    const std::string column = time_unit ? " (" + *time_unit + ")" : "";
+    text += fmt::format("{:>5} {:>12} {:>12} {:>12} {:>6}\n", "rank", "busy" + column, "idle" + column, "span" + column, "peak");
     for (size_t r = 0; r < sim.ranks.size(); ++r) {
         const auto& rt = sim.ranks[r];
         text += fmt::format("{:>5} {:>12} {:>12} {:>12} {:>6}\n", r, t.format(rt.busy), t.format(rt.idle),
@@ -147,7 +150,8 @@ std::string simulation_text(const Schedule& schedule, const SlotNumbering& slots
 }
 
 nlohmann::json simulation_json(const Schedule& schedule, const SlotNumbering& slots, const Simulation& sim, const Costs& costs,
-                               const TimingModel& timing, const std::string& cost_units) {
+                               const TimingModel& timing, const std::string& cost_units,
+                               const std::optional<std::string>& time_unit) {
     auto units = [&](nlohmann::json& object, const std::string& key, Ticks ticks) { put_number(object, key, sim.scale.to_units(ticks)); };
     nlohmann::json j = {{"file", schedule.source},
                         {"timing_model", comm_model_name(timing.model)},
@@ -155,6 +159,7 @@ nlohmann::json simulation_json(const Schedule& schedule, const SlotNumbering& sl
                         {"costs", format_costs(costs)}};
     put_instance(j, schedule);
     put_units(j, cost_units);
+    j["time_unit"] = time_unit ? nlohmann::json(*time_unit) : nlohmann::json(nullptr);
     units(j, "makespan", sim.makespan);
     units(j, "bubble", sim.bubble);
     put_number(j, "bubble_fraction", sim.bubble_fraction);

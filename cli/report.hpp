@@ -31,11 +31,14 @@ struct TimingModel {
     std::string label() const;      // "dataflow", "batched (reference comm order)", "batched (generic rule)"
 };
 
-// `units`: what the costs are per (CostInput::units_text), printed with them.
+// `units`: what the costs are per (CostInput::units_text), printed with them. `time_unit`: the unit of the costs
+// (--time-unit: "us", "ms", "s"), written after every time and as the JSON's time_unit; none = plain cost units.
 std::string simulation_text(const Schedule& schedule, const SlotNumbering& slots, const Simulation& sim, const Costs& costs,
-                            const TimingModel& timing = {}, const std::string& units = "stage");
+                            const TimingModel& timing = {}, const std::string& units = "stage",
+                            const std::optional<std::string>& time_unit = std::nullopt);
 nlohmann::json simulation_json(const Schedule& schedule, const SlotNumbering& slots, const Simulation& sim, const Costs& costs,
-                               const TimingModel& timing = {}, const std::string& units = "stage");
+                               const TimingModel& timing = {}, const std::string& units = "stage",
+                               const std::optional<std::string>& time_unit = std::nullopt);
 
 // --comm-model dataflow|batched, shared by the timing commands.
 void add_comm_model_option(CLI::App& app, std::string& comm_model);

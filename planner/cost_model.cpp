@@ -55,6 +55,8 @@ ChunkCosts chunk_costs(const PlanRequest& request, int pp, int blocks_total) {
     return c;
 }
 
+ChunkCosts per_layer_costs(const PlanRequest& request) { return chunk_costs(request, 1, request.model.layers); }
+
 GradientReduce gradient_reduce(const PlanRequest& request, const ParameterMemory& params, int data_parallel,
                                const ChunkCosts& chunk) {
     const TrainingSpec& t = request.training;

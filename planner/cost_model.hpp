@@ -36,6 +36,8 @@ struct ChunkCosts {  // seconds, one micro-batch through one block
 };
 
 ChunkCosts chunk_costs(const PlanRequest& request, int pp, int blocks_total);
+// One layer's costs (a block of one layer, no pipeline hop): what the plan reports as its op-cost estimate.
+ChunkCosts per_layer_costs(const PlanRequest& request);
 
 struct GradientReduce {
     double seconds = 0;   // the whole all-reduce

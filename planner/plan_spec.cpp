@@ -1,7 +1,10 @@
 #include "planner/plan_spec.hpp"
 
+#include "schedules/registry.hpp"
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -174,10 +177,15 @@ const std::vector<Setting>& settings() {
              c.layers = whole(k, v);
              r.training.chunk = c;
          }},
-        {"families", "schedule families to consider, comma separated",
+        {"families", "schedule families to consider, comma separated (default: every family, `pipeproof list`)",
          [](PlanRequest& r, auto k, auto v) {
              r.families = words(v);
              if (r.families.empty()) bad(k, v, "a list of families");
+         }},
+        {"exclude-families", "schedule families not to consider, comma separated",
+         [](PlanRequest& r, auto k, auto v) {
+             r.excluded_families = words(v);
+             if (r.excluded_families.empty()) bad(k, v, "a list of families");
          }},
         {"pp", "PP degrees to consider, comma separated (default: powers of two)",
          [](PlanRequest& r, auto k, auto v) {
@@ -262,7 +270,26 @@ void apply_preset(PlanRequest& request, std::string_view name) {
     throw PlanSpecError(fmt::format("preset: unknown model '{}' (known: {})", name, fmt::join(preset_names(), ", ")));
 }
 
+std::vector<std::string> candidate_families(const PlanRequest& request) {
+    std::vector<std::string> out;
+    if (request.families.empty())
+        for (const ScheduleFamily& family : schedule_families()) out.push_back(family.name);
+    else
+        out = request.families;
+    std::erase_if(out, [&](const std::string& name) {
+        return std::any_of(request.excluded_families.begin(), request.excluded_families.end(), [&](const std::string& excluded) {
+            const ScheduleFamily* a = find_family(name);
+            const ScheduleFamily* b = find_family(excluded);
+            return a && a == b;
+        });
+    });
+    return out;
+}
+
 void validate(const PlanRequest& r) {
+    // A mistyped exclusion would silently exclude nothing.
+    for (const std::string& name : r.excluded_families)
+        if (!find_family(name)) throw PlanSpecError("exclude-families: " + unknown_family_message(name));
     if (r.cluster.gpus < 1) throw PlanSpecError("gpus: the number of GPUs is required");
     if (r.model.layers < 1) throw PlanSpecError("layers: the model's layer count is required (or a preset)");
     if (r.model.hidden < 1) throw PlanSpecError("hidden: the model's hidden size is required (or a preset)");

@@ -64,7 +64,9 @@ struct PlanRequest {
     ClusterSpec cluster;
     ModelSpec model;
     TrainingSpec training;
-    std::vector<std::string> families = {"1f1b", "interleaved-1f1b", "zb-h1", "zbv", "dualpipev", "dualpipe"};
+    // Empty: every family of the library (`pipeproof list`), less the excluded ones.
+    std::vector<std::string> families;
+    std::vector<std::string> excluded_families;
     std::vector<int> pp_degrees;    // empty: every power of two that divides the GPUs
     int top = 6;                    // options to report
 };
@@ -89,6 +91,9 @@ std::vector<std::string> preset_names();
 
 // Every key apply_setting knows, with a one-line help text (for `plan --help` and errors).
 const std::vector<std::pair<std::string, std::string>>& setting_keys();
+
+// The families the plan considers: --families, else every family of the library, less --exclude-families.
+std::vector<std::string> candidate_families(const PlanRequest& request);
 
 // Checks that the request is complete and consistent; throws PlanSpecError.
 void validate(const PlanRequest& request);

@@ -13,6 +13,15 @@ namespace {
 std::string pct(const Rational& r) { return fmt::format("{:.1f}%", 100.0 * to_double(r)); }
 std::string billions(double params) { return fmt::format("{:.3g}B", params / 1e9); }
 
+// F, I, W (and the EP all-to-all) of one layer in ms: what every option's per-block costs are made of.
+std::string per_layer_costs_text(const PlanRequest& r) {
+    const ChunkCosts layer = per_layer_costs(r);
+    std::string text = fmt::format("F={:.4g} ms, I={:.4g} ms, W={:.4g} ms", 1e3 * layer.F, 1e3 * layer.I, 1e3 * layer.W);
+    if (layer.all_to_all > 0)
+        text += fmt::format("; EP all-to-all {:.4g} ms per F and per I (averaged over the layers)", 1e3 * layer.all_to_all);
+    return text + " (a block of k layers costs k times this; P2P per hop by PP)";
+}
+
 std::string inputs(const PlanRequest& r) {
     const auto& m = r.model;
     const auto& t = r.training;
@@ -32,8 +41,9 @@ std::string inputs(const PlanRequest& r) {
         text += fmt::format("op costs: measured F={:g} I={:g} W={:g} ms per {} layer(s), scaled by layers per block\n", t.chunk->F,
                             t.chunk->I, t.chunk->W, t.chunk->layers);
     else
-        text += fmt::format("chunk costs: estimated from FLOPs at {:.0f}% of {:g} TFLOP/s per GPU\n", 100 * r.cluster.mfu,
+        text += fmt::format("op costs: estimated from FLOPs at {:.0f}% of {:g} TFLOP/s per GPU\n", 100 * r.cluster.mfu,
                             r.cluster.gpu_tflops);
+    text += "op costs per layer, one micro-batch: " + per_layer_costs_text(r) + "\n";
     text += "step time: " + step_time_model(r) + "\n";
     return text;
 }

@@ -17,11 +17,18 @@ namespace {
 constexpr double kGB = 1e9;
 
 
-// Families that run overlapped F&B pairs, whose pairs hide the EP all-to-all.
-bool has_pairs(const std::string& family) { return family == "dualpipe" || family == "dualpipev"; }
+// A schedule with overlapped F&B pairs (DualPipe, DualPipeV, combined 1F1B): its pairs hide the EP all-to-all.
+bool has_pairs(const Schedule& schedule) {
+    for (const auto& rank : schedule.ranks)
+        for (const Slot& slot : rank)
+            if (slot.is_pair()) return true;
+    return false;
+}
 
+// The families that take V are planned at V = 2, their common default.
 std::optional<int> stages_per_rank_of(const std::string& family) {
-    if (family == "interleaved-1f1b" || family == "zb1p" || family == "looped-bfs") return 2;
+    const ScheduleFamily* generator = find_family(family);
+    if (generator && generator->parameters.find('V') != std::string::npos) return 2;
     return std::nullopt;
 }
 
@@ -83,7 +90,7 @@ PlanOption evaluate(const PlanRequest& r, const Candidate& c, const Schedule& sc
     o.chunk = chunk_costs(r, c.pp, o.blocks);
     const Costs costs = uses_chunk_model(r)
                             ? derive_chunk_table(component_costs(r, c.pp, o.blocks), PatternSpec{}).costs()  // us, as below
-                            : simulator_costs(o.chunk, has_pairs(c.family));
+                            : simulator_costs(o.chunk, has_pairs(schedule));
     const Simulation sim = simulate(schedule, costs);
     const double seconds_per_tick = 1e-6 / static_cast<double>(sim.scale.ticks_per_unit);  // costs are in us
     o.makespan_seconds = static_cast<double>(sim.makespan) * seconds_per_tick;
@@ -193,6 +200,27 @@ PlanResult make_plan(const PlanRequest& request) {
 
 namespace {
 
+// Model blocks the family cuts the model into at this PP (2P on the V map, V*P interleaved, ...), from the
+// placement of its smallest schedule.
+int blocks_of(const ScheduleFamily& generator, int pp, std::optional<int> v) {
+    for (int m = 1; m <= 4 * pp + 4; ++m) {
+        try {
+            return generator.generate({pp, m, v}).placement.blocks();
+        } catch (const std::exception&) {
+        }
+    }
+    return pp * v.value_or(1);
+}
+
+// A family that orders for the costs (v-zb) is ordered for what its stages run at here (the simulator's costs,
+// in microseconds, op model); the others ignore them.
+GenerateParams params_for(const PlanRequest& request, const ScheduleFamily& generator, int pp, int m, std::optional<int> v,
+                          int blocks) {
+    GenerateParams params{pp, m, v};
+    if (generator.orders_for_costs) params.costs = simulator_costs(chunk_costs(request, pp, blocks), false);
+    return params;
+}
+
 PlanResult plan_options(const PlanRequest& request) {
     PlanResult result;
     result.request = request;
@@ -204,7 +232,7 @@ PlanResult plan_options(const PlanRequest& request) {
         const int dp = request.cluster.gpus / pp / request.training.tp;
         const int m = request.training.global_batch / (dp * request.training.microbatch_size);
         // One rank needs no pipeline schedule: evaluate it once, as plain gradient accumulation (1F1B on 1 rank).
-        const std::vector<std::string> families = pp == 1 ? std::vector<std::string>{"1f1b"} : request.families;
+        const std::vector<std::string> families = pp == 1 ? std::vector<std::string>{"1f1b"} : candidate_families(request);
         for (const std::string& family : families) {
             const ScheduleFamily* generator = find_family(family);
             if (!generator) {
@@ -212,14 +240,14 @@ PlanResult plan_options(const PlanRequest& request) {
                 continue;
             }
             const auto v = stages_per_rank_of(family);
-            const int blocks_needed = pp * (v.value_or(1)) * (family == "zbv" || family == "dualpipev" ? 2 : 1);
+            const int blocks_needed = blocks_of(*generator, pp, v);
             if (blocks_needed > request.model.layers) {
                 result.skipped.push_back(fmt::format("{} PP={}: needs {} blocks, the model has {} layers", family, pp,
                                                      blocks_needed, request.model.layers));
                 continue;
             }
             try {
-                const Schedule schedule = generator->generate({pp, m, v});
+                const Schedule schedule = generator->generate(params_for(request, *generator, pp, m, v, blocks_needed));
                 result.options.push_back(evaluate(request, {family, pp, dp, m}, schedule));
             } catch (const std::exception& e) {
                 // The family's precondition at this M (DualPipe: M even and >= 2P, ...): the nearest M it accepts.

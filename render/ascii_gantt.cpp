@@ -127,8 +127,9 @@ std::string ascii_gantt(const Schedule& schedule, const Simulation& sim, const G
     }
     std::string legend = "F3 forward of micro-batch 3, I/W split backward, B full backward, {F3+b1} overlapped pair";
     if (const std::string cases = legend_of_case(schedule); !cases.empty()) legend += "; " + cases;
-    legend += fmt::format("; '.' idle; 1 column = {} time unit{}", format_rational(per_column),
-                          per_column == Rational(1) ? "" : "s");
+    legend += options.time_unit.empty() ? fmt::format("; '.' idle; 1 column = {} time unit{}", format_rational(per_column),
+                                                      per_column == Rational(1) ? "" : "s")
+                                        : fmt::format("; '.' idle; 1 column = {} {}", format_rational(per_column), options.time_unit);
     if (cut) legend += "; boxes too narrow for their label show only the op letter (pairs: {}): widen with --width";
     out += pad + legend + "\n";
     return out;

@@ -18,6 +18,7 @@ namespace pp {
 struct GanttOptions {
     int max_width = 200;  // characters for the time axis
     std::string title;    // a first line, e.g. which instance this is ("counterexample: P=4, M=8")
+    std::string time_unit;  // "ms" etc. for the legend's scale; empty: plain time units
 };
 
 std::string ascii_gantt(const Schedule& schedule, const Simulation& simulation, const GanttOptions& options = {});

@@ -399,9 +399,9 @@ std::vector<LegendItem> legend_items(const Schedule& schedule, const SvgOptions&
                                                 px(y));
                          }, "F&B overlapped pair (one unit)"});
     items.push_back(swatch_item(fmt::format("url(#{}-idle)", options.id_prefix), "idle"));
-    items.push_back({0, nullptr, pairs ? "numbers: micro-batch (within its pipeline); a narrow pair shows forward+backward; "
-                                         "time axis in cost units"
-                                       : "numbers: micro-batch (within its pipeline); time axis in cost units"});
+    const std::string axis = "time axis in " + (options.time_unit.empty() ? std::string("cost units") : options.time_unit);
+    items.push_back({0, nullptr, pairs ? "numbers: micro-batch (within its pipeline); a narrow pair shows forward+backward; " + axis
+                                       : "numbers: micro-batch (within its pipeline); " + axis});
     if (marks) {
         items.push_back({7, [](std::string& out, double x, double y) { triangle(out, x, y + 7, 1); },
                          "its output goes toward higher ranks (F: activation; I, B: input gradient)"});

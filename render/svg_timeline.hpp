@@ -29,6 +29,7 @@ struct SvgOptions {
     std::string title;              // default: the schedule's source
     std::string subtitle;           // extra text after the makespan and bubble line (e.g. the costs)
     std::string id_prefix = "pp";   // for ids in <defs>: distinct per picture when several share a page
+    std::string time_unit;          // the time axis's unit ("ms" etc.); empty: cost units
 };
 
 std::string svg_timeline(const Schedule& schedule, const Simulation& simulation, const SvgOptions& options = {});

@@ -89,13 +89,16 @@ TEST_CASE("cli: simulate --json gives the documented fields with exact values", 
 }
 
 TEST_CASE("cli: generated orders equal the published PyTorch files byte for byte", "[cli][conformance]") {
-    // The stored copies have LF line ends; PyTorch itself writes CRLF (the default of --csv-line-end).
-    const auto dualpipev = run_cli("generate dualpipev -P 4 -M 10 --format torch-csv --csv-line-end lf");
+    // The stored copies have LF line ends, as CSVs are written by default; CRLF (Python's csv module's
+    // default) on request.
+    const auto dualpipev = run_cli("generate dualpipev -P 4 -M 10 --format torch-csv");
     CHECK(dualpipev.exit_code == 0);
     CHECK(dualpipev.out == pp::test::slurp(kConformance + "pytorch/dualpipev_4rank_10mb.csv"));
     const auto zb1p = run_cli("generate zb1p -P 2 -V 2 -M 8 --format torch-csv --torch-era 2024");
-    CHECK(without_cr(zb1p.out) == pp::test::slurp(kConformance + "pytorch/zb1p_2rank_2stagep_compute.csv"));
-    CHECK(zb1p.out.find("\r\n") != std::string::npos);
+    CHECK(zb1p.out == pp::test::slurp(kConformance + "pytorch/zb1p_2rank_2stagep_compute.csv"));
+    const auto crlf = run_cli("generate zb1p -P 2 -V 2 -M 8 --format torch-csv --torch-era 2024 --csv-line-end crlf");
+    CHECK(without_cr(crlf.out) == zb1p.out);
+    CHECK(std::count(crlf.out.begin(), crlf.out.end(), '\r') == std::count(zb1p.out.begin(), zb1p.out.end(), '\n'));
 }
 
 TEST_CASE("cli: convert round-trips through native and JSON", "[cli][convert]") {
@@ -105,8 +108,8 @@ TEST_CASE("cli: convert round-trips through native and JSON", "[cli][convert]") 
     const std::string back = pp::test::write_temp("t4.csv", "");
     REQUIRE(run_cli("convert " + source + " -o " + native).exit_code == 0);
     REQUIRE(run_cli("convert " + native + " -o " + json).exit_code == 0);
-    REQUIRE(run_cli("convert " + json + " -o " + back + " --csv-line-end lf").exit_code == 0);
-    CHECK(pp::test::slurp(back) == pp::test::slurp(source));
+    REQUIRE(run_cli("convert " + json + " -o " + back).exit_code == 0);
+    CHECK(pp::test::slurp(back) == pp::test::slurp(source));  // LF by default, as the source: byte for byte
 }
 
 TEST_CASE("cli: usage errors and unreadable files exit 2", "[cli][errors]") {

@@ -70,7 +70,7 @@ TEST_CASE("plan --json: options, recommendation and nothing-fits as one document
         CHECK(o.at("exact").at("bubble_fraction").is_string());
         CHECK(o.at("step_seconds").get<double>() >= o.at("makespan_seconds").get<double>());
     }
-    const auto none = run_cli("plan --preset dense-70b --gpus 64 --json");
+    const auto none = run_cli("plan --preset dense-70b --gpus 64 --exclude-families v-half,v-min --json");
     CHECK(none.exit_code == 1);
     const auto n = parse_stdout(none);
     CHECK(n.at("recommendation").is_null());

@@ -319,3 +319,76 @@ TEST_CASE("units: a claim's peaks and costs are a rank's under --units rank (V: 
     CHECK_THAT(every_m.out, Catch::Contains("memory-bound: PROVED"));
     CHECK_THAT(every_m.out + every_m.err, !Catch::Contains("uses M, makespan"));
 }
+
+TEST_CASE("one meaning: the newcomer's flags get their suggestion first, presets and defaults are said",
+          "[issue44][cli]") {
+    // `-p 4` for -P: the hint is the first line, before what the typo caused (--ranks missing).
+    const auto short_flag = run_cli("generate 1f1b -p 4 -M 4");
+    CHECK(short_flag.exit_code == 2);
+    CHECK_THAT(short_flag.err, Catch::StartsWith("-p: unknown flag; did you mean '-P' (--ranks)?"));
+    const auto cost = run_cli("simulate 1f1b -P 2 -M 2 --cost F=1");
+    CHECK(cost.exit_code == 2);
+    CHECK_THAT(cost.err, Catch::StartsWith("--cost: unknown flag; did you mean '--costs'?"));
+    CHECK_THAT(cost.err, !Catch::Contains("not expected"));
+    // A preset spelled without its dash.
+    const auto preset = run_cli("simulate 1f1b -P 2 -M 2 --costs zb1.5b");
+    CHECK(preset.exit_code == 2);
+    CHECK_THAT(preset.err, Catch::Contains("did you mean the preset 'zb-1.5b'?"));
+    // A one-of value.
+    CHECK_THAT(run_cli("simulate 1f1b -P 2 -M 2 --units stages").err, Catch::Contains("did you mean 'stage'?"));
+    // A family that takes V says which V it took, wherever it is named without -V; never with -V.
+    for (const std::string command : {"generate interleaved-1f1b -P 2 -M 4", "simulate interleaved-1f1b -P 2 -M 4",
+                                      "formula interleaved-1f1b -P 2", "prove interleaved-1f1b -P 2",
+                                      "refute --claim 'bubble >= 0' interleaved-1f1b -P 2 -M 4"}) {
+        INFO(command);
+        CHECK_THAT(run_cli(command).err, Catch::Contains("note: interleaved-1f1b: V = 2 stages per rank (its default; -V chooses)"));
+        CHECK_THAT(run_cli(command + " -V 2").err, !Catch::Contains("its default"));
+    }
+    CHECK_THAT(run_cli("simulate 1f1b -P 2 -M 4").err, !Catch::Contains("its default"));
+    // The HTML report names today's flag, not an old spelling.
+    const std::string html = pp::test::write_temp("newcomer_report.html", "");
+    REQUIRE(run_cli("report 1f1b -P 2 -M 4 -o " + html).exit_code == 0);
+    CHECK(pp::test::slurp(html).find("--per-stage-costs") == std::string::npos);
+}
+
+TEST_CASE("one meaning: --time-unit names the unit of the costs in text, pictures and JSON, and gives seconds per unit",
+          "[issue44][units]") {
+    // 1F1B, P=3, M=4, F=I=W=1: makespan (M+P-1)(F+B) = 6 x 3 = 18 and largest idle (P-1)(F+B) = 6, by hand.
+    const auto text = run_cli("simulate 1f1b -P 3 -M 4 --time-unit ms");
+    REQUIRE(text.exit_code == 0);
+    CHECK_THAT(text.out, Catch::Contains("makespan 18 ms   bubble (largest idle) 6 ms"));
+    CHECK_THAT(text.out, Catch::Contains("busy (ms)"));
+    const auto named = nlohmann::json::parse(run_cli("simulate 1f1b -P 3 -M 4 --time-unit ms --json").out);
+    CHECK(named["time_unit"] == "ms");
+    CHECK(named["makespan"] == 18);  // the unit is a name: the numbers stay the costs' numbers
+    CHECK(nlohmann::json::parse(run_cli("simulate 1f1b -P 3 -M 4 --json").out)["time_unit"].is_null());
+    // Pictures: the ASCII legend's scale and the SVG's time axis name it; the trace converts by it (1 s = 10^6 us).
+    CHECK_THAT(run_cli("show 1f1b -P 2 -M 2 --time-unit ms").out, Catch::Contains("1 column = 0.25 ms"));
+    const std::string svg = pp::test::write_temp("time_unit.svg", ""), trace = pp::test::write_temp("time_unit.json", "");
+    REQUIRE(run_cli("show 1f1b -P 2 -M 2 --time-unit ms --svg " + svg).exit_code == 0);
+    CHECK_THAT(pp::test::slurp(svg), Catch::Contains("time axis in ms"));
+    REQUIRE(run_cli("show 1f1b -P 2 -M 2 --time-unit s --trace " + trace).exit_code == 0);
+    const auto events = nlohmann::json::parse(pp::test::slurp(trace));
+    CHECK(events["otherData"]["us_per_cost_unit"] == 1e6);
+    REQUIRE(run_cli("show 1f1b -P 2 -M 2 --time-unit s --seconds-per-unit 0.001 --trace " + trace).exit_code == 2);
+    // GPU-hours: --time-unit ms is --seconds-per-unit 0.001; the old numeric spelling still works; a contradiction
+    // is refused.
+    const std::string base = "compare 1f1b -P 4 -M 8 --tokens-per-microbatch 4096 --json ";
+    const auto by_unit = nlohmann::json::parse(run_cli(base + "--time-unit ms").out);
+    const auto by_seconds = nlohmann::json::parse(run_cli(base + "--seconds-per-unit 0.001").out);
+    const auto old = nlohmann::json::parse(run_cli(base + "--time-unit 0.001").out);
+    CHECK(by_unit["time_unit"] == "ms");
+    CHECK(by_seconds["time_unit"].is_null());
+    CHECK(by_unit["rows"][0]["exact"]["gpu_hours_per_million_tokens"] == by_seconds["rows"][0]["exact"]["gpu_hours_per_million_tokens"]);
+    CHECK(old["rows"][0]["exact"]["gpu_hours_per_million_tokens"] == by_seconds["rows"][0]["exact"]["gpu_hours_per_million_tokens"]);
+    CHECK(run_cli(base + "--time-unit ms --seconds-per-unit 0.01").exit_code == 2);
+    CHECK(run_cli("compare 1f1b -P 4 -M 8 --time-unit ms").exit_code == 0);  // a name alone needs no tokens
+    // search and sweep carry it in JSON; a misspelt unit gets the nearest one.
+    CHECK(nlohmann::json::parse(run_cli("search -P 2 -M 4 --time-unit us -q --json").out)["time_unit"] == "us");
+    const auto sweep = run_cli("sweep --mode compare -P 2 -M 4 --time-unit s");
+    REQUIRE(sweep.exit_code == 0);
+    CHECK(nlohmann::json::parse(sweep.out.substr(0, sweep.out.find('\n')))["time_unit"] == "s");
+    const auto typo = run_cli("simulate 1f1b -P 2 -M 2 --time-unit sec");
+    CHECK(typo.exit_code == 2);
+    CHECK_THAT(typo.err, Catch::Contains("did you mean 's'?"));
+}

@@ -4,9 +4,13 @@
 #include "planner/plan_spec.hpp"
 #include "planner/plan_text.hpp"
 #include "planner/planner.hpp"
+#include "schedules/registry.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 using namespace pp::plan;
 using pp::test::run_cli;
@@ -109,7 +113,8 @@ TEST_CASE("plan: the DP gradient all-reduce is counted in the step (ring, hand c
 // must say what would fit, each remedy checked here against the option's own parts.
 TEST_CASE("plan: nothing fits -> no recommendation, and what would fit", "[planner]") {
     PlanRequest r;
-    apply_settings(r, {{"preset", "dense-70b"}, {"gpus", "64"}});
+    // V-Half and V-Min (half and a third of 1F1B's activations) fit this cluster; without them nothing does.
+    apply_settings(r, {{"preset", "dense-70b"}, {"gpus", "64"}, {"exclude-families", "v-half,v-min"}});
     const PlanResult plan = make_plan(r);
     REQUIRE(!plan.options.empty());
     REQUIRE(!plan.any_fits());
@@ -140,7 +145,7 @@ TEST_CASE("plan: nothing fits -> no recommendation, and what would fit", "[plann
 // Issue 14 item 7 at the CLI: no recommendation (exit 1) when nothing fits; with TP 8 the same model fits
 // and, with the all-reduce counted, a pipeline beats plain data parallelism.
 TEST_CASE("plan CLI: nothing fits is exit 1 without a recommendation -- TP 8 recommends a pipeline", "[planner]") {
-    const auto none = run_cli("plan --preset dense-70b --gpus 64");
+    const auto none = run_cli("plan --preset dense-70b --gpus 64 --exclude-families v-half,v-min");
     CHECK(none.exit_code == 1);
     CHECK_THAT(none.out, Catch::Contains("NOTHING FITS"));
     CHECK_THAT(none.out, !Catch::Contains("Recommendation:"));
@@ -155,4 +160,39 @@ TEST_CASE("plan CLI: nothing fits is exit 1 without a recommendation -- TP 8 rec
     REQUIRE(pp1.options.size() == 1);
     // 8.75e9 parameters x 2 bytes x 2 x 7/8 / 50e9 B/s = 0.6125 s.
     CHECK(pp1.options[0].gradient_reduce.seconds == Approx(0.6125));
+}
+
+TEST_CASE("plan: every family is a candidate unless excluded, and the op costs it estimated are printed and emitted",
+          "[planner][issue44]") {
+    const auto plan = run_cli("plan --preset dense-70b --gpus 64 --json");
+    REQUIRE(plan.exit_code == 0);
+    const auto j = nlohmann::json::parse(plan.out);
+    std::vector<std::string> families = j["families"];
+    for (const pp::ScheduleFamily& family : pp::schedule_families())
+        CHECK(std::find(families.begin(), families.end(), family.name) != families.end());
+    // V-Half halves 1F1B's activation stash, which is what keeps 70B on 64 80-GB GPUs: it is the recommendation.
+    CHECK(j["recommendation"]["family"] == "v-half");
+    // The FLOP estimate per layer, by hand: tokens 4096 x (2 N / L + 2 s h) FLOPs at 40 % of 989 TFLOP/s;
+    // F: 4096 x (2 x 70e9 / 80 + 2 x 4096 x 8192) / (0.4 x 989e12) s = 18.81 ms; I adds 2 s h, W drops it.
+    const double rate = 0.4 * 989e12, tokens = 4096, matmul = 2 * 70e9 / 80, attention = 2.0 * 4096 * 8192;
+    CHECK(j["op_costs_per_layer_ms"]["F"].get<double>() == Approx(1e3 * tokens * (matmul + attention) / rate));
+    CHECK(j["op_costs_per_layer_ms"]["I"].get<double>() == Approx(1e3 * tokens * (matmul + 2 * attention) / rate));
+    CHECK(j["op_costs_per_layer_ms"]["W"].get<double>() == Approx(1e3 * tokens * matmul / rate));
+    CHECK(j["op_costs_source"] == "estimated from FLOPs");
+    CHECK(j["step_time_model"] == "op");
+    // Each option's block costs: its layers per block times the layer's (v-half PP=32: 64 blocks of 80/64 layers).
+    const auto& best = j["recommendation"];
+    CHECK(best["op_costs_ms"]["F"].get<double>() == Approx(j["op_costs_per_layer_ms"]["F"].get<double>() * 80 / 64));
+    const auto text = run_cli("plan --preset dense-70b --gpus 64");
+    CHECK_THAT(text.out, Catch::Contains("op costs: estimated from FLOPs"));
+    CHECK_THAT(text.out, Catch::Contains("op costs per layer, one micro-batch: F=18.81 ms, I=19.51 ms, W=18.12 ms"));
+    CHECK_THAT(text.out, !Catch::Contains("chunk costs: estimated"));
+    // Excluded families are not considered; a misspelt exclusion is an error, not a silent no-op.
+    const auto without = nlohmann::json::parse(run_cli("plan --preset dense-70b --gpus 64 --json --exclude-families v-half").out);
+    families = without["families"].get<std::vector<std::string>>();
+    CHECK(std::find(families.begin(), families.end(), "v-half") == families.end());
+    CHECK(without["recommendation"]["family"] != "v-half");
+    const auto typo = run_cli("plan --preset dense-70b --gpus 64 --exclude-families v-halff");
+    CHECK(typo.exit_code == 2);
+    CHECK_THAT(typo.err, Catch::Contains("did you mean 'v-half'"));
 }
