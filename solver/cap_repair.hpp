@@ -11,7 +11,7 @@
 // micro-batch, as the V map's -- land after its own backward: then verify rejects it).
 //
 // Live activations per rank follow the order alone (F allocates at its start, W frees at its end, one
-// op at a time), the memory model of verify; fused B's and pairs are split before (search.cpp).
+// op at a time), the memory model of verify; fused B's and pairs are split before (search_space.cpp).
 #include "model/schedule.hpp"
 
 #include <optional>
