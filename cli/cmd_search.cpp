@@ -7,6 +7,7 @@
 #include "cli/vocabulary.hpp"
 #include "cli/common.hpp"
 #include "cli/stop_signal.hpp"
+#include "cli/watchdog.hpp"
 #include "formats/json_text.hpp"
 #include "formats/load.hpp"
 #include "model/size_budget.hpp"
@@ -17,13 +18,17 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
-#include <limits>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 namespace pp::cli {
 namespace {
@@ -140,6 +145,16 @@ void write_proof(const SearchResult& r, const std::string& dir, const SearchProb
     std::ofstream(path("README.txt")) << readme;
 }
 
+// Seconds the watchdog leaves the search, after its hard deadline or a stop request, to write its own answer.
+constexpr double kSearchAnswerGrace = 5;
+
+// A step that ignores the stop request and the deadline, for the tests of the watchdog only: with
+// PIPEPROOF_TEST_STALL_SECONDS=S the search sleeps S seconds after it returned, before it answers.
+void stall_for_tests() {
+    if (const char* text = std::getenv("PIPEPROOF_TEST_STALL_SECONDS"))
+        std::this_thread::sleep_for(std::chrono::duration<double>(std::strtod(text, nullptr)));
+}
+
 struct SearchCommand {
     std::optional<int> ranks, microbatches;
     std::string placement = "1f1b";
@@ -162,6 +177,8 @@ struct SearchCommand {
     int run() {
         const auto started = Clock::now();  // the time limit covers reading and generating warm starts too
         const StopOnSignal stop;
+        // The backstop: should a step ignore the stop request or the hard deadline, the answer is still written.
+        start_search_watchdog(time_limit, hard_stop_grace(time_limit) + kSearchAnswerGrace, kSearchAnswerGrace, json);
         std::vector<WarmStart> starts;
         // --overlap chunk: F&B pairs at the F&B cost derived from --chunk-costs; chunk-FI: F&I pairs at the derived F&I cost.
         const bool chunk_fb = overlap && *overlap == "chunk", chunk_fi = overlap && *overlap == "chunk-FI";
@@ -232,6 +249,8 @@ struct SearchCommand {
             write_schedule_output(*r.schedule, *output, parse_optional_format(format));
         }
         if (proof_dir) write_proof(r, *proof_dir, problem);
+        stall_for_tests();
+        if (!claim_answer()) for (;;) pause();  // the watchdog is writing its answer and ends the process
         if (json) {
             nlohmann::json j = search_result_json(r);
             put_search_instance(j, problem);

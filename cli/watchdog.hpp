@@ -16,4 +16,15 @@ namespace pp::cli {
 void start_budget(std::optional<double> seconds, std::optional<double> memory_mb, bool json, std::string status,
                   std::string text_verdict);
 
+// The same backstop for `search`, whose phases keep their shares of the time and are cut at the hard deadline
+// (solver/search.hpp, hard_stop_grace): the watchdog answers only if the search has not `after_deadline`
+// seconds after its limit, or `after_signal` seconds after a stop request -- so a signal never leaves an
+// empty answer, whatever step the search is in.
+void start_search_watchdog(double time_limit, double after_deadline, double after_signal, bool json);
+
+// One answer per process: the command calls this before it writes its answer, the watchdog before it writes
+// its own. Only the first caller gets true; a command that gets false must not write (the watchdog's answer is
+// on its way and ends the process).
+bool claim_answer();
+
 }  // namespace pp::cli

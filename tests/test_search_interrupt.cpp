@@ -111,6 +111,29 @@ TEST_CASE("search: SIGTERM during local search yields a valid schedule file and 
     check_stopped_run(child, schedule, "16", SIGTERM);
 }
 
+TEST_CASE("search: a step that ignores the signal still leaves an answer (the watchdog's), never an empty one",
+          "[search][issue44]") {
+    // The hook makes the search sleep 60 s after it returned, ignoring the stop request, as a step that does
+    // not check it would: 5 s after SIGINT the watchdog answers UNKNOWN (exit 3) in JSON, and only it does.
+    setenv("PIPEPROOF_TEST_STALL_SECONDS", "60", 1);
+    const Child child = spawn_cli({"search", "-P", "4", "-M", "8", "--memory-limit", "2", "--time-limit", "120",
+                                   "--progress-interval", "0.2", "--json"},
+                                  "stalled");
+    unsetenv("PIPEPROOF_TEST_STALL_SECONDS");
+    REQUIRE(wait_for_stderr(child, "OPTIMAL", 60));  // the search itself is over; the stall has begun
+    const auto sent = std::chrono::steady_clock::now();
+    REQUIRE(kill(child.pid, SIGINT) == 0);
+    const int code = wait_exit(child);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+    CHECK(code == 3);
+    CHECK(waited < 30);  // 5 s of grace, far below the 60 s stall
+    const std::string out = slurp(child.out);
+    INFO(out);
+    const auto j = nlohmann::json::parse(out);  // one document: the search's answer was not written too
+    CHECK(j["status"] == "unknown");
+    CHECK_THAT(j["missing"].get<std::string>(), Catch::Contains("stopped by a signal"));
+}
+
 TEST_CASE("search: progress on stderr, silenced by --quiet", "[search]") {
     const auto loud = run_cli("search -P 4 -M 8 --memory-limit 2 --time-limit 20");
     REQUIRE(loud.exit_code == 0);
