@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 using pp::test::run_cli;
@@ -391,4 +393,47 @@ TEST_CASE("one meaning: --time-unit names the unit of the costs in text, picture
     const auto typo = run_cli("simulate 1f1b -P 2 -M 2 --time-unit sec");
     CHECK(typo.exit_code == 2);
     CHECK_THAT(typo.err, Catch::Contains("did you mean 's'?"));
+}
+
+TEST_CASE("one meaning: a CSV that drops its last micro-batch says the M it inferred, and -M checks the intended one",
+          "[issue44][csv]") {
+    // 1F1B on 4 ranks with 8 micro-batches, written as PyTorch's CSV, then every op of micro-batch 7 removed:
+    // a valid 7-micro-batch schedule, which verify passes -- saying so -- and refuses when told M = 8.
+    const auto csv = run_cli("generate 1f1b -P 4 -M 8 --format torch-csv");
+    REQUIRE(csv.exit_code == 0);
+    std::string dropped;
+    for (size_t at = 0; at < csv.out.size();) {
+        const size_t end = csv.out.find('\n', at);
+        std::string row = csv.out.substr(at, end - at), kept;
+        for (size_t c = 0; c <= row.size();) {
+            const size_t comma = std::min(row.find(',', c), row.size());
+            const std::string cell = row.substr(c, comma - c);
+            if (!cell.empty() && cell.back() != '7') kept += (kept.empty() ? "" : ",") + cell;
+            c = comma + 1;
+        }
+        dropped += kept + "\n";
+        at = end + 1;
+    }
+    const std::string file = pp::test::write_temp("dropped_last.csv", dropped);
+    const auto quiet = run_cli("verify " + file);
+    CHECK(quiet.exit_code == 0);
+    CHECK_THAT(quiet.out, Catch::Contains("4 ranks, 7 micro-batches, 4 stages, placement 1f1b"));
+    CHECK_THAT(quiet.out, Catch::Contains("7 micro-batches (0..6: the largest micro-batch number + 1)"));
+    const auto j = nlohmann::json::parse(run_cli("verify " + file + " --json").out);
+    CHECK(j["microbatches"] == 7);
+    CHECK(std::find(j["inferred"].begin(), j["inferred"].end(), "microbatches") != j["inferred"].end());
+    const auto told = run_cli("verify " + file + " --microbatches 8");
+    CHECK(told.exit_code == 1);
+    CHECK_THAT(told.out, Catch::Contains("0F7 is missing"));
+    CHECK_THAT(told.out, Catch::Contains("3F7 is missing"));
+    // Micro-batches numbered 1..8: the inferred M is 9 and micro-batch 0 is named as missing.
+    std::string shifted;
+    for (size_t k = 0; k < csv.out.size(); ++k) {
+        const char ch = csv.out[k];
+        const bool index = std::isdigit(static_cast<unsigned char>(ch)) && k > 0 && std::isalpha(static_cast<unsigned char>(csv.out[k - 1]));
+        shifted += index ? static_cast<char>(ch + 1) : ch;
+    }
+    const auto off = run_cli("verify " + pp::test::write_temp("from_one.csv", shifted));
+    CHECK(off.exit_code == 1);
+    CHECK_THAT(off.out, Catch::Contains("0F0 is missing"));
 }
