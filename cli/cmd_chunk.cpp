@@ -58,7 +58,7 @@ struct ChunkCommand {
         if (proof_dir) emit_proof(t);
         if (json) {
             nlohmann::json j = slot_timing_json(t);
-            j["status"] = kStatusOk;
+            j["status"] = t.optimal ? kStatusOk : kStatusUnknown;  // `best` not proved optimal: exit 3
             j["op"] = op;
             j["slot_kind"] = slot_kind_name(*kind);
             j["pattern"] = format_pattern(table.pattern);

@@ -49,13 +49,15 @@ nlohmann::json option_json(const plan::PlanOption& o) {
                            {"activations", o.activations_gb}, {"total", o.total_gb}}},
             {"fits", o.fits},
             {"op_costs_ms", op_costs_json(o.chunk)},
+            {"peak_stashes", number_json(o.peak_stashes)},
             {"exact", {{"bubble_fraction", format_rational(o.bubble_fraction)}, {"peak_stashes", format_rational(o.peak_stashes)}}}};
 }
 
 // The whole plan as one document: every option (best first), the recommendation or, when nothing fits,
 // what would; every number is an estimate except where `exact` says otherwise.
 nlohmann::json plan_json(const plan::PlanResult& result) {
-    nlohmann::json j = {{"status", result.options.empty() ? kStatusUnknown : kStatusOk},
+    // unknown: no option could be evaluated; infeasible: none fits in GPU memory (no recommendation, exit 1).
+    nlohmann::json j = {{"status", result.options.empty() ? kStatusUnknown : result.nothing_fits ? "infeasible" : kStatusOk},
                         {"step_time_model", plan::uses_chunk_model(result.request) ? "chunk" : "op"},
                         {"step_time_model_detail", plan::step_time_model(result.request)},
                         {"op_costs_source", result.request.training.components ? "measured chunk components"

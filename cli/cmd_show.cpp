@@ -59,7 +59,10 @@ struct ShowCommand {
                                          costs.time_unit.name());
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);  // per rank exposed_comm (issue 11)
             put_verdict(j, timed.verdict);  // drawn, but the verdict of `verify` stands (keys as in simulate --json)
-            put_memory_limit(j, costs.memory_limit(schedule, std::nullopt));
+            {
+                const auto limit = costs.memory_limit(schedule, std::nullopt);  // the flag's, or the file's at the share
+                put_memory_limit(j, limit ? limit : schedule.memory_limit);     // else the file's own, as the verdict
+            }
             write_json_with_array(std::cout, j, "timeline", timed.slots.slot_count(),
                                   [&](size_t s) { return slot_time_json(schedule, timed, static_cast<std::uint32_t>(s)); }, 2);
             std::cout << "\n";

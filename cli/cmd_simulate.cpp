@@ -40,7 +40,10 @@ struct SimulateCommand {
             auto j = simulation_json(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule),
                                          costs.time_unit.name());
             put_verdict(j, timed.verdict);
-            put_memory_limit(j, costs.memory_limit(schedule, std::nullopt));
+            {
+                const auto limit = costs.memory_limit(schedule, std::nullopt);  // the flag's, or the file's at the share
+                put_memory_limit(j, limit ? limit : schedule.memory_limit);     // else the file's own, as the verdict
+            }
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);
             if (ops) {  // written slot by slot: the document stays small whatever the schedule's size
                 write_json_with_array(std::cout, j, "slots", timed.slots.slot_count(), [&](size_t s) {

@@ -151,7 +151,7 @@ struct SweepCommand {
             put_units(j, units == "rank" ? "rank (each stage at its share of the given costs and cap)" : "stage");
             require_positive_durations(problem);
             if (mode == "compare") {
-                j.update(compare_line(problem));
+                j.update(compare_line(problem), true);  // merged: "exact" keeps memory_limit
                 return j;
             }
             SearchOptions options;
@@ -164,7 +164,7 @@ struct SweepCommand {
             r.erase("z3_calls");
             const nlohmann::json cert = r["lower_bound_certificate"];
             r["lower_bound_certificate"] = {{"kind", cert["kind"]}, {"argument", cert["argument"]}};
-            j.update(r);
+            j.update(r, true);  // merged: "exact" keeps memory_limit
         } catch (const limits::Expired& e) {
             j["status"] = kStatusUnknown;
             j["reason"] = e.what + fmt::format(" (instance limit {} s)", seconds);

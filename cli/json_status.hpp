@@ -2,7 +2,7 @@
 // The one status vocabulary of every --json document (issue 31): a top-level "status", lower case, one of
 //   valid, invalid            verify, simulate, show: the verdict of `verify` (findings under "violations")
 //   optimal, feasible,
-//   infeasible                search and sweep's search rows
+//   infeasible                search and sweep's search rows; plan when no option fits in GPU memory
 //   proved, refuted, holds    prove, formula, refute ("holds": no counterexample among the instances checked)
 //   unknown                   an answer left open: a time or memory limit, a signal, a solver's unknown
 //   ok                        documents that are not a verdict: list, compare, plan, chunk, sweep's compare rows

@@ -74,6 +74,7 @@ TEST_CASE("plan --json: options, recommendation and nothing-fits as one document
     CHECK(none.exit_code == 1);
     const auto n = parse_stdout(none);
     CHECK(n.at("recommendation").is_null());
+    CHECK(n.at("status") == "infeasible");  // the status of exit 1: nothing fits
     CHECK(n.at("nothing_fits").at("with_recompute_gb").is_number());
 }
 

@@ -182,10 +182,9 @@ INSTANCE = ("ranks", "microbatches", "stages", "pipelines", "placement", "inferr
 # Status and exit code: one meaning everywhere (cli/json_status.hpp, README "Exit codes everywhere").
 STATUS_EXIT = {"valid": {0}, "invalid": {1}, "optimal": {0}, "feasible": {0}, "infeasible": {1}, "proved": {0},
                "refuted": {1}, "holds": {0}, "unknown": {3}, "ok": {0}, "error": {2}}
-# Where a command's exit says more than its status (docs/json.md): plan exits 1 when nothing fits (status ok)
-# or nothing could be evaluated (status unknown); chunk --pattern best exits 3 when its order is not proved
-# optimal (status ok, optimal false).
-STATUS_EXIT_ALSO = {"plan": {"ok": {1}, "unknown": {1}}, "chunk": {"ok": {3}}}
+# Where a command's exit says more than its status (docs/json.md): plan exits 1 when nothing could be evaluated
+# (status unknown).
+STATUS_EXIT_ALSO = {"plan": {"unknown": {1}}}
 
 # One type per name, in every document (pipeproof's JSON vocabulary, docs/json.md). Checked on every object
 # of every document except inside `exact` (texts), `definitions` (sentences) and refute's `values` (keys are
