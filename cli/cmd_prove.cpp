@@ -2,6 +2,7 @@
 // Statements for every admissible micro-batch count (proofs/prove.hpp, proofs/method.md).
 // Exit: 0 PROVED, 1 REFUTED, 3 UNKNOWN, 2 bad input.
 #include "cli/commands.hpp"
+#include "formats/certificate_json.hpp"
 #include "cli/common.hpp"
 #include "cli/vocabulary.hpp"
 #include "cli/watchdog.hpp"
@@ -13,6 +14,7 @@
 #include "proofs/readable.hpp"
 #include "verifier/simulate.hpp"
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -76,6 +78,15 @@ nlohmann::json proof_json(const ProofResult& r, Basis basis) {
     return j;
 }
 
+// --certificate DIR: the directory, and DIR/obligations for the SMT-LIB2 files the proof writes (returned).
+std::string prepare_certificate_dir(const std::string& dir) {
+    std::error_code error;
+    std::filesystem::create_directories(std::filesystem::path(dir) / "obligations", error);
+    if (error) throw UsageError("--certificate " + dir + ": cannot create the directory (" + error.message() + ")");
+    std::filesystem::remove(std::filesystem::path(dir) / kCertificateFile, error);  // never a stale one beside new files
+    return (std::filesystem::path(dir) / "obligations").string();
+}
+
 struct ProveCommand {
     std::string family;
     int ranks = 0;
@@ -89,6 +100,7 @@ struct ProveCommand {
     std::optional<std::string> memory_bound;
     std::optional<std::string> activation;
     std::string emit;
+    std::optional<std::string> certificate_dir;  // --certificate: what the proof rests on, for pipeproof-check
     std::string model = "dataflow";
     bool json = false;
     bool timeline = false;
@@ -97,6 +109,20 @@ struct ProveCommand {
     std::optional<double> memory_budget;  // MB of resident memory, likewise
     std::string basis = "pytorch";
     std::string units = "stage";
+
+    // The certificate of a PROVED result (DIR/certificate.json beside the obligations); the line the text output ends
+    // with. Nothing but the obligations when the verdict is another: there is no proof to certify.
+    std::string write_certificate_for(const ProofResult& result, const FamilySpec& spec, const ProveOptions& options) const {
+        if (result.verdict != Verdict::Proved)
+            return fmt::format("certificate: none (the verdict is {}; {} holds only the obligations written)\n",
+                               verdict_name(result.verdict), *certificate_dir);
+        Certificate c = finish_certificate(result, spec, options, *certificate_dir);
+        c.tool = tool_name();
+        c.command = invocation();
+        write_certificate(c, *certificate_dir);
+        return fmt::format("certificate: {} (re-derive it: pipeproof-check {}){}\n", *certificate_dir, *certificate_dir,
+                           c.not_carried.empty() ? "" : "; it does not carry every step, so the checker answers NOT CHECKED");
+    }
 
     int run() {
         start_budget(time_limit, memory_budget, json, "unknown", "verdict: UNKNOWN");
@@ -116,6 +142,7 @@ struct ProveCommand {
         options.from_m = from_m;
         options.model = model == "batched" ? TimingModel::Batched : TimingModel::Dataflow;
         options.emit_dir = emit;
+        if (certificate_dir) options.emit_dir = prepare_certificate_dir(*certificate_dir);
         const Basis b = resolve_basis(basis, family);
         CostInput input;
         input.stage_costs = stage_costs;
@@ -155,6 +182,7 @@ struct ProveCommand {
             options.memory_bound = *v / proof_in.share;  // in a stage's stashes, as the prover counts them
         }
         ProofResult result = prove(*spec, options);
+        const std::string certificate_line = certificate_dir ? write_certificate_for(result, *spec, options) : "";
         // The proof counts a stage's stashes; rank units restate the peaks (the proof text keeps its own count).
         std::string rank_peaks;
         if (proof_in.share != Rational(1) && !result.peaks.empty()) {
@@ -174,6 +202,8 @@ struct ProveCommand {
         if (json) {
             nlohmann::json j = proof_json(result, b);
             if (readable) j["bubble_readable"] = readable_json(*readable, b);
+            if (certificate_dir)
+                j["certificate"] = result.verdict == Verdict::Proved ? nlohmann::json(*certificate_dir) : nlohmann::json(nullptr);
             put_units(j, units_line);
             std::cout << json_text(j, 2) << "\n";
         } else {
@@ -186,7 +216,7 @@ struct ProveCommand {
                 const auto at = text.find("\nassumptions");
                 text.insert(at == std::string::npos ? text.size() : at + 1, format_readable(*readable, b));
             }
-            std::cout << text << "units: " << units_line << "\n";
+            std::cout << text << "units: " << units_line << "\n" << certificate_line;
             if (timeline && result.counterexample && result.counterexample->schedule) {
                 const Schedule& s = *result.counterexample->schedule;
                 const Costs c = result.counterexample->costs ? costs_at(*result.counterexample->costs)
@@ -230,6 +260,9 @@ Runner add_prove(CLI::App& app) {
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     sub->add_option("--memory-bound", cmd->memory_bound, "memory-bound: the per-rank activation bound to prove");
     sub->add_option("--activation-sizes", cmd->activation, "activation sizes F=..,I=.. (as in verify)");
+    sub->add_option("--certificate", cmd->certificate_dir,
+                    "write what a PROVED rests on into this directory (certificate.json and its SMT-LIB2 obligations), "
+                    "for the independent checker: pipeproof-check DIR");
     sub->add_option("--emit-proof,--emit", cmd->emit,
                     "write the SMT-LIB2 obligations into this directory (as search --emit-proof; --emit is the old spelling)");
     sub->add_option("--model", cmd->model, "timing model: dataflow (default) or batched")

@@ -115,6 +115,28 @@ void print_default_stages_per_rank(const std::string& family, int V) {
 
 }  // namespace
 
+namespace {
+std::string g_invocation, g_tool = "pipeproof";
+}  // namespace
+
+void set_invocation(int argc, char** argv, std::string tool) {
+    g_invocation.clear();
+    for (int k = 0; k < argc; ++k) {
+        std::string arg = k == 0 ? std::string("pipeproof") : std::string(argv[k]);
+        const bool plain = !arg.empty() && arg.find_first_of(" \t'\"\\$`*?;&|<>()") == std::string::npos;
+        if (!plain) {  // shell quoting, so that the line can be run again
+            std::string quoted = "'";
+            for (char ch : arg) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+            arg = quoted + "'";
+        }
+        g_invocation += (k ? " " : "") + arg;
+    }
+    g_tool = std::move(tool);
+}
+
+const std::string& invocation() { return g_invocation; }
+const std::string& tool_name() { return g_tool; }
+
 void note_default_stages_per_rank(const ScheduleFamily& family, const Schedule& schedule) {
     if (family.parameters.find('V') == std::string::npos || schedule.placement.pipelines.empty()) return;
     print_default_stages_per_rank(family.name, schedule.placement.pipelines[0].stages() / schedule.placement.ranks);

@@ -132,6 +132,12 @@ void add_proof_units_option(CLI::App& app, std::string& units);
 TorchEra parse_era(const std::string& name);
 std::optional<FileFormat> parse_optional_format(const std::optional<std::string>& name);
 
+// The command line as the user typed it, and this build's name ("pipeproof 0.5.0 (git ...)"), for what a command
+// writes about itself (a certificate's header). Set once by main().
+void set_invocation(int argc, char** argv, std::string tool);
+const std::string& invocation();
+const std::string& tool_name();
+
 // Nothing is chosen silently: a family that takes V, used without -V, says on stderr which V it took.
 void note_default_stages_per_rank(const ScheduleFamily& family, const Schedule& schedule);
 void note_default_stages_per_rank(const std::string& family, int ranks, std::optional<int> given);

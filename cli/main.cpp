@@ -65,6 +65,7 @@ int run(int argc, char** argv) {
     app.require_subcommand(1);
     app.set_help_all_flag("--help-all", "help for every subcommand");
     app.set_version_flag("--version", std::string("pipeproof ") + PIPEPROOF_VERSION);
+    set_invocation(argc, argv, std::string("pipeproof ") + PIPEPROOF_VERSION);
     // Options of the top level may also follow the subcommand (`pipeproof verify big.txt --max-ops 2e8`).
     app.fallthrough();
     double max_ops = static_cast<double>(pp::kDefaultMaxOps);

@@ -14,6 +14,7 @@
 //      decided on finitely many instances plus one periodic window.
 //   3. Timing: the window of super-steps after k0 repeats shifted by c*lambda (exact simulation, or the symbolic
 //      max-plus polynomials compared exactly on the cost region / by Z3); the base cases by simulation.
+#include "model/certificate.hpp"
 #include "model/costs.hpp"
 #include "model/schedule.hpp"
 #include "proofs/maxplus.hpp"
@@ -142,7 +143,16 @@ struct ProofResult {
     int peaks_from_m = 0;         // memory-bound: `peaks` is every rank's peak at every admissible M >= this
     std::optional<PeriodicWord> word;
     std::optional<PeriodicStructure> structure;
+    // What the proof rests on, for `prove --certificate` (model/certificate.hpp): the phases fill its word,
+    // potentials, window and peaks, or say what it does not carry; finish_certificate adds the claim.
+    Certificate certificate;
 };
+
+// The certificate of a PROVED result: the claim (family, P, property, costs or region, statement), the SMT-LIB2
+// obligations the proof wrote (file names relative to `dir`, where --emit put them), and the parts the phases
+// filled. `tool` and `command` are the caller's.
+Certificate finish_certificate(const ProofResult& result, const FamilySpec& family, const ProveOptions& options,
+                               const std::string& dir);
 
 ProofResult prove(const FamilySpec& family, const ProveOptions& options);
 // Rank r's idle time at base case t of a symbolic proof: makespan(t) - busy_r(t).

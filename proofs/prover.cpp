@@ -166,7 +166,10 @@ ProofResult& Prover::run() {
         res.assumptions.push_back(std::string("timing: ") + timing_model_name(options.model) +
                                   " (a slot starts when its rank is free and its inputs have arrived; a cross-rank "
                                   "dependency adds comm)");
+    if (batched()) res.certificate.not_carried.push_back("batched timing (certificate version 1 carries dataflow)");
     if (family.zones) {
+        res.certificate.not_carried.push_back("a zone word (an order growing in several places per rank: proofs/method.md "
+                                              "§1b, §4b), which certificate version 1 does not carry");
         if (batched()) return prove_zone_batched();
         if (options.property == Property::BubbleConstant && !batched() &&
             (!options.costs || options.costs->per_block.empty()))
@@ -180,6 +183,7 @@ ProofResult& Prover::run() {
         return refute_on_instances_or_unknown();
     }
     res.word = word;
+    record_word();
     if (batched()) {
         // A program that cannot run is settled first (it needs no program word when it is the generic one).
         const bool fitted = establish_batched();
@@ -196,6 +200,7 @@ ProofResult& Prover::run() {
         return refute_on_instances_or_unknown();
     }
     res.structure = ps;
+    res.certificate.potentials = CertificatePotentials{ps.T, ps.sigma, ps.alpha, ps.beta};
     switch (options.property) {
         case Property::DeadlockFree:
         case Property::Dependencies: return prove_graph_property();
@@ -256,6 +261,17 @@ Counterexample Prover::bubble_counterexample(int a, const Rational& at_a, int b,
     cx.what = fmt::format("bubble({}) = {} but bubble({}) = {}", M(a), format_rational(at_a), M(b), format_rational(at_b));
     cx.schedule = schedule;
     return cx;
+}
+
+void Prover::record_word() {
+    CertificateWord w;
+    w.m_origin = family.m0;
+    w.step = family.step;
+    w.delta = word->delta;
+    w.prefix = word->prefix;
+    w.block = word->block;
+    w.suffix = word->suffix;
+    res.certificate.word = std::move(w);
 }
 
 ProofResult prove(const FamilySpec& family, const ProveOptions& options) {

@@ -77,6 +77,10 @@ MaxPoly idle_symbolic(const ProofResult& result, int rank, int t) {
 }
 
 ProofResult& Prover::prove_bubble_symbolic() {
+    res.certificate.not_carried.push_back(
+        "the symbolic timing: the periodic window and the base cases as max-plus polynomials over the cost region "
+        "(certificate version 1 carries exact costs; its SMT-LIB2 obligations are included and checked, but they "
+        "compare the prover's own polynomials)");
     const CostRegion region = finished_region();
     for (const auto& text : region.describe()) res.assumptions.push_back("cost assumption: " + text);
     for (int t = 0; t <= std::min(ps.T_struct, 3); ++t)

@@ -91,6 +91,7 @@ ProofResult& Prover::prove_memory() {
         "exact count over the periodic word", true, seconds_since(t0));
     res.peaks = peak_t;
     res.peaks_at_origin = peak_t0;
+    res.certificate.memory = CertificateMemory{peak_t, peak_t0, options.memory_bound};
     res.peaks_from_m = M(1);
     std::string values;
     for (size_t r = 0; r < peak_t.size(); ++r) values += (r ? " " : "") + format_rational(peak_t[r]);

@@ -49,6 +49,7 @@ ProofResult& Prover::prove_from_later_origin(int k) {
             res.assumptions.push_back(sub.assumptions[a]);
     res.word = sub.word;
     res.structure = sub.structure;
+    res.certificate = sub.certificate;  // the word from M(k) on; the claim is the whole family's (finish_certificate)
     res.summary = sub.summary;
     res.counterexample = sub.counterexample;
     if (sub.verdict != Verdict::Proved) {

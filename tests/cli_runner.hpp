@@ -34,12 +34,13 @@ inline std::string write_temp(const std::string& name, const std::string& text) 
     return path.string();
 }
 
-inline CliResult run_cli(const std::string& args) {
+// Runs `program args` through the shell (args are shell words), stdout and stderr captured.
+inline CliResult run_program(const std::string& program, const std::string& args) {
     static int counter = 0;
     const auto dir = scratch_dir();
     const auto out = dir / ("out" + std::to_string(counter) + ".txt");
     const auto err = dir / ("err" + std::to_string(counter++) + ".txt");
-    const std::string command = std::string(PP_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
+    const std::string command = program + " " + args + " >" + out.string() + " 2>" + err.string();
     const int status = std::system(command.c_str());
     CliResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -47,5 +48,11 @@ inline CliResult run_cli(const std::string& args) {
     result.err = slurp(err);
     return result;
 }
+
+inline CliResult run_cli(const std::string& args) { return run_program(PP_CLI_PATH, args); }
+#ifdef PP_CHECK_PATH
+// The independent checker of proof certificates (checker/).
+inline CliResult run_check(const std::string& args) { return run_program(PP_CHECK_PATH, args); }
+#endif
 
 }  // namespace pp::test

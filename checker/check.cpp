@@ -1,0 +1,197 @@
+// The order of the checker's steps (checker/check.hpp): each recomputes what it checks, the first that fails is the
+// answer.
+#include "checker/internal.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+namespace pp::check {
+
+void reject(const std::string& step, const std::string& reason) { throw Rejected{step, reason}; }
+
+bool CheckReport::checked() const {
+    return !steps.empty() && std::all_of(steps.begin(), steps.end(), [](const Step& s) { return s.ok; });
+}
+
+std::string CheckReport::first_failure() const {
+    for (const Step& s : steps)
+        if (!s.ok) return s.name + ": " + s.detail;
+    return "";
+}
+
+namespace {
+
+class Checker {
+public:
+    Checker(const Certificate& c, const std::filesystem::path& dir, const CheckOptions& options)
+        : c_(c), dir_(dir), options_(options) {}
+
+    CheckReport run() {
+        try {
+            step("claim", [&] { return claim(); });
+            step("shape", [&] { return shape(); });
+            step("word", [&] { return word(); });
+            step("stability", [&] { return stability(); });
+            step("potentials", [&] { return potentials(); });
+            step("coverage", [&] { return coverage(); });
+            if (c_.property == "bubble-constant") {
+                step("window", [&] { return check_window(c_, base_, derived_, t_periodic_); });
+                step("bubble", [&] { return check_bubble(c_, t_periodic_); });
+            } else if (c_.property == "memory-bound") {
+                step("memory", [&] { return check_memory(c_); });
+            } else {
+                step("acyclic", [&] { return acyclic(); });
+            }
+            for (const CertificateObligation& o : c_.obligations)
+                step("obligation " + o.name, [&] { return obligation(o); });
+        } catch (const Rejected& r) {
+            report_.steps.push_back({r.step, r.reason, false, seconds()});
+        }
+        return report_;
+    }
+
+private:
+    template <class F>
+    void step(const std::string& name, F&& body) {
+        started_ = std::chrono::steady_clock::now();
+        try {
+            std::string detail = body();
+            report_.steps.push_back({name, std::move(detail), true, seconds()});
+        } catch (const Rejected& r) {
+            throw Rejected{r.step == name || r.step.empty() ? name : name + " (" + r.step + ")", r.reason};
+        } catch (const std::exception& e) {
+            throw Rejected{name, std::string("could not be re-derived: ") + e.what()};
+        }
+    }
+    double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count(); }
+
+    std::string claim() {
+        if (c_.verdict != "PROVED") reject("claim", "the certificate's verdict is '" + c_.verdict + "', not PROVED");
+        if (c_.property != "bubble-constant" && c_.property != "memory-bound" && c_.property != "deadlock-free" &&
+            c_.property != "dependencies")
+            reject("claim", "unknown property '" + c_.property + "'");
+        if (!c_.not_carried.empty()) {
+            std::string what;
+            for (const auto& n : c_.not_carried) what += (what.empty() ? "" : "; ") + n;
+            reject("claim", "NOT CHECKED: the certificate does not carry every step of the proof: " + what);
+        }
+        if (c_.timing_model != "dataflow") reject("claim", "timing model '" + c_.timing_model + "' (version 1 carries dataflow)");
+        if (c_.property == "bubble-constant" && !c_.costs)
+            reject("claim", "a bubble statement at symbolic costs needs its window polynomials, which version 1 does not carry");
+        if (!c_.word || !c_.potentials) reject("claim", "no periodic word or no potentials");
+        if (c_.property == "bubble-constant" && (!c_.window || !c_.bubble)) reject("claim", "no window or no bubble statement");
+        if (c_.property == "memory-bound" && !c_.memory) reject("claim", "no peaks");
+        return fmt::format("{} of {} at P = {}{}: {}", c_.property, c_.family, c_.ranks,
+                           c_.stages_per_rank ? fmt::format(", V = {}", *c_.stages_per_rank) : "", c_.statement);
+    }
+
+    std::string shape() {
+        const CertificateWord& w = *c_.word;
+        const auto P = static_cast<size_t>(c_.ranks);
+        if (w.prefix.size() != P || w.block.size() != P || w.suffix.size() != P)
+            reject("shape", fmt::format("the word has {} ranks, the claim {}", w.block.size(), P));
+        const CertificatePotentials& p = *c_.potentials;
+        if (p.sigma.size() != P || p.alpha.size() != P || p.beta.size() != P) reject("shape", "one potential per rank is expected");
+        for (size_t r = 0; r < P; ++r)
+            if (p.alpha[r].size() != w.prefix[r].size() || p.beta[r].size() != w.suffix[r].size())
+                reject("shape", fmt::format("rank {}: the potentials do not match the word's prefix and suffix", r));
+        if (w.step != c_.family_step) reject("shape", "the word's step is not the family's");
+        if (w.m_origin < c_.family_m0 || (w.m_origin - c_.family_m0) % c_.family_step != 0)
+            reject("shape", fmt::format("the word's origin M = {} is not an admissible M", w.m_origin));
+        base_ = generate(c_, w.m_origin).placement;
+        if (static_cast<int>(w.delta.size()) != base_.pipeline_count())
+            reject("shape", fmt::format("{} deltas for {} pipelines", w.delta.size(), base_.pipeline_count()));
+        size_t slots = 0;
+        for (size_t r = 0; r < P; ++r) slots += w.prefix[r].size() + w.block[r].size() + w.suffix[r].size();
+        return fmt::format("{} ranks, {} pipeline(s), {} slots in prefix, block and suffix", P, w.delta.size(), slots);
+    }
+
+    std::string word() {
+        const CertificateWord& w = *c_.word;
+        const int horizon = agreement_horizon(w);
+        for (int t = 0; t <= horizon; ++t) {
+            const int m = w.m_origin + w.step * t;
+            const std::string diff = first_difference(generate(c_, m), instantiate(w, base_, t));
+            if (!diff.empty()) reject("word", fmt::format("at M = {} (t = {}) the generator and the word differ: {}", m, t, diff));
+        }
+        return fmt::format("the word's instances are the generator's for t = 0..{} (M = {}..{}), Lemma 1's horizon "
+                           "max_r ceil((n_r + L_r)/L_r) = {}: the two agree for every t, given the generator's structure "
+                           "lemma (A1, argued, not machine-checked)",
+                           horizon, w.m_origin, w.m_origin + w.step * horizon, horizon);
+    }
+
+    std::string stability() {
+        T0_ = stable_from(*c_.word);
+        return fmt::format("T0 = {}: from there the edges of G_t in block coordinates do not depend on t", T0_);
+    }
+
+    std::string potentials() {
+        const CertificatePotentials& p = *c_.potentials;
+        if (p.T < std::max(T0_, 2)) reject("potentials", fmt::format("computed on G_{}, below max(T0, 2) = {}", p.T, std::max(T0_, 2)));
+        derived_ = derive(*c_.word, p, instantiate(*c_.word, base_, p.T), T0_);
+        const int last = p.T + derived_.lag + 2;
+        for (int t = p.T; t <= last; ++t) check_potentials(*c_.word, p, instantiate(*c_.word, base_, t), t, &derived_);
+        return fmt::format("every edge of G_{}..G_{} goes to the same or a later super-step (at most lag = {} later past "
+                           "the head); head <= {}, invariant middle from k_inv = {}, tail from t + {}, T_struct = {}",
+                           p.T, last, derived_.lag, derived_.head_end, derived_.k_inv, derived_.tau, derived_.T_struct);
+    }
+
+    std::string coverage() {
+        int queries = 0;
+        const std::string text = coverage_smt2(*c_.word, base_, queries);
+        const auto file = std::filesystem::temp_directory_path() / fmt::format("pipeproof-check-coverage-{}.smt2", getpid());
+        {
+            std::ofstream out(file);
+            out << text;
+        }
+        const std::string said = require_unsat("coverage", file, queries, options_);
+        std::filesystem::remove(file);
+        return fmt::format("every op once, for every t, in {} linear-integer queries (one per pipeline and stage): {}", queries,
+                           said);
+    }
+
+    std::string acyclic() {
+        const CertificateWord& w = *c_.word;
+        int count = 0;
+        for (int m = c_.family_m0; m <= w.m_origin + w.step * derived_.T_struct; m += c_.family_step, ++count) {
+            const Graph g = build_graph(generate(c_, m), "acyclic");
+            if (!g.acyclic()) reject("acyclic", fmt::format("at M = {} the dependency graph has a cycle (a deadlock)", m));
+        }
+        return fmt::format("the {} instances M = {}..{} (through T_struct = {}) are acyclic; with the potentials, every G_t "
+                           "is (proofs/method.md §3)",
+                           count, c_.family_m0, w.m_origin + w.step * derived_.T_struct, derived_.T_struct);
+    }
+
+    std::string obligation(const CertificateObligation& o) {
+        const auto file = dir_ / o.file;
+        std::ifstream in(file);
+        if (!in) reject("", "cannot read " + o.file);
+        std::stringstream text;
+        text << in.rdbuf();
+        int queries = 0;
+        for (size_t at = 0; (at = text.str().find("(check-sat)", at)) != std::string::npos; ++at) ++queries;
+        if (queries == 0) reject("", o.file + " holds no (check-sat)");
+        return o.statement + ": " + require_unsat("", file, queries, options_);
+    }
+
+    const Certificate& c_;
+    std::filesystem::path dir_;
+    const CheckOptions& options_;
+    CheckReport report_;
+    std::chrono::steady_clock::time_point started_;
+    Placement base_;
+    int T0_ = 1, t_periodic_ = 0;
+    Derived derived_;
+};
+
+}  // namespace
+
+CheckReport check_certificate(const Certificate& certificate, const std::filesystem::path& dir, const CheckOptions& options) {
+    return Checker(certificate, dir, options).run();
+}
+
+}  // namespace pp::check

@@ -1,0 +1,52 @@
+#pragma once
+// checker/ — the independent checker of proof certificates (`pipeproof-check DIR`; docs/certificates.md).
+//
+// It shares with the prover only the model's vocabulary (model/) and the file readers (formats/); it uses the
+// generators (schedules/), which are what a proof is about, and nothing of verifier/, solver/ or proofs/. Every
+// number of the certificate is recomputed here by code of its own -- the dependency graph, the exact dataflow
+// timing, the live-activation counts, the super-step derivations -- and every SMT-LIB2 obligation (the
+// certificate's and the checker's own) is answered by two solvers, z3 and cvc5, run as processes with a time
+// limit. The first step that fails is the answer; nothing after it is trusted.
+//
+//   check.cpp        the order of the steps, the report
+//   word.cpp         the word's instances, compared with the generator's (Lemma 1's horizon)
+//   graph.cpp        each instance's dependency graph, acyclicity, exact timing
+//   structure.cpp    stability T0, the potentials edge by edge, the numbers derived from them
+//   statement.cpp    the window, the base cases and the bubble statement; the activation peaks
+//   coverage.cpp     op coverage for every M as the checker's own SMT-LIB2 (linear integer arithmetic)
+//   solvers.cpp      z3 and cvc5 as processes
+#include "model/certificate.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace pp::check {
+
+struct CheckOptions {
+    double solver_seconds = 60;        // per SMT query and solver
+    std::vector<std::string> solvers = {"z3", "cvc5"};
+};
+
+struct Step {
+    std::string name;
+    std::string detail;   // what was re-derived, or why it failed
+    bool ok = true;
+    double seconds = 0;
+};
+
+struct CheckReport {
+    std::vector<Step> steps;
+    bool checked() const;           // every step ok and nothing left out
+    std::string first_failure() const;
+};
+
+// Thrown by a step that finds the certificate wrong (the step's name and the reason).
+struct Rejected {
+    std::string step;
+    std::string reason;
+};
+
+CheckReport check_certificate(const Certificate& certificate, const std::filesystem::path& dir, const CheckOptions& options);
+
+}  // namespace pp::check

@@ -1,0 +1,389 @@
+#include "formats/certificate_json.hpp"
+
+#include "formats/input_error.hpp"
+#include "formats/json_text.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace pp {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kFormatName = "pipeproof-certificate";
+
+// ---- writing
+
+std::string slots_text(const std::vector<Slot>& slots) {
+    std::string out;
+    for (const Slot& slot : slots) out += (out.empty() ? "" : " ") + format_slot(slot);
+    return out;
+}
+
+std::string op_costs_text(const OpCosts& costs) {
+    Costs alone;
+    alone.base = costs;
+    std::string text = format_costs(alone);
+    const size_t comm = text.find(",comm=");
+    return comm == std::string::npos ? text : text.substr(0, comm);
+}
+
+json rationals(const std::vector<Rational>& values) {
+    json out = json::array();
+    for (const Rational& v : values) out.push_back(format_rational(v));
+    return out;
+}
+
+json claim_json(const Certificate& c) {
+    json claim = {{"family", c.family},
+                  {"ranks", c.ranks},
+                  {"stages_per_rank", c.stages_per_rank ? json(*c.stages_per_rank) : json(nullptr)},
+                  {"admissible_m", {{"first", c.family_m0}, {"step", c.family_step}}},
+                  {"property", c.property},
+                  {"timing_model", c.timing_model},
+                  {"activation_sizes", format_activation_sizes(c.activations)},
+                  {"verdict", c.verdict},
+                  {"statement", c.statement},
+                  {"structure_lemma", c.structure_lemma},
+                  {"region", c.region}};
+    claim["costs"] = c.costs ? json(format_costs(*c.costs)) : json(nullptr);
+    claim["ordered_for_costs"] = c.ordered_for_costs;
+    claim["ordered_for_sizes"] = c.ordered_for_sizes ? json(format_activation_sizes(*c.ordered_for_sizes)) : json(nullptr);
+    json blocks = json::object();
+    if (c.costs)
+        for (const auto& [block, costs] : c.costs->per_block) blocks[std::to_string(block)] = op_costs_text(costs);
+    claim["block_costs"] = blocks;
+    return claim;
+}
+
+json word_json(const CertificateWord& w) {
+    json ranks = json::array();
+    for (size_t r = 0; r < w.block.size(); ++r)
+        ranks.push_back({{"prefix", slots_text(w.prefix[r])}, {"block", slots_text(w.block[r])}, {"suffix", slots_text(w.suffix[r])}});
+    return {{"m_origin", w.m_origin}, {"step", w.step}, {"delta", w.delta}, {"ranks", ranks}};
+}
+
+}  // namespace
+
+std::string certificate_json_text(const Certificate& c) {
+    json j = {{"format", kFormatName}, {"version", c.version}, {"tool", c.tool}, {"command", c.command}, {"claim", claim_json(c)}};
+    j["word"] = c.word ? word_json(*c.word) : json(nullptr);
+    j["potentials"] = c.potentials ? json{{"T", c.potentials->T},
+                                          {"sigma", c.potentials->sigma},
+                                          {"alpha", c.potentials->alpha},
+                                          {"beta", c.potentials->beta}}
+                                   : json(nullptr);
+    j["window"] = c.window ? json{{"T", c.window->T}, {"k0", c.window->k0}, {"cycle", c.window->cycle},
+                                  {"lambda", format_rational(c.window->lambda)}}
+                           : json(nullptr);
+    if (c.bubble) {
+        json early = json::array();
+        for (const auto& [m, value] : c.bubble->early) early.push_back({{"microbatches", m}, {"bubble", format_rational(value)}});
+        j["bubble"] = {{"value", format_rational(c.bubble->value)}, {"from_m", c.bubble->from_m}, {"early", early}};
+    } else {
+        j["bubble"] = nullptr;
+    }
+    j["memory"] = c.memory ? json{{"peaks", rationals(c.memory->peaks)},
+                                  {"peaks_at_origin", rationals(c.memory->peaks_at_origin)},
+                                  {"bound", c.memory->bound ? json(format_rational(*c.memory->bound)) : json(nullptr)}}
+                           : json(nullptr);
+    json obligations = json::array();
+    for (const auto& o : c.obligations) obligations.push_back({{"name", o.name}, {"statement", o.statement}, {"file", o.file}});
+    j["obligations"] = obligations;
+    j["not_carried"] = c.not_carried;
+    return json_text(j, 2) + "\n";
+}
+
+void write_certificate(const Certificate& certificate, const std::filesystem::path& dir) {
+    const auto path = dir / kCertificateFile;
+    std::ofstream out(path, std::ios::binary);
+    out << certificate_json_text(certificate);
+    if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+// ---- reading: every field checked for presence and type; a message names the field's path.
+
+namespace {
+
+class Reader {
+public:
+    explicit Reader(std::string file) : file_(std::move(file)) {}
+
+    [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+        throw InputError(file_, 0, 0, fmt::format("{}: {}", path, what));
+    }
+    const json& field(const json& object, const std::string& path, const char* key) const {
+        if (!object.is_object()) fail(path, "expected an object");
+        const auto it = object.find(key);
+        if (it == object.end()) fail(path + "." + key, "missing");
+        return *it;
+    }
+    int integer(const json& object, const std::string& path, const char* key, int lo = 0,
+                int hi = std::numeric_limits<int>::max()) const {
+        return integer_value(field(object, path, key), path + "." + key, lo, hi);
+    }
+    int integer_value(const json& value, const std::string& path, int lo = 0, int hi = std::numeric_limits<int>::max()) const {
+        if (!value.is_number_integer()) fail(path, "expected an integer");
+        const auto v = value.get<long long>();
+        if (v < lo || v > hi) fail(path, fmt::format("{} is outside {}..{}", v, lo, hi));
+        return static_cast<int>(v);
+    }
+    std::string text(const json& object, const std::string& path, const char* key) const {
+        const json& v = field(object, path, key);
+        if (!v.is_string()) fail(path + "." + key, "expected a string");
+        return v.get<std::string>();
+    }
+    Rational rational(const json& value, const std::string& path) const {
+        if (!value.is_string()) fail(path, "expected an exact number as a string, e.g. \"3/2\"");
+        const auto r = parse_rational(value.get<std::string>());
+        if (!r) fail(path, "'" + value.get<std::string>() + "' is not an exact number");
+        return *r;
+    }
+    std::vector<int> integers(const json& value, const std::string& path, int lo = std::numeric_limits<int>::min()) const {
+        if (!value.is_array()) fail(path, "expected an array of integers");
+        std::vector<int> out;
+        for (size_t k = 0; k < value.size(); ++k)
+            out.push_back(integer_value(value[k], fmt::format("{}[{}]", path, k), lo));
+        return out;
+    }
+    std::vector<std::vector<int>> integer_rows(const json& value, const std::string& path) const {
+        if (!value.is_array()) fail(path, "expected an array of arrays of integers");
+        std::vector<std::vector<int>> out;
+        for (size_t k = 0; k < value.size(); ++k) out.push_back(integers(value[k], fmt::format("{}[{}]", path, k)));
+        return out;
+    }
+    std::vector<std::string> strings(const json& value, const std::string& path) const {
+        if (!value.is_array()) fail(path, "expected an array of strings");
+        std::vector<std::string> out;
+        for (size_t k = 0; k < value.size(); ++k) {
+            if (!value[k].is_string()) fail(fmt::format("{}[{}]", path, k), "expected a string");
+            out.push_back(value[k].get<std::string>());
+        }
+        return out;
+    }
+
+    // <stage><F|I|W|B><micro-batch>[@<pipeline>], or (<op>;<op>) for an overlapped pair.
+    std::vector<Slot> slots(const std::string& line, const std::string& path) const {
+        std::vector<Slot> out;
+        std::istringstream words(line);
+        for (std::string word; words >> word;) {
+            if (word.front() == '(') {
+                if (word.back() != ')' || word.find(';') == std::string::npos) fail(path, "bad pair '" + word + "'");
+                const size_t semi = word.find(';');
+                Op first = op(word.substr(1, semi - 1), path), second = op(word.substr(semi + 1, word.size() - semi - 2), path);
+                if (first.kind != OpKind::F || !is_backward(second.kind))
+                    fail(path, "a pair is one F and one backward (B or I), got '" + word + "'");
+                out.push_back(Slot::pair(first, second));
+            } else {
+                out.push_back(Slot::single(op(word, path)));
+            }
+        }
+        return out;
+    }
+
+private:
+    Op op(const std::string& word, const std::string& path) const {
+        size_t i = 0;
+        auto number = [&](int limit) {
+            const size_t start = i;
+            long long v = 0;
+            while (i < word.size() && word[i] >= '0' && word[i] <= '9') {
+                v = v * 10 + (word[i++] - '0');
+                if (v > limit) fail(path, "number too large in '" + word + "'");
+            }
+            if (start == i) fail(path, "expected digits in '" + word + "'");
+            return static_cast<int>(v);
+        };
+        Op op;
+        op.stage = number(kMaxStagesPerPipeline - 1);
+        if (i >= word.size()) fail(path, "expected F, I, W or B in '" + word + "'");
+        switch (word[i++]) {
+            case 'F': op.kind = OpKind::F; break;
+            case 'I': op.kind = OpKind::I; break;
+            case 'W': op.kind = OpKind::W; break;
+            case 'B': op.kind = OpKind::B; break;
+            default: fail(path, "expected F, I, W or B in '" + word + "'");
+        }
+        op.microbatch = number(std::numeric_limits<std::int32_t>::max());
+        if (i < word.size()) {
+            if (word[i++] != '@') fail(path, "unexpected text in '" + word + "'");
+            op.pipeline = number(kMaxPipelines - 1);
+        }
+        if (i != word.size()) fail(path, "unexpected text in '" + word + "'");
+        return op;
+    }
+
+    std::string file_;
+};
+
+Costs costs_of(const Reader& in, const json& claim) {
+    const json& text = in.field(claim, "claim", "costs");
+    if (!text.is_string()) in.fail("claim.costs", "expected a cost string");
+    Costs costs;
+    try {
+        costs = parse_costs(text.get<std::string>());
+    } catch (const CostSyntaxError& e) {
+        in.fail("claim.costs", e.message);
+    }
+    const json& blocks = in.field(claim, "claim", "block_costs");
+    if (!blocks.is_object()) in.fail("claim.block_costs", "expected an object");
+    for (const auto& [key, value] : blocks.items()) {
+        const auto block = parse_rational(key);
+        if (!block || block->denominator() != 1 || *block < Rational(0) || *block > Rational(1 << 20))
+            in.fail("claim.block_costs", "'" + key + "' is not a block number");
+        if (!value.is_string()) in.fail("claim.block_costs." + key, "expected a cost string");
+        OpCosts block_costs = costs.base;
+        Rational ignored{0};
+        try {
+            apply_cost_items(value.get<std::string>(), block_costs, &ignored);
+        } catch (const CostSyntaxError& e) {
+            in.fail("claim.block_costs." + key, e.message);
+        }
+        costs.per_block[static_cast<int>(block->numerator().to_int64())] = block_costs;
+    }
+    return costs;
+}
+
+void read_claim(const Reader& in, const json& j, Certificate& c) {
+    const json& claim = in.field(j, "", "claim");
+    c.family = in.text(claim, "claim", "family");
+    c.ranks = in.integer(claim, "claim", "ranks", 1, 1 << 16);
+    const json& v = in.field(claim, "claim", "stages_per_rank");
+    if (!v.is_null()) c.stages_per_rank = in.integer_value(v, "claim.stages_per_rank", 1, 1 << 10);
+    const json& admissible = in.field(claim, "claim", "admissible_m");
+    c.family_m0 = in.integer(admissible, "claim.admissible_m", "first", 1);
+    c.family_step = in.integer(admissible, "claim.admissible_m", "step", 1);
+    c.property = in.text(claim, "claim", "property");
+    c.timing_model = in.text(claim, "claim", "timing_model");
+    try {
+        c.activations = parse_activation_sizes(in.text(claim, "claim", "activation_sizes"));
+    } catch (const CostSyntaxError& e) {
+        in.fail("claim.activation_sizes", e.message);
+    }
+    c.verdict = in.text(claim, "claim", "verdict");
+    c.statement = in.text(claim, "claim", "statement");
+    c.structure_lemma = in.text(claim, "claim", "structure_lemma");
+    c.region = in.strings(in.field(claim, "claim", "region"), "claim.region");
+    if (!in.field(claim, "claim", "costs").is_null()) c.costs = costs_of(in, claim);
+    const json& ordered = in.field(claim, "claim", "ordered_for_costs");
+    if (!ordered.is_boolean()) in.fail("claim.ordered_for_costs", "expected true or false");
+    c.ordered_for_costs = ordered.get<bool>();
+    if (c.ordered_for_costs && !c.costs) in.fail("claim.ordered_for_costs", "a family ordered for its costs needs exact costs");
+    if (const json& sizes = in.field(claim, "claim", "ordered_for_sizes"); !sizes.is_null()) {
+        if (!sizes.is_string()) in.fail("claim.ordered_for_sizes", "expected activation sizes F=..,I=..");
+        try {
+            c.ordered_for_sizes = parse_activation_sizes(sizes.get<std::string>());
+        } catch (const CostSyntaxError& e) {
+            in.fail("claim.ordered_for_sizes", e.message);
+        }
+    }
+}
+
+CertificateWord read_word(const Reader& in, const json& w) {
+    CertificateWord word;
+    word.m_origin = in.integer(w, "word", "m_origin", 1);
+    word.step = in.integer(w, "word", "step", 1);
+    word.delta = in.integers(in.field(w, "word", "delta"), "word.delta", 0);
+    const json& ranks = in.field(w, "word", "ranks");
+    if (!ranks.is_array() || ranks.empty()) in.fail("word.ranks", "expected a non-empty array");
+    for (size_t r = 0; r < ranks.size(); ++r) {
+        const std::string path = fmt::format("word.ranks[{}]", r);
+        word.prefix.push_back(in.slots(in.text(ranks[r], path, "prefix"), path + ".prefix"));
+        word.block.push_back(in.slots(in.text(ranks[r], path, "block"), path + ".block"));
+        word.suffix.push_back(in.slots(in.text(ranks[r], path, "suffix"), path + ".suffix"));
+    }
+    return word;
+}
+
+}  // namespace
+
+Certificate parse_certificate(const std::string& text, const std::string& file_name) {
+    const Reader in(file_name);
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw InputError(file_name, 0, 0, std::string("not JSON: ") + e.what());
+    }
+    if (!j.is_object()) in.fail("(document)", "expected an object");
+    if (in.text(j, "", "format") != kFormatName) in.fail("format", std::string("expected \"") + kFormatName + "\"");
+    Certificate c;
+    c.version = in.integer(j, "", "version");
+    if (c.version != kCertificateVersion)
+        in.fail("version", fmt::format("version {} (this reader knows version {})", c.version, kCertificateVersion));
+    c.tool = in.text(j, "", "tool");
+    c.command = in.text(j, "", "command");
+    read_claim(in, j, c);
+    if (const json& w = in.field(j, "", "word"); !w.is_null()) c.word = read_word(in, w);
+    if (const json& p = in.field(j, "", "potentials"); !p.is_null()) {
+        CertificatePotentials pot;
+        pot.T = in.integer(p, "potentials", "T");
+        pot.sigma = in.integers(in.field(p, "potentials", "sigma"), "potentials.sigma");
+        pot.alpha = in.integer_rows(in.field(p, "potentials", "alpha"), "potentials.alpha");
+        pot.beta = in.integer_rows(in.field(p, "potentials", "beta"), "potentials.beta");
+        c.potentials = std::move(pot);
+    }
+    if (const json& w = in.field(j, "", "window"); !w.is_null()) {
+        CertificateWindow window;
+        window.T = in.integer(w, "window", "T");
+        window.k0 = in.integer(w, "window", "k0", std::numeric_limits<int>::min());
+        window.cycle = in.integer(w, "window", "cycle", 1, 1 << 16);
+        window.lambda = in.rational(in.field(w, "window", "lambda"), "window.lambda");
+        c.window = window;
+    }
+    if (const json& b = in.field(j, "", "bubble"); !b.is_null()) {
+        CertificateBubble bubble;
+        bubble.value = in.rational(in.field(b, "bubble", "value"), "bubble.value");
+        bubble.from_m = in.integer(b, "bubble", "from_m", 1);
+        const json& early = in.field(b, "bubble", "early");
+        if (!early.is_array()) in.fail("bubble.early", "expected an array");
+        for (size_t k = 0; k < early.size(); ++k) {
+            const std::string path = fmt::format("bubble.early[{}]", k);
+            bubble.early.emplace_back(in.integer(early[k], path, "microbatches", 1),
+                                      in.rational(in.field(early[k], path, "bubble"), path + ".bubble"));
+        }
+        c.bubble = std::move(bubble);
+    }
+    if (const json& m = in.field(j, "", "memory"); !m.is_null()) {
+        CertificateMemory memory;
+        const json& peaks = in.field(m, "memory", "peaks");
+        if (!peaks.is_array()) in.fail("memory.peaks", "expected an array");
+        for (size_t k = 0; k < peaks.size(); ++k) memory.peaks.push_back(in.rational(peaks[k], fmt::format("memory.peaks[{}]", k)));
+        const json& origin = in.field(m, "memory", "peaks_at_origin");
+        if (!origin.is_array()) in.fail("memory.peaks_at_origin", "expected an array");
+        for (size_t k = 0; k < origin.size(); ++k)
+            memory.peaks_at_origin.push_back(in.rational(origin[k], fmt::format("memory.peaks_at_origin[{}]", k)));
+        if (const json& bound = in.field(m, "memory", "bound"); !bound.is_null())
+            memory.bound = in.rational(bound, "memory.bound");
+        c.memory = std::move(memory);
+    }
+    const json& obligations = in.field(j, "", "obligations");
+    if (!obligations.is_array()) in.fail("obligations", "expected an array");
+    for (size_t k = 0; k < obligations.size(); ++k) {
+        const std::string path = fmt::format("obligations[{}]", k);
+        CertificateObligation o{in.text(obligations[k], path, "name"), in.text(obligations[k], path, "statement"),
+                                in.text(obligations[k], path, "file")};
+        // A file name inside the certificate's directory: no absolute path, no way up.
+        if (o.file.empty() || o.file.front() == '/' || o.file.find("..") != std::string::npos)
+            in.fail(path + ".file", "expected a file name inside the certificate's directory");
+        c.obligations.push_back(std::move(o));
+    }
+    c.not_carried = in.strings(in.field(j, "", "not_carried"), "not_carried");
+    return c;
+}
+
+Certificate read_certificate(const std::filesystem::path& dir) {
+    const auto path = dir / kCertificateFile;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path.string(), 0, 0, "cannot read the certificate (no such file, or not readable)");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_certificate(text.str(), path.string());
+}
+
+}  // namespace pp

@@ -1,0 +1,94 @@
+#pragma once
+// A proof certificate (docs/certificates.md): what a PROVED of `pipeproof prove` rests on, written with
+// `--certificate DIR` and re-derived by the independent checker (checker/, `pipeproof-check DIR`), which shares
+// with the prover only this vocabulary and the file readers (formats/certificate_json.hpp). Plain data, no logic:
+// the prover fills it, the checker believes none of its numbers without recomputing them.
+//
+// What a certificate carries (format version 1):
+//   the claim       family, ranks, the property and the statement proved, the costs (exact) or the region
+//   the word        the generator's order as a periodic word in the block count t (proofs/method.md §1): per rank
+//                   prefix, block, suffix; M(t) = m_origin + step t
+//   the potentials  super-steps sigma (block), alpha (prefix), beta (suffix) on the instance G_T (§3)
+//   the window      exact costs: k0, the cycle c and lambda with W(k0 + c) = W(k0) + c lambda (§4)
+//   the statement   bubble(M) = value for every admissible M >= from_m, the values below; or the peaks
+//   obligations     SMT-LIB2 files, each expected unsat (re-run by the checker with z3 and cvc5)
+//   not_carried     the steps of the proof this certificate does not carry (the checker then answers NOT CHECKED)
+#include "model/costs.hpp"
+#include "model/op.hpp"
+#include "model/rational.hpp"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pp {
+
+inline constexpr int kCertificateVersion = 1;
+
+struct CertificateWord {
+    int m_origin = 0;        // M of the word's instance with t = 0 blocks
+    int step = 1;            // M(t) = m_origin + step * t
+    std::vector<int> delta;  // per pipeline: how much one block raises its micro-batch indices
+    std::vector<std::vector<Slot>> prefix, block, suffix;  // per rank; block as at j = 0, suffix as at t = 0
+};
+
+struct CertificatePotentials {
+    int T = 0;                                  // the instance G_T they were computed on
+    std::vector<int> sigma;                     // per rank: block j is super-step j + sigma[r]
+    std::vector<std::vector<int>> alpha, beta;  // per rank and prefix / suffix slot: alpha, t + beta
+};
+
+struct CertificateWindow {  // exact costs
+    int T = 0;              // the instance simulated
+    int k0 = 0, cycle = 1;
+    Rational lambda{0};     // per block
+};
+
+struct CertificateBubble {  // bubble(M) = value for every admissible M >= from_m
+    Rational value{0};
+    int from_m = 0;
+    std::vector<std::pair<int, Rational>> early;  // (M, bubble) for the admissible M below from_m
+};
+
+struct CertificateMemory {
+    std::vector<Rational> peaks;    // per rank, for every admissible M past the word's first instance
+    std::vector<Rational> peaks_at_origin;  // per rank, at the word's first instance
+    std::optional<Rational> bound;  // the bound proved, when one was asked
+};
+
+struct CertificateObligation {
+    std::string name;
+    std::string statement;
+    std::string file;  // relative to the certificate's directory; expected answer: unsat
+};
+
+struct Certificate {
+    int version = kCertificateVersion;
+    std::string tool;     // "pipeproof 0.5.0 (git ...)"
+    std::string command;  // the command line that wrote it
+    std::string family;
+    int ranks = 0;
+    std::optional<int> stages_per_rank;
+    int family_m0 = 1, family_step = 1;  // the admissible M: family_m0 + family_step * k
+    std::string property;                // bubble-constant | memory-bound | deadlock-free | dependencies
+    std::string timing_model = "dataflow";
+    std::optional<Costs> costs;          // exact costs; none: symbolic over `region`
+    std::vector<std::string> region;     // the symbolic region's constraints, as printed
+    ActivationModel activations{};
+    // A family whose order depends on the costs (v-zb) is generated for `costs` and, when given, these sizes.
+    bool ordered_for_costs = false;
+    std::optional<ActivationModel> ordered_for_sizes;
+    std::string verdict;                 // "PROVED"
+    std::string statement;
+    std::string structure_lemma;         // why the generator is the word for every M (proofs/method.md A1)
+    std::optional<CertificateWord> word;
+    std::optional<CertificatePotentials> potentials;
+    std::optional<CertificateWindow> window;
+    std::optional<CertificateBubble> bubble;
+    std::optional<CertificateMemory> memory;
+    std::vector<CertificateObligation> obligations;
+    std::vector<std::string> not_carried;
+};
+
+}  // namespace pp

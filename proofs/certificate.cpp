@@ -1,0 +1,48 @@
+// The claim of a certificate and the obligations it names (model/certificate.hpp): the phases fill the word, the
+// potentials, the window and the peaks as they establish them; what the proof as a whole proved is added here.
+#include "proofs/prove.hpp"
+#include "schedules/registry.hpp"
+
+#include <filesystem>
+
+namespace pp {
+
+Certificate finish_certificate(const ProofResult& result, const FamilySpec& family, const ProveOptions& options,
+                               const std::string& dir) {
+    Certificate c = result.certificate;
+    c.family = family.name;
+    c.ranks = family.ranks;
+    c.stages_per_rank = family.stages_per_rank;
+    c.family_m0 = family.m0;
+    c.family_step = family.step;
+    c.property = property_name(options.property);
+    c.timing_model = timing_model_name(options.model);
+    c.costs = options.costs;
+    if (!options.costs) {
+        const CostRegion region = options.region ? *options.region : CostRegion::standard(false);
+        c.region = region.describe();
+    }
+    c.activations = options.activations;
+    const ScheduleFamily* generator = find_family(family.name);
+    c.ordered_for_costs = generator && generator->orders_for_costs && options.costs;
+    if (c.ordered_for_costs && !(options.activations == ActivationModel{})) c.ordered_for_sizes = options.activations;
+    c.verdict = verdict_name(result.verdict);
+    c.statement = result.summary;
+    c.structure_lemma = family.structure_lemma;
+    if (options.property == Property::BubbleConstant && result.bubble_exact) {
+        CertificateBubble b;
+        b.value = *result.bubble_exact;
+        b.from_m = result.constant_from_m;
+        for (size_t k = 0; k < result.early_exact.size(); ++k)
+            b.early.emplace_back(family.m0 + family.step * static_cast<int>(k), result.early_exact[k]);
+        c.bubble = std::move(b);
+    }
+    for (const Obligation& o : result.obligations)
+        if (!o.file.empty()) {
+            const std::filesystem::path file(o.file);
+            c.obligations.push_back({o.name, o.statement, file.lexically_relative(dir).generic_string()});
+        }
+    return c;
+}
+
+}  // namespace pp

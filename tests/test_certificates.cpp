@@ -1,0 +1,210 @@
+// Proof certificates (`prove --certificate DIR`) and their independent checker (`pipeproof-check DIR`): every PROVED
+// of the certificate format's scope is CHECKED, z3 and cvc5 agreeing on every obligation; every corruption of a
+// certificate -- a number changed, a step removed, a wrong potential, a swapped op -- is rejected, at the step that
+// recomputes what was changed; what a certificate does not carry is NOT CHECKED, never passed.
+#include "cli_runner.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using pp::test::run_check;
+using pp::test::run_cli;
+using pp::test::slurp;
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+    const fs::path dir = pp::test::scratch_dir() / name;
+    fs::remove_all(dir);
+    return dir;
+}
+
+// `prove ARGS --certificate DIR`, PROVED, then the checker: CHECKED.
+void require_checked(const std::string& prove_args, const std::string& name) {
+    const fs::path dir = fresh_dir(name);
+    const auto proof = run_cli("prove " + prove_args + " --certificate " + dir.string());
+    INFO("prove " << prove_args << "\n" << proof.out << proof.err);
+    REQUIRE(proof.exit_code == 0);
+    CHECK_THAT(proof.out, Catch::Contains("certificate: " + dir.string()));
+    const auto check = run_check(dir.string());
+    INFO(check.out << check.err);
+    CHECK(check.exit_code == 0);
+    CHECK_THAT(check.out, Catch::Contains("\nCHECKED: "));
+    CHECK_THAT(check.out, !Catch::Contains("FAILED"));
+}
+
+nlohmann::json certificate_of(const fs::path& dir) { return nlohmann::json::parse(slurp(dir / "certificate.json")); }
+
+// A copy of `from` with certificate.json changed by `mutate` (and the obligations as they are, or changed too).
+fs::path corrupted(const fs::path& from, const std::string& name, const std::function<void(nlohmann::json&)>& mutate,
+                   const std::function<void(const fs::path&)>& touch_files = {}) {
+    const fs::path dir = fresh_dir(name);
+    fs::copy(from, dir, fs::copy_options::recursive);
+    nlohmann::json j = certificate_of(dir);
+    mutate(j);
+    std::ofstream(dir / "certificate.json", std::ios::binary) << j.dump(2);
+    if (touch_files) touch_files(dir);
+    return dir;
+}
+
+// The checker does not pass it: NOT CHECKED (exit 1) at `step`, or an unreadable certificate (exit 2).
+void require_rejected(const fs::path& dir, const std::string& step) {
+    const auto check = run_check(dir.string());
+    INFO(dir.filename().string() << "\n" << check.out << check.err);
+    CHECK(check.exit_code != 0);
+    CHECK_THAT(check.out, !Catch::Contains("\nCHECKED: "));
+    if (check.exit_code == 1) {
+        CHECK_THAT(check.out, Catch::Contains("NOT CHECKED: " + step));
+    } else {
+        CHECK(check.exit_code == 2);
+        CHECK_THAT(check.err, Catch::Contains(step));
+    }
+}
+
+std::string first_op(const std::string& slots) { return slots.substr(0, slots.find(' ')); }
+
+}  // namespace
+
+TEST_CASE("certificates: the bubble at exact costs, CHECKED for every family with a periodic word", "[certificate]") {
+    for (const std::string family : {"1f1b", "dualpipe", "dualpipev", "zb-h1", "zb-h2", "interleaved-1f1b", "zb1p", "zbv"})
+        require_checked(family + " -P 4 --costs F=1,I=1,W=1,FB=1.5", "bubble-" + family);
+    // Unequal costs, and a larger P.
+    require_checked("1f1b -P 3 --costs F=3,I=2,W=1", "bubble-1f1b-unequal");
+    require_checked("dualpipe -P 6 --costs F=2,I=1,W=1,FB=3", "bubble-dualpipe-p6");
+}
+
+TEST_CASE("certificates: the V families' bubble, peaks and order, CHECKED", "[certificate]") {
+    for (const std::string family : {"v-min", "v-half", "1f1b-v"}) {
+        require_checked(family + " -P 4 --costs F=1,I=1,W=1", "bubble-" + family);
+        require_checked(family + " -P 4 --property memory-bound", "memory-" + family);
+    }
+    require_checked("v-half -P 6 --property memory-bound --memory-bound 8", "memory-bound-v-half");
+}
+
+TEST_CASE("certificates: peaks, deadlock-freedom and dependencies for every M, CHECKED", "[certificate]") {
+    for (const std::string family : {"1f1b", "dualpipe", "dualpipev", "zb-h2", "zbv"}) {
+        require_checked(family + " -P 4 --property memory-bound", "memory-" + family);
+        require_checked(family + " -P 4 --property deadlock-free", "deadlock-" + family);
+        require_checked(family + " -P 4 --property dependencies", "dependencies-" + family);
+    }
+    // DualPipe's peak is P + 1 (proofs/catalogue/dualpipe-activation-peak.md): the bound 5 at P = 4 holds.
+    require_checked("dualpipe -P 4 --property memory-bound --memory-bound 5", "memory-bound-dualpipe");
+}
+
+TEST_CASE("certificates: what version 1 does not carry is NOT CHECKED, and only a PROVED has a certificate",
+          "[certificate]") {
+    // Symbolic costs: the window is a comparison of max-plus polynomials the certificate does not carry.
+    const fs::path symbolic = fresh_dir("symbolic");
+    const auto proof = run_cli("prove dualpipe -P 4 --certificate " + symbolic.string());
+    REQUIRE(proof.exit_code == 0);
+    CHECK_THAT(proof.out, Catch::Contains("the checker answers NOT CHECKED"));
+    const auto check = run_check(symbolic.string());
+    CHECK(check.exit_code == 1);
+    CHECK_THAT(check.out, Catch::Contains("NOT CHECKED: claim: NOT CHECKED: the certificate does not carry every step"));
+    CHECK_THAT(check.out, Catch::Contains("symbolic timing"));
+    // GPipe's zone word.
+    const fs::path zones = fresh_dir("zones");
+    REQUIRE(run_cli("prove gpipe -P 4 --costs F=1,I=1,W=1 --certificate " + zones.string()).exit_code == 0);
+    CHECK_THAT(run_check(zones.string()).out, Catch::Contains("zone word"));
+    // A refuted statement has no proof to certify: no certificate.json.
+    const fs::path refuted = fresh_dir("refuted");
+    const auto chimera = run_cli("prove chimera -P 4 --costs F=1,I=1,W=1 --certificate " + refuted.string());
+    CHECK(chimera.exit_code == 1);
+    CHECK_THAT(chimera.out, Catch::Contains("certificate: none (the verdict is REFUTED"));
+    CHECK_FALSE(fs::exists(refuted / "certificate.json"));
+    CHECK(run_check(refuted.string()).exit_code == 2);
+}
+
+TEST_CASE("certificates: every corrupted certificate is rejected, at the step that recomputes it", "[certificate]") {
+    // 1F1B at P = 4 with unequal costs: bubble (P-1)(F+B) = 3 x (2 + 3) = 15 for every M >= 4, by hand.
+    const fs::path good = fresh_dir("good-1f1b");
+    REQUIRE(run_cli("prove 1f1b -P 4 --costs F=2,I=2,W=1 --certificate " + good.string()).exit_code == 0);
+    REQUIRE(run_check(good.string()).exit_code == 0);
+    const auto j = certificate_of(good);
+    REQUIRE(j["bubble"]["value"] == "15");
+    const fs::path memory = fresh_dir("good-memory");
+    REQUIRE(run_cli("prove dualpipe -P 4 --property memory-bound --memory-bound 5 --certificate " + memory.string()).exit_code == 0);
+    REQUIRE(run_check(memory.string()).exit_code == 0);
+    const fs::path deps = fresh_dir("good-dependencies");
+    REQUIRE(run_cli("prove zb-h1 -P 4 --property dependencies --certificate " + deps.string()).exit_code == 0);
+    REQUIRE(run_check(deps.string()).exit_code == 0);
+
+    int cases = 0;
+    auto reject = [&](const fs::path& from, const std::string& name, const std::string& step,
+                      const std::function<void(nlohmann::json&)>& mutate,
+                      const std::function<void(const fs::path&)>& files = {}) {
+        require_rejected(corrupted(from, name, mutate, files), step);
+        ++cases;
+    };
+    // One number changed.
+    reject(good, "bubble-value", "bubble", [](auto& c) { c["bubble"]["value"] = "14"; });
+    reject(good, "lambda", "window", [](auto& c) { c["window"]["lambda"] = "6"; });
+    reject(good, "cycle", "window", [](auto& c) { c["window"]["cycle"] = 2; c["window"]["lambda"] = "5/2"; });
+    reject(good, "k0-early", "window", [](auto& c) { c["window"]["k0"] = -5; });
+    reject(good, "from-m-late", "bubble", [](auto& c) { c["bubble"]["from_m"] = 5; });
+    reject(good, "origin-inadmissible", "shape", [](auto& c) { c["word"]["m_origin"] = 3; });
+    reject(good, "costs", "window", [](auto& c) { c["claim"]["costs"] = "F=2,I=2,W=2,comm=0"; });
+    reject(good, "comm", "window", [](auto& c) { c["claim"]["costs"] = "F=2,I=2,W=1,comm=1"; });
+    reject(good, "delta", "word", [](auto& c) { c["word"]["delta"] = nlohmann::json::array({2}); });
+    reject(good, "ranks", "shape", [](auto& c) { c["claim"]["ranks"] = 5; });
+    reject(good, "potentials-T", "potentials", [](auto& c) { c["potentials"]["T"] = 1; });
+    reject(memory, "peak", "memory", [](auto& c) { c["memory"]["peaks"][0] = "4"; });
+    reject(memory, "bound", "memory", [](auto& c) { c["memory"]["bound"] = "4"; });
+    // A wrong potential: rank 1's blocks 50 super-steps later, so the data edges into rank 0's blocks go backward.
+    reject(good, "sigma", "potentials", [](auto& c) { c["potentials"]["sigma"][1] = 50; });
+    reject(good, "alpha", "potentials", [](auto& c) {
+        for (auto& a : c["potentials"]["alpha"][0]) a = 100;  // rank 0's warm-up after everything it feeds
+    });
+    // A step removed.
+    reject(good, "no-window", "claim", [](auto& c) { c["window"] = nullptr; });
+    reject(good, "no-potentials", "claim", [](auto& c) { c["potentials"] = nullptr; });
+    reject(good, "no-word-rank", "shape", [](auto& c) { c["word"]["ranks"].erase(c["word"]["ranks"].size() - 1); });
+    reject(good, "no-bubble-field", "bubble.value", [](auto& c) { c["bubble"].erase("value"); });
+    // Swapped, changed or dropped ops of the word.
+    reject(good, "swapped-ops", "word", [](auto& c) {
+        std::string block = c["word"]["ranks"][0]["block"];
+        const size_t space = block.find(' ');
+        c["word"]["ranks"][0]["block"] = block.substr(space + 1) + " " + block.substr(0, space);
+    });
+    reject(good, "microbatch", "word", [](auto& c) {
+        std::string prefix = c["word"]["ranks"][2]["prefix"];
+        prefix[prefix.find('F') + 1] = '7';
+        c["word"]["ranks"][2]["prefix"] = prefix;
+    });
+    reject(good, "dropped-op", "word", [](auto& c) {
+        const std::string block = c["word"]["ranks"][0]["block"];
+        c["word"]["ranks"][0]["block"] = block.substr(first_op(block).size() + 1);
+    });
+    // A suffix op dropped leaves a potential without its slot.
+    reject(good, "dropped-suffix-op", "shape", [](auto& c) {
+        const std::string suffix = c["word"]["ranks"][0]["suffix"];  // rank 0's cool-down backwards
+        REQUIRE(suffix.find(' ') != std::string::npos);
+        c["word"]["ranks"][0]["suffix"] = suffix.substr(first_op(suffix).size() + 1);
+    });
+    reject(good, "other-family", "word", [](auto& c) { c["claim"]["family"] = "zb-h1"; });
+    // The claim itself.
+    reject(good, "verdict", "claim", [](auto& c) { c["claim"]["verdict"] = "UNKNOWN"; });
+    reject(good, "not-carried", "claim", [](auto& c) { c["not_carried"].push_back("a step"); });
+    reject(good, "version", "version", [](auto& c) { c["version"] = 2; });
+    // The obligations: a file that is gone, and one whose query a solver can satisfy.
+    reject(good, "obligation-gone", "obligation", [](auto&) {}, [](const fs::path& dir) {
+        for (const auto& f : fs::directory_iterator(dir / "obligations")) fs::remove(f.path());
+    });
+    reject(good, "obligation-sat", "obligation", [](auto&) {}, [](const fs::path& dir) {
+        for (const auto& f : fs::directory_iterator(dir / "obligations"))
+            std::ofstream(f.path()) << "(declare-fun x () Real)\n(assert (> x 0))\n(check-sat)\n";
+    });
+    // The dependencies certificate: an op on another rank's stage fails the word, a doubled op fails it too.
+    reject(deps, "deps-doubled", "word", [](auto& c) {
+        std::string block = c["word"]["ranks"][1]["block"];
+        c["word"]["ranks"][1]["block"] = block + " " + first_op(block);
+    });
+    CHECK(cases >= 20);
+}
