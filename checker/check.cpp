@@ -140,19 +140,7 @@ private:
                            p.T, last, derived_.lag, derived_.head_end, derived_.k_inv, derived_.tau, derived_.T_struct);
     }
 
-    std::string coverage() {
-        int queries = 0;
-        const std::string text = coverage_smt2(*c_.word, base_, queries);
-        const auto file = std::filesystem::temp_directory_path() / fmt::format("pipeproof-check-coverage-{}.smt2", getpid());
-        {
-            std::ofstream out(file);
-            out << text;
-        }
-        const std::string said = require_unsat("coverage", file, queries, options_);
-        std::filesystem::remove(file);
-        return fmt::format("every op once, for every t, in {} linear-integer queries (one per pipeline and stage): {}", queries,
-                           said);
-    }
+    std::string coverage() { return check_coverage(*c_.word, base_); }
 
     std::string acyclic() {
         const CertificateWord& w = *c_.word;

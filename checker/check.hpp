@@ -13,7 +13,7 @@
 //   graph.cpp        each instance's dependency graph, acyclicity, exact timing
 //   structure.cpp    stability T0, the potentials edge by edge, the numbers derived from them
 //   statement.cpp    the window, the base cases and the bubble statement; the activation peaks
-//   coverage.cpp     op coverage for every M as the checker's own SMT-LIB2 (linear integer arithmetic)
+//   coverage.cpp     op coverage for every M, by induction on the block count
 //   solvers.cpp      z3 and cvc5 as processes
 #include "model/certificate.hpp"
 

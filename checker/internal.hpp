@@ -85,9 +85,8 @@ std::string check_memory(const Certificate& c);
 
 // ---- coverage.cpp
 
-// SMT-LIB2 (linear integer arithmetic, one push/pop per pipeline and stage): for every t >= 0 every op of the
-// word's instance is there exactly once. Each (check-sat) must be unsat. `queries` is set to their number.
-std::string coverage_smt2(const CertificateWord& w, const Placement& base, int& queries);
+// Every op of the word's instance exactly once (a W for every I), for every t >= 0: by induction on t.
+std::string check_coverage(const CertificateWord& w, const Placement& base);
 
 // ---- solvers.cpp
 

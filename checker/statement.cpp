@@ -49,10 +49,11 @@ std::string check_window(const Certificate& c, const Placement& base, const Deri
                 ++slots;
             }
     t_periodic = std::max(d.T0, win.k0 + 1 - d.tau);
-    return fmt::format("G_{} simulated exactly ({} slots): the {} slots of super-steps {}..{} end {} x {} later {} blocks "
-                       "on; so every rank's idle time repeats with period {} from t = {} (M = {})",
-                       win.T, g.rank.size(), slots, win.k0 - d.lag + 1, win.k0, win.cycle, format_rational(win.lambda),
-                       win.cycle, win.cycle, t_periodic, w.m_origin + w.step * t_periodic);
+    return fmt::format("G_{} simulated exactly ({} slots): each of the {} slots of super-steps {}..{} ends {} later in "
+                       "block j + {} than in block j (c = {}, lambda = {}); so every rank's idle time repeats with period "
+                       "{} from t = {} (M = {})",
+                       win.T, g.rank.size(), slots, win.k0 - d.lag + 1, win.k0, format_rational(shift), win.cycle,
+                       win.cycle, format_rational(win.lambda), win.cycle, t_periodic, w.m_origin + w.step * t_periodic);
 }
 
 std::string check_bubble(const Certificate& c, int t_periodic) {

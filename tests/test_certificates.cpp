@@ -2,7 +2,9 @@
 // of the certificate format's scope is CHECKED, z3 and cvc5 agreeing on every obligation; every corruption of a
 // certificate -- a number changed, a step removed, a wrong potential, a swapped op -- is rejected, at the step that
 // recomputes what was changed; what a certificate does not carry is NOT CHECKED, never passed.
+#include "checker/internal.hpp"
 #include "cli_runner.hpp"
+#include "formats/certificate_json.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -193,11 +195,12 @@ TEST_CASE("certificates: every corrupted certificate is rejected, at the step th
     reject(good, "verdict", "claim", [](auto& c) { c["claim"]["verdict"] = "UNKNOWN"; });
     reject(good, "not-carried", "claim", [](auto& c) { c["not_carried"].push_back("a step"); });
     reject(good, "version", "version", [](auto& c) { c["version"] = 2; });
-    // The obligations: a file that is gone, and one whose query a solver can satisfy.
-    reject(good, "obligation-gone", "obligation", [](auto&) {}, [](const fs::path& dir) {
+    // The obligations (the prover's op coverage in linear integer arithmetic): a file that is gone, and one whose
+    // query a solver can satisfy.
+    reject(deps, "obligation-gone", "obligation", [](auto&) {}, [](const fs::path& dir) {
         for (const auto& f : fs::directory_iterator(dir / "obligations")) fs::remove(f.path());
     });
-    reject(good, "obligation-sat", "obligation", [](auto&) {}, [](const fs::path& dir) {
+    reject(deps, "obligation-sat", "obligation", [](auto&) {}, [](const fs::path& dir) {
         for (const auto& f : fs::directory_iterator(dir / "obligations"))
             std::ofstream(f.path()) << "(declare-fun x () Real)\n(assert (> x 0))\n(check-sat)\n";
     });
@@ -207,4 +210,27 @@ TEST_CASE("certificates: every corrupted certificate is rejected, at the step th
         c["word"]["ranks"][1]["block"] = block + " " + first_op(block);
     });
     CHECK(cases >= 20);
+}
+
+TEST_CASE("certificates: the checker's coverage induction on hand-made words", "[certificate]") {
+    // One rank, one stage, M = 1 + t: prefix 0F0, block "0B0 0F1" (raised by j), suffix 0B0 (raised by t). By hand:
+    // t = 0 is 0F0 0B0, t = 1 is 0F0 0B0 0F1 0B1 -- every op once. A block that forwards micro-batch 2 instead of 1
+    // skips one and repeats another as t grows; a suffix without its backward misses one at every t.
+    const std::string header = R"({"format": "pipeproof-certificate", "version": 1, "tool": "", "command": "",
+      "claim": {"family": "1f1b", "ranks": 1, "stages_per_rank": null, "admissible_m": {"first": 1, "step": 1},
+                "property": "dependencies", "timing_model": "dataflow", "activation_sizes": "F=1,I=0",
+                "verdict": "PROVED", "statement": "", "structure_lemma": "", "region": [], "costs": null,
+                "block_costs": {}, "ordered_for_costs": false, "ordered_for_sizes": null},
+      "potentials": null, "window": null, "bubble": null, "memory": null, "obligations": [], "not_carried": [],
+      "word": {"m_origin": 1, "step": 1, "delta": [1], "ranks": [{"prefix": "0F0", "block": ")";
+    auto word = [&](const std::string& block, const std::string& suffix) {
+        return *pp::parse_certificate(header + block + R"(", "suffix": ")" + suffix + R"("}]}})", "hand.json").word;
+    };
+    const pp::Placement one = pp::Placement::single(1, {0}, 1);
+    CHECK_NOTHROW(pp::check::check_coverage(word("0B0 0F1", "0B0"), one));
+    CHECK_THROWS_AS(pp::check::check_coverage(word("0B0 0F2", "0B0"), one), pp::check::Rejected);
+    CHECK_THROWS_AS(pp::check::check_coverage(word("0B0 0F1", ""), one), pp::check::Rejected);
+    // Split backwards: a W for every I, also in the growing part.
+    CHECK_NOTHROW(pp::check::check_coverage(word("0I0 0W0 0F1", "0I0 0W0"), one));
+    CHECK_THROWS_AS(pp::check::check_coverage(word("0I0 0F1", "0I0 0W0"), one), pp::check::Rejected);
 }
