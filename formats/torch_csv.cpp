@@ -5,6 +5,7 @@
 #include "model/size_budget.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -340,7 +341,9 @@ struct Row {
         for (size_t k = 0; k < slots.size(); ++k) actions.push_back(compute_action(static_cast<int>(k), slots[k].loc));
     }
     void complete_gaps() {
-        if (gaps.empty()) gaps.assign(slots.size() + 1, 0);
+        if (!gaps.empty()) return;
+        gaps.reserve(slots.capacity() + 1);  // capacity: the row's cells, so no regrowth
+        gaps.assign(slots.size() + 1, 0);
     }
     static RankAction compute_action(int slot, SourceLoc loc) {
         RankAction action;
@@ -410,7 +413,10 @@ public:
             throw InputError(file_, first_gap_->line, first_gap_->column,
                              "empty cell in a compute_comms file (it has SEND/RECV/UNSHARD/RESHARD actions): every "
                              "cell must hold an action, bubbles exist only in compute_only files");
-        if (options_.era == TorchEra::Current) check_not_2024_letters();
+        // Only a file with W and B and no I can be one (the reader noted which letters it met).
+        if (options_.era == TorchEra::Current && !kinds_seen_[static_cast<int>(OpKind::I)] &&
+            kinds_seen_[static_cast<int>(OpKind::W)] && kinds_seen_[static_cast<int>(OpKind::B)])
+            check_not_2024_letters();
         return build();
     }
 
@@ -424,6 +430,7 @@ private:
     SourceLoc max_stage_at_{}, max_microbatch_at_{};  // where the largest numbers are, for the size checks
     std::uint64_t compute_ops_ = 0;                   // compute ops read (a pair counts two)
     bool any_compute_ = false, comms_format_ = false, any_gap_ = false;
+    std::array<bool, kOpKinds> kinds_seen_{};  // by OpKind: the letters of the compute ops read
     std::optional<SourceLoc> first_gap_;
 
     // Stage and micro-batch numbers from these on are refused (out_of_range says why).
@@ -462,6 +469,7 @@ private:
         note_stage_and_microbatch(a, where, rank);
         Op op{op_kind(a.kind, options_.era), 0, a.stage, a.microbatch};
         any_compute_ = true;
+        kinds_seen_[static_cast<int>(op.kind)] = true;
         ++compute_ops_;
         return op;
     }
