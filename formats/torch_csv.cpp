@@ -162,8 +162,27 @@ public:
     // reads it; false sends everything else (blanks, other kinds, a letter of the other era, numbers past
     // kMaxNumber) to parse_plain, which accepts or explains it.
     bool parse_common(std::string_view text, size_t base, PlainAction& action) const {
-        const char* p = text.data();
-        const char* const end = p + text.size();
+        return common_prefix(text.data(), text.data() + text.size(), base, action) == text.data() + text.size();
+    }
+
+    // The same, for a cell read where it stands in its line (no search for its end first): the common cell
+    // starting at `line[start]`, which ends at a comma or at the line's end. Returns that end's position, or
+    // npos when the cell is not a common one (then its end is still to be found).
+    size_t parse_common_at(std::string_view line, size_t start, PlainAction& action) const {
+        const char* const end = line.data() + line.size();
+        const char* const after = common_prefix(line.data() + start, end, start, action);
+        if (!after || (after != end && *after != ',')) return std::string_view::npos;
+        return static_cast<size_t>(after - line.data());
+    }
+
+private:
+    const Where& where_;
+    TorchEra era_;
+
+    // Digits, F, I, W or B, digits from `p` (the text starts at column `base` of its line): where they end,
+    // or nullptr when the text does not start with them.
+    const char* common_prefix(const char* p, const char* const end, size_t base, PlainAction& action) const {
+        const char* const text = p;
         auto digits = [&](int& value) {
             const char* const start = p;
             int v = 0;
@@ -172,25 +191,21 @@ public:
             value = v;
             return p != start;
         };
-        if (!digits(action.stage) || p == end) return false;
+        if (!digits(action.stage) || p == end) return nullptr;
         switch (*p) {
             case 'F': action.kind = Kind::F; break;
             case 'W': action.kind = Kind::W; break;
             case 'B': action.kind = Kind::B; break;
             case 'I':
-                if (era_ != TorchEra::Current) return false;
+                if (era_ != TorchEra::Current) return nullptr;
                 action.kind = Kind::I;
                 break;
-            default: return false;
+            default: return nullptr;
         }
         action.offset = action.stage_offset = base;
-        action.microbatch_offset = base + static_cast<size_t>(++p - text.data());
-        return digits(action.microbatch) && p == end;
+        action.microbatch_offset = base + static_cast<size_t>(++p - text);
+        return digits(action.microbatch) ? p : nullptr;
     }
-
-private:
-    const Where& where_;
-    TorchEra era_;
 
 
     int read_number(std::string_view text, size_t& pos, size_t base, const char* what) const {
@@ -397,11 +412,16 @@ public:
         // One allocation, not log(n) copies of a long row; a blank line is a row without cells (as csv reads it).
         row.slots.reserve(static_cast<size_t>(std::count(line.begin(), line.end(), ',')) + 1);
         for (size_t start = 0; !line.empty();) {
-            const size_t comma = line.find(',', start);
-            const size_t end = comma == std::string_view::npos ? line.size() : comma;
-            add_cell(row, parser, line.substr(start, end - start), start, where, rank);
-            if (comma == std::string_view::npos) break;
-            start = comma + 1;
+            // Most cells are read where they stand, in one sweep; the others are cut out first.
+            size_t end;
+            if (PlainAction common; (end = parser.parse_common_at(line, start, common)) != std::string_view::npos) {
+                add_slot(row, Slot::single(compute_op(common, where, rank), where.loc(start)));
+            } else {
+                end = std::min(line.find(',', start), line.size());
+                add_cell(row, parser, line.substr(start, end - start), start, where, rank);
+            }
+            if (end == line.size()) break;
+            start = end + 1;
         }
         rows_.push_back(std::move(row));
     }
