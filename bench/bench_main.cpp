@@ -4,6 +4,8 @@
 //   pipeproof_bench prove [--max-p N]    the prover figures of issue 3 (bench_prove.cpp)
 //   pipeproof_bench chunks [FAMILY P M [V]]   chunk costs against opaque costs, issue 11 (bench_chunks.cpp)
 //   pipeproof_bench read [FAMILY P M...] verify/simulate of a file against an awk token count (bench_read.cpp)
+//   pipeproof_bench python-path [FAMILY P V M]  verify + simulate of a PyTorch CSV against PyTorch's dry run in
+//                                        Python, bench/pytorch_path.py (bench_python_path.cpp)
 //   pipeproof_bench limits [M]           memory per op of streamed outputs, time-limit margins (bench_limits.cpp)
 //   pipeproof_bench zb-table [...]       the Zero Bubble paper's Table 5 cells, searched (bench_zb_table.cpp)
 //   pipeproof_bench certificate [--max-p N]  the checker's time beside the prover's (bench_certificate.cpp)
@@ -47,6 +49,7 @@ int run_search_bench(int argc, char** argv);  // bench_search.cpp
 int run_prove_bench(int argc, char** argv);   // bench_prove.cpp
 int run_chunk_bench(int argc, char** argv);   // bench_chunks.cpp
 int run_read_bench(int argc, char** argv, const std::string& self);  // bench_read.cpp
+int run_python_path_bench(int argc, char** argv, const std::string& self);  // bench_python_path.cpp
 int run_limits_bench(int argc, char** argv, const std::string& self);  // bench_limits.cpp
 int run_zb_table_bench(int argc, char** argv);  // bench_zb_table.cpp
 int run_certificate_bench(int argc, char** argv, const std::string& self);  // bench_certificate.cpp
@@ -56,6 +59,7 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "prove") return run_prove_bench(argc - 2, argv + 2);
     if (argc > 1 && std::string(argv[1]) == "chunks") return run_chunk_bench(argc - 2, argv + 2);
     if (argc > 1 && std::string(argv[1]) == "read") return run_read_bench(argc - 2, argv + 2, argv[0]);
+    if (argc > 1 && std::string(argv[1]) == "python-path") return run_python_path_bench(argc - 2, argv + 2, argv[0]);
     if (argc > 1 && std::string(argv[1]) == "limits") return run_limits_bench(argc - 2, argv + 2, argv[0]);
     if (argc > 1 && std::string(argv[1]) == "zb-table") return run_zb_table_bench(argc - 2, argv + 2);
     if (argc > 1 && std::string(argv[1]) == "certificate") return run_certificate_bench(argc - 2, argv + 2, argv[0]);

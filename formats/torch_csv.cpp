@@ -5,6 +5,7 @@
 #include "model/size_budget.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -161,8 +162,27 @@ public:
     // reads it; false sends everything else (blanks, other kinds, a letter of the other era, numbers past
     // kMaxNumber) to parse_plain, which accepts or explains it.
     bool parse_common(std::string_view text, size_t base, PlainAction& action) const {
-        const char* p = text.data();
-        const char* const end = p + text.size();
+        return common_prefix(text.data(), text.data() + text.size(), base, action) == text.data() + text.size();
+    }
+
+    // The same, for a cell read where it stands in its line (no search for its end first): the common cell
+    // starting at `line[start]`, which ends at a comma or at the line's end. Returns that end's position, or
+    // npos when the cell is not a common one (then its end is still to be found).
+    size_t parse_common_at(std::string_view line, size_t start, PlainAction& action) const {
+        const char* const end = line.data() + line.size();
+        const char* const after = common_prefix(line.data() + start, end, start, action);
+        if (!after || (after != end && *after != ',')) return std::string_view::npos;
+        return static_cast<size_t>(after - line.data());
+    }
+
+private:
+    const Where& where_;
+    TorchEra era_;
+
+    // Digits, F, I, W or B, digits from `p` (the text starts at column `base` of its line): where they end,
+    // or nullptr when the text does not start with them.
+    const char* common_prefix(const char* p, const char* const end, size_t base, PlainAction& action) const {
+        const char* const text = p;
         auto digits = [&](int& value) {
             const char* const start = p;
             int v = 0;
@@ -171,25 +191,21 @@ public:
             value = v;
             return p != start;
         };
-        if (!digits(action.stage) || p == end) return false;
+        if (!digits(action.stage) || p == end) return nullptr;
         switch (*p) {
             case 'F': action.kind = Kind::F; break;
             case 'W': action.kind = Kind::W; break;
             case 'B': action.kind = Kind::B; break;
             case 'I':
-                if (era_ != TorchEra::Current) return false;
+                if (era_ != TorchEra::Current) return nullptr;
                 action.kind = Kind::I;
                 break;
-            default: return false;
+            default: return nullptr;
         }
         action.offset = action.stage_offset = base;
-        action.microbatch_offset = base + static_cast<size_t>(++p - text.data());
-        return digits(action.microbatch) && p == end;
+        action.microbatch_offset = base + static_cast<size_t>(++p - text);
+        return digits(action.microbatch) ? p : nullptr;
     }
-
-private:
-    const Where& where_;
-    TorchEra era_;
 
 
     int read_number(std::string_view text, size_t& pos, size_t base, const char* what) const {
@@ -340,7 +356,9 @@ struct Row {
         for (size_t k = 0; k < slots.size(); ++k) actions.push_back(compute_action(static_cast<int>(k), slots[k].loc));
     }
     void complete_gaps() {
-        if (gaps.empty()) gaps.assign(slots.size() + 1, 0);
+        if (!gaps.empty()) return;
+        gaps.reserve(slots.capacity() + 1);  // capacity: the row's cells, so no regrowth
+        gaps.assign(slots.size() + 1, 0);
     }
     static RankAction compute_action(int slot, SourceLoc loc) {
         RankAction action;
@@ -394,11 +412,16 @@ public:
         // One allocation, not log(n) copies of a long row; a blank line is a row without cells (as csv reads it).
         row.slots.reserve(static_cast<size_t>(std::count(line.begin(), line.end(), ',')) + 1);
         for (size_t start = 0; !line.empty();) {
-            const size_t comma = line.find(',', start);
-            const size_t end = comma == std::string_view::npos ? line.size() : comma;
-            add_cell(row, parser, line.substr(start, end - start), start, where, rank);
-            if (comma == std::string_view::npos) break;
-            start = comma + 1;
+            // Most cells are read where they stand, in one sweep; the others are cut out first.
+            size_t end;
+            if (PlainAction common; (end = parser.parse_common_at(line, start, common)) != std::string_view::npos) {
+                add_slot(row, Slot::single(compute_op(common, where, rank), where.loc(start)));
+            } else {
+                end = std::min(line.find(',', start), line.size());
+                add_cell(row, parser, line.substr(start, end - start), start, where, rank);
+            }
+            if (end == line.size()) break;
+            start = end + 1;
         }
         rows_.push_back(std::move(row));
     }
@@ -410,7 +433,10 @@ public:
             throw InputError(file_, first_gap_->line, first_gap_->column,
                              "empty cell in a compute_comms file (it has SEND/RECV/UNSHARD/RESHARD actions): every "
                              "cell must hold an action, bubbles exist only in compute_only files");
-        if (options_.era == TorchEra::Current) check_not_2024_letters();
+        // Only a file with W and B and no I can be one (the reader noted which letters it met).
+        if (options_.era == TorchEra::Current && !kinds_seen_[static_cast<int>(OpKind::I)] &&
+            kinds_seen_[static_cast<int>(OpKind::W)] && kinds_seen_[static_cast<int>(OpKind::B)])
+            check_not_2024_letters();
         return build();
     }
 
@@ -424,6 +450,7 @@ private:
     SourceLoc max_stage_at_{}, max_microbatch_at_{};  // where the largest numbers are, for the size checks
     std::uint64_t compute_ops_ = 0;                   // compute ops read (a pair counts two)
     bool any_compute_ = false, comms_format_ = false, any_gap_ = false;
+    std::array<bool, kOpKinds> kinds_seen_{};  // by OpKind: the letters of the compute ops read
     std::optional<SourceLoc> first_gap_;
 
     // Stage and micro-batch numbers from these on are refused (out_of_range says why).
@@ -462,6 +489,7 @@ private:
         note_stage_and_microbatch(a, where, rank);
         Op op{op_kind(a.kind, options_.era), 0, a.stage, a.microbatch};
         any_compute_ = true;
+        kinds_seen_[static_cast<int>(op.kind)] = true;
         ++compute_ops_;
         return op;
     }

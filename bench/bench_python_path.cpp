@@ -1,0 +1,123 @@
+// pipeproof_bench python-path [FAMILY P V M]: `pipeproof verify FILE` + `pipeproof simulate FILE` against the
+// dry run a PyTorch user does on the same schedule CSV in Python (bench/pytorch_path.py: read the CSV into
+// actions, _validate_schedule, _add_send_recv, _simulate_comms_compute; our own re-implementation of
+// PyTorch's algorithms, run by the system Python), in one run. Each command is a child process, the way a
+// user runs it; the figure is its CPU time (user + system, from wait4), best of 5, the three commands
+// interleaved (a change in the shared virtual CPU's speed hits all three alike), and its peak RSS. The file
+// is written by a child too (`pipeproof generate ... --format torch-csv`), so this process never holds it.
+// Default: interleaved-1f1b P=8 V=2 M=4096, i.e. 131,072 ops (P x V stages x M micro-batches x {F, B}).
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#ifndef PP_SOURCE_DIR
+#define PP_SOURCE_DIR "."
+#endif
+
+namespace {
+
+constexpr int kRepeats = 5;
+constexpr const char* kPython = "/usr/bin/python3";
+
+struct Usage {
+    double cpu_s = 1e300;  // user + system, the best run
+    long rss_kib = 0;      // the largest peak
+};
+
+// Runs argv once with stdout and stderr sent to /dev/null; folds its CPU time and peak RSS into `best`.
+// Exits the bench when the command cannot run or fails: a failed run's time means nothing.
+void run_child(const std::vector<std::string>& argv, Usage& best) {
+    std::fflush(stdout);  // else the child inherits (and prints) what is still buffered
+    const pid_t pid = fork();
+    if (pid == 0) {
+        std::FILE* null = std::freopen("/dev/null", "w", stdout);
+        (void)null;
+        null = std::freopen("/dev/null", "w", stderr);
+        std::vector<char*> args;
+        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        execvp(args[0], args.data());
+        _exit(127);
+    }
+    int status = 0;
+    rusage usage{};
+    wait4(pid, &status, 0, &usage);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fmt::print(stderr, "{} {} failed (exit status {})\n", argv[0], argv.size() > 1 ? argv[1] : "",
+                   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        std::exit(2);
+    }
+    const double cpu = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 + usage.ru_stime.tv_sec +
+                       usage.ru_stime.tv_usec * 1e-6;
+    best.cpu_s = std::min(best.cpu_s, cpu);
+    best.rss_kib = std::max(best.rss_kib, usage.ru_maxrss);
+}
+
+// What a command prints (stdout and stderr), run once through the shell.
+std::string output_of(const std::string& command) {
+    std::FILE* out = popen((command + " 2>&1").c_str(), "r");
+    if (!out) return {};
+    std::string text;
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) text.append(buffer, n);
+    pclose(out);
+    return text;
+}
+
+std::string quoted(const std::string& text) { return "'" + text + "'"; }
+
+}  // namespace
+
+int run_python_path_bench(int argc, char** argv, const std::string& self) {
+    if (argc != 0 && argc != 4) {
+        fmt::print(stderr, "usage: pipeproof_bench python-path [FAMILY P V M]   (default interleaved-1f1b 8 2 4096)\n");
+        return 2;
+    }
+    const std::string family = argc ? argv[0] : "interleaved-1f1b";
+    const std::string P = argc ? argv[1] : "8", V = argc ? argv[2] : "2", M = argc ? argv[3] : "4096";
+    const std::string pipeproof = (std::filesystem::path(self).parent_path() / "pipeproof").string();
+    const std::string script = std::string(PP_SOURCE_DIR) + "/bench/pytorch_path.py";
+    if (!std::filesystem::exists(script)) {
+        fmt::print(stderr, "cannot find {}\n", script);
+        return 2;
+    }
+    const auto dir = std::filesystem::temp_directory_path() / fmt::format("pipeproof_bench_python_{}", getpid());
+    std::filesystem::create_directories(dir);
+    const std::string path = (dir / fmt::format("{}_P{}_V{}_M{}.csv", family, P, V, M)).string();
+    Usage generate;
+    run_child({pipeproof, "generate", family, "-P", P, "-V", V, "-M", M, "--format", "torch-csv", "-o", path}, generate);
+
+    // Once, untimed: what each side reports about the file (and that both accept it).
+    const std::string verified = output_of(quoted(pipeproof) + " verify " + quoted(path));
+    const std::string python = output_of(std::string(kPython) + " " + quoted(script) + " " + quoted(path));
+    fmt::print("{} P={} V={} M={}, PyTorch CSV of {:.0f} KiB\n", family, P, V, M,
+               std::filesystem::file_size(path) / 1024.0);
+    fmt::print("pipeproof verify: {}", verified.substr(0, verified.find('\n') + 1));
+    fmt::print("Python path: {}", python);
+
+    Usage verify, simulate, python_path;
+    for (int k = 0; k < kRepeats; ++k) {
+        run_child({pipeproof, "verify", path}, verify);
+        run_child({pipeproof, "simulate", path}, simulate);
+        run_child({kPython, script, path}, python_path);
+    }
+    const double ours = verify.cpu_s + simulate.cpu_s;
+    fmt::print("CPU seconds (user + sys) of each command as a child process, best of {}, the three interleaved:\n",
+               kRepeats);
+    fmt::print("{:<42}{:>10}{:>14}\n", "command", "CPU s", "peak RSS MiB");
+    fmt::print("{:<42}{:>10.4f}{:>14.1f}\n", "pipeproof verify FILE", verify.cpu_s, verify.rss_kib / 1024.0);
+    fmt::print("{:<42}{:>10.4f}{:>14.1f}\n", "pipeproof simulate FILE", simulate.cpu_s, simulate.rss_kib / 1024.0);
+    fmt::print("{:<42}{:>10.4f}\n", "verify + simulate", ours);
+    fmt::print("{:<42}{:>10.3f}{:>14.1f}\n", "python3 bench/pytorch_path.py FILE", python_path.cpu_s,
+               python_path.rss_kib / 1024.0);
+    fmt::print("ratio: the Python path takes {:.0f}x the CPU time of verify + simulate\n", python_path.cpu_s / ours);
+    std::filesystem::remove_all(dir);
+    return 0;
+}
