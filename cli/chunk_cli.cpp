@@ -113,7 +113,7 @@ nlohmann::json slot_timing_json(const SlotKindTiming& t) {
     nlohmann::json j = {{"op", slot_kind_name(t.kind)}, {"method", t.method}};
     put_number(j, "duration", tl.duration);
     put_number(j, "exposed_comm", tl.exposed_comm);
-    put_number(j, "network_time", tl.network_time);
+    put_number(j, "network_comm", tl.network_time);
     put_number(j, "compute_time", tl.compute_time);
     if (tl.network_time > Rational(0)) put_number(j, "hidden_share", Rational(1) - tl.exposed_comm / tl.network_time);
     if (t.lower_bound) {
@@ -169,13 +169,16 @@ void add_exposure_json(nlohmann::json& simulation, const Schedule& schedule, con
         else rank["hidden_share"] = nullptr, rank["exact"]["hidden_share"] = nullptr;
     }
     nlohmann::json c = chunk_table_json(table);
-    put_number(c, "exposed_comm", e.total_exposed());
-    put_number(c, "network_comm", e.total_network());
+    put_number(c, "exposed_comm_total", e.total_exposed());
+    put_number(c, "network_comm_total", e.total_network());
     c["definitions"] = {
-        {"exposed_comm", "per rank: the sum over its slots of the EP all-to-all time during which its compute stream is idle "
-                         "inside the slot (a pair counts both chunks' all-to-alls against both chunks' compute)"},
-        {"network_comm", "per rank: the sum of its slots' all-to-all costs"},
-        {"hidden_share", "1 - exposed_comm / network_comm (null without network time)"}};
+        {"exposed_comm", "of a rank (per_rank) or of one slot of a kind (slot_kinds): the EP all-to-all time during which "
+                         "the compute stream is idle inside the slot (a pair counts both chunks' all-to-alls against both "
+                         "chunks' compute), summed over the rank's slots"},
+        {"network_comm", "of a rank or of one slot: its all-to-all costs"},
+        {"hidden_share", "1 - exposed_comm / network_comm (null without network time)"},
+        {"exposed_comm_total", "exposed_comm summed over the ranks"},
+        {"network_comm_total", "network_comm summed over the ranks"}};
     simulation["chunks"] = c;
 }
 

@@ -293,16 +293,16 @@ struct CompareCommand {
             list(r, "copies_per_block", row.copies_per_block);
             if (const auto& e = exposures[i]) {
                 r["pattern"] = patterns[i];
-                list(r, "exposed_comm", e->exposed);
-                list(r, "network_comm", e->network);
+                list(r, "exposed_comm_per_rank", e->exposed);
+                list(r, "network_comm_per_rank", e->network);
                 nlohmann::json shares = nlohmann::json::array(), shares_exact = nlohmann::json::array();
                 for (size_t k = 0; k < e->exposed.size(); ++k) {
                     const auto share = e->hidden_share(k);
                     shares.push_back(share ? number_json(*share) : nlohmann::json(nullptr));  // null: no network time
                     shares_exact.push_back(share ? nlohmann::json(format_rational(*share)) : nlohmann::json(nullptr));
                 }
-                r["hidden_share"] = shares;
-                r["exact"]["hidden_share"] = shares_exact;
+                r["hidden_share_per_rank"] = shares;
+                r["exact"]["hidden_share_per_rank"] = shares_exact;
                 put_number(r, "exposed_comm_total", e->total_exposed());
                 put_number(r, "network_comm_total", e->total_network());
             }

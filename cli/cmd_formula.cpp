@@ -91,8 +91,8 @@ struct FormulaCommand {
                     for (const auto& [m, v] : rf.exceptions) r["exceptions"].push_back({{"microbatches", m}, {"idle", v.str(b)}});
                     j["per_rank"].push_back(r);
                 }
-                j["bubble"] = {{"valid_from_microbatches", result.bubble_from_m}, {"pieces", pieces_json(result.bubble, b)}};
-                if (published) j["bubble"]["published"] = published_json(*published, b);
+                j["bubble_readable"] = {{"valid_from_microbatches", result.bubble_from_m}, {"pieces", pieces_json(result.bubble, b)}};
+                if (published) j["bubble_readable"]["published"] = published_json(*published, b);
             }
             std::cout << json_text(j, 2) << "\n";
         } else {

@@ -74,6 +74,7 @@ nlohmann::json proof_json(const ProofResult& r, Basis basis) {
     if (!r.peaks.empty()) {
         put_numbers(j, "peaks", r.peaks);
         put_numbers(j, "peaks_at_microbatches_from", r.peaks_at_origin);
+        j["peaks_from_microbatches"] = r.peaks_from_m;  // `peaks` holds for every admissible M from here on
     }
     return j;
 }
@@ -191,8 +192,8 @@ struct ProveCommand {
             std::vector<std::string> values;
             for (const Rational& p : result.peaks) values.push_back(format_rational(p));
             rank_peaks = fmt::format("in rank units (a stage's stash is {} of a rank's): activation peak per rank = [{}] for "
-                                     "every M > {}; the proof below counts a stage's stashes\n",
-                                     format_rational(proof_in.share), fmt::join(values, " "), result.m_origin);
+                                     "every M >= {}; the proof below counts a stage's stashes\n",
+                                     format_rational(proof_in.share), fmt::join(values, " "), result.peaks_from_m);
         }
         // The bubble readably: its pieces and the family's published formula, checked on the region (Z3).
         std::optional<ReadableBubble> readable;

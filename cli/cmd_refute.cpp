@@ -136,9 +136,9 @@ struct RefuteCommand {
                              {"basis", basis_name(b)}, {"claim_in_pytorch_letters", r.claim}};
             put_units(j, units_line);
             if (readable) {
-                j["bubble"] = readable_json(*readable, b);
-                j["bubble"]["ranks"] = r.bubble_P;
-                j["bubble"]["valid_from_microbatches"] = r.bubble_from_m;
+                j["bubble_readable"] = readable_json(*readable, b);
+                j["bubble_readable"]["ranks"] = r.bubble_P;
+                j["bubble_readable"]["valid_from_microbatches"] = r.bubble_from_m;
             }
             if (r.status == RefuteResult::Refuted) {
                 nlohmann::json c{{"ranks", r.P}, {"microbatches", r.M}};

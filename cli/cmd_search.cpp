@@ -262,8 +262,8 @@ struct SearchCommand {
             if (proof_dir) j["proof_dir"] = *proof_dir;
             if (r.schedule && chunk_table) {
                 const ChunkExposure e = exposure_per_rank(*r.schedule, *chunk_table);
-                put_numbers(j, "exposed_comm", e.exposed);
-                put_numbers(j, "network_comm", e.network);
+                put_numbers(j, "exposed_comm_per_rank", e.exposed);
+                put_numbers(j, "network_comm_per_rank", e.network);
                 j["chunks"] = chunk_table_json(*chunk_table);
             }
             std::cout << json_text(j, 2) << "\n";

@@ -8,6 +8,7 @@
 #include "cli/json_status.hpp"
 #include "cli/vocabulary.hpp"
 #include "cli/common.hpp"
+#include "cli/errors.hpp"
 #include "cli/stop_signal.hpp"
 #include "formats/json_text.hpp"
 #include "limits/deadline.hpp"
@@ -24,6 +25,12 @@
 
 namespace pp::cli {
 namespace {
+
+// A line that could not be answered says why as every error document does: `errors`, one entry.
+void put_error(nlohmann::json& line, const std::string& kind, const std::string& message) {
+    line["status"] = kStatusError;
+    line["errors"] = error_json(kBadInput, {ErrorEntry(kind, message)})["errors"];
+}
 
 struct GridPoint {
     std::string placement;
@@ -169,11 +176,9 @@ struct SweepCommand {
             j["status"] = kStatusUnknown;
             j["reason"] = e.what + fmt::format(" (instance limit {} s)", seconds);
         } catch (const UsageError& e) {
-            j["status"] = kStatusError;
-            j["error"] = e.what();
+            put_error(j, "usage", e.what());
         } catch (const std::exception& e) {
-            j["status"] = kStatusError;
-            j["error"] = e.what();
+            put_error(j, "input", e.what());
         }
         return j;
     }

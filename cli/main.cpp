@@ -17,6 +17,22 @@
 
 namespace {
 
+// A short flag the subcommand does not have and no flag resembles: what it has instead. -M on the commands that
+// answer for every M gets the reason there is none.
+std::string missing_flag_hint(const CLI::App& command, const std::string& flag, const std::vector<std::string>& known_short) {
+    const std::string name = command.get_name();
+    const bool every_m = name == "prove" || name == "formula";
+    if (every_m && (flag == "-M" || flag == "-m"))
+        return fmt::format("{}: `pipeproof {}` answers for every number of micro-batches, so it takes no -M; "
+                           "`pipeproof simulate` or `compare` time one M\n",
+                           flag, name);
+    std::string shorts;
+    for (const std::string& known : known_short)
+        if (known != "-h") shorts += (shorts.empty() ? "" : ", ") + known;
+    return fmt::format("{}: unknown flag for `pipeproof {}`{}; see `pipeproof {} --help`\n", flag, name,
+                       shorts.empty() ? "" : " (its short flags: " + shorts + ")", name);
+}
+
 // "did you mean '--memory-limit'?" for each flag on the command line that the subcommand does not have: a long
 // flag gets the nearest long name; a short one (-p) the short flag that differs only in case (-P), else the nearest
 // long name of its letter.
@@ -51,7 +67,10 @@ std::string flag_typo_hints(const CLI::App& app, int argc, char** argv) {
             for (const std::string& name : known_short)
                 if (pp::to_lower(name) == pp::to_lower(flag)) nearest = name;
         }
-        if (!nearest) continue;
+        if (!nearest) {
+            hints += missing_flag_hint(command, flag, known_short);
+            continue;
+        }
         const auto long_name = long_of_short.find(*nearest);
         hints += fmt::format("{}: unknown flag; did you mean '{}'{}?\n", flag, *nearest,
                              long_name == long_of_short.end() ? "" : " (" + long_name->second + ")");

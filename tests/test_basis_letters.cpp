@@ -71,16 +71,16 @@ TEST_CASE("basis: prove and formula for zb-h1 print the Zero Bubble paper's lett
     // PyTorch's letters are the default (issue 31): I is the input gradient, named so in the JSON.
     const auto by_default = nlohmann::json::parse(run_cli("formula zb-h1 -P 4 --json").out);
     CHECK(by_default["basis"] == "pytorch");
-    CHECK(by_default["bubble"]["published"]["value"]["coefficients"] == nlohmann::json({{"F", 3}, {"I", 3}, {"W", -3}}));
+    CHECK(by_default["bubble_readable"]["published"]["value"]["coefficients"] == nlohmann::json({{"F", 3}, {"I", 3}, {"W", -3}}));
     CHECK(run_cli("refute --claim 'bubble <= (P-1)*(F+B+I)' zb-h1 -P 2..3").exit_code != 2);  // B = I + W here
 
     const auto formula = run_cli("formula zb-h1 -P 4 --json --basis paper");
     REQUIRE(formula.exit_code == 0);
     const auto j = nlohmann::json::parse(formula.out);
     CHECK(j["basis"] == "zero-bubble");
-    const auto& published = j["bubble"]["published"]["value"]["coefficients"];
+    const auto& published = j["bubble_readable"]["published"]["value"]["coefficients"];
     CHECK(published == nlohmann::json({{"F", 3}, {"B", 3}, {"W", -3}}));
-    for (const auto& piece : j["bubble"]["pieces"]) {
+    for (const auto& piece : j["bubble_readable"]["pieces"]) {
         CHECK(!piece["value"]["coefficients"].contains("I"));    // no PyTorch letter
         CHECK(!piece["example"].contains("I"));
     }

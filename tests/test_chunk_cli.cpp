@@ -31,7 +31,7 @@ TEST_CASE("chunk cli: one slot's duration and exposed_comm, exact, per pattern a
     auto j = json_of(pair);
     CHECK(j["duration"] == 13);
     CHECK(j["exposed_comm"] == 0);
-    CHECK(j["network_time"] == 7);
+    CHECK(j["network_comm"] == 7);
     CHECK(j["pattern"] == "deepseek");
     CHECK(j["components"].size() == 10);
     j = json_of(run_cli("chunk --chunk-costs " + kCaseA + " --pattern megatron --json"));
@@ -103,9 +103,11 @@ TEST_CASE("chunk cli: simulate and compare report exposed communication per rank
     const auto c = json_of(run_cli("compare 1f1b dualpipe -P 4 -M 8 --chunk-costs " + kCaseA + " --json"));
     REQUIRE(c["rows"].size() == 2);
     // 1F1B has no pairs: every rank runs 8 F (exposed 2) and 8 B (exposed 3) = 40 of 8 x (2 + 5) = 56.
-    for (const auto& e : c["rows"][0]["exposed_comm"]) CHECK(e == 40);
-    for (const auto& e : c["rows"][0]["network_comm"]) CHECK(e == 56);
-    CHECK(c["rows"][1].contains("exposed_comm"));
+    REQUIRE(c["rows"][0]["exposed_comm_per_rank"].size() == 4);
+    for (const auto& e : c["rows"][0]["exposed_comm_per_rank"]) CHECK(e == 40);
+    for (const auto& e : c["rows"][0]["network_comm_per_rank"]) CHECK(e == 56);
+    CHECK(c["rows"][0]["exposed_comm_total"] == 160);
+    CHECK(c["rows"][1].contains("exposed_comm_per_rank"));
     CHECK(c["rows"][1]["exposed_comm_total"].get<double>() < 4 * 40);  // DualPipe's pairs hide some of it
 }
 
@@ -218,7 +220,7 @@ TEST_CASE("chunk cli: like-for-like compare gives a half-share stage half the la
         const auto share = json_of(run_cli("compare " + family + " -P 4 -M 8 --chunk-costs " + two + " --json"));
         const auto stage = json_of(run_cli("compare " + family + " -P 4 -M 8 --per-stage-costs --chunk-costs " + one + " --json"));
         CHECK(share["rows"][0]["makespan"] == stage["rows"][0]["makespan"]);
-        CHECK(share["rows"][0]["exposed_comm"] == stage["rows"][0]["exposed_comm"]);
+        CHECK(share["rows"][0]["exposed_comm_per_rank"] == stage["rows"][0]["exposed_comm_per_rank"]);
         CHECK_THAT(share["rows"][0]["pattern"].get<std::string>(), Catch::Contains("1 layer per stage"));
     }
     // One layer per 1/P share cannot be halved: costs are scaled instead, and the row says so.

@@ -78,13 +78,13 @@ TEST_CASE("chunk commands: search writes the chunk costs it searched under and p
     INFO(s.err);
     REQUIRE(s.exit_code == 0);
     const auto j = json_of(s);
-    REQUIRE(j["exposed_comm"].size() == 2);
+    REQUIRE(j["exposed_comm_per_rank"].size() == 2);
     const std::string file = pp::test::slurp(out);
     CHECK_THAT(file, Catch::Contains("\nchunks layers=1,") && !Catch::Contains("\ncosts "));
     // Re-timing the written file re-derives the same costs: the same makespan and exposure.
     const auto sim = json_of(run_cli("simulate " + out + " --json"));
     CHECK(sim["makespan"] == j["makespan"]);
-    for (int r = 0; r < 2; ++r) CHECK(sim["per_rank"][r]["exposed_comm"] == j["exposed_comm"][r]);
+    for (int r = 0; r < 2; ++r) CHECK(sim["per_rank"][r]["exposed_comm"] == j["exposed_comm_per_rank"][r]);
     const auto text = run_cli("search -P 2 -M 2 --chunk-costs " + kCaseA + " --time-limit 30");
     CHECK_THAT(text.out, Catch::Contains("EP all-to-all per rank"));
 }

@@ -332,6 +332,15 @@ TEST_CASE("one meaning: the newcomer's flags get their suggestion first, presets
     CHECK(cost.exit_code == 2);
     CHECK_THAT(cost.err, Catch::StartsWith("--cost: unknown flag; did you mean '--costs'?"));
     CHECK_THAT(cost.err, !Catch::Contains("not expected"));
+    // -M where every M is answered: the reason, not CLI11's "arguments were not expected".
+    const auto every_m = run_cli("prove 1f1b -P 4 -M 8");
+    CHECK(every_m.exit_code == 2);
+    CHECK_THAT(every_m.err, Catch::StartsWith("-M: `pipeproof prove` answers for every number of micro-batches"));
+    CHECK_THAT(every_m.err, !Catch::Contains("not expected"));
+    // A short flag nothing resembles: the command's short flags.
+    const auto stray = run_cli("formula 1f1b -P 4 -q");
+    CHECK(stray.exit_code == 2);
+    CHECK_THAT(stray.err, Catch::StartsWith("-q: unknown flag for `pipeproof formula` (its short flags: -P, -V)"));
     // A preset spelled without its dash.
     const auto preset = run_cli("simulate 1f1b -P 2 -M 2 --costs zb1.5b");
     CHECK(preset.exit_code == 2);

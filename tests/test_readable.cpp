@@ -135,8 +135,8 @@ TEST_CASE("readable: prove, formula and refute print pieces and the published fo
     REQUIRE(js.exit_code == 0);
     const auto j = nlohmann::json::parse(js.out);
     CHECK(j["basis"] == "pytorch");
-    REQUIRE(j["bubble"]["pieces"].size() >= 2);
-    for (const auto& piece : j["bubble"]["pieces"]) {
+    REQUIRE(j["bubble_readable"]["pieces"].size() >= 2);
+    for (const auto& piece : j["bubble_readable"]["pieces"]) {
         REQUIRE(piece["where"].is_array());
         for (const auto& w : piece["where"]) {
             CHECK(w["relation"] == ">= 0");
@@ -144,11 +144,11 @@ TEST_CASE("readable: prove, formula and refute print pieces and the published fo
             CHECK(!w["coefficients"].contains("B"));  // pytorch basis: B = I + W written out
         }
     }
-    CHECK(j["bubble"]["published"]["equal_on_condition"] == true);
+    CHECK(j["bubble_readable"]["published"]["equal_on_condition"] == true);
 
     const auto rf = run_cli("refute --claim 'bubble == (P/2-1)*(FB+B-3*W)' dualpipe -P 4 --json");
     CHECK(rf.exit_code == 1);
     const auto rj = nlohmann::json::parse(rf.out);
-    CHECK(rj["bubble"]["ranks"] == 4);
-    CHECK(rj["bubble"]["published"]["equal_on_region"] == false);
+    CHECK(rj["bubble_readable"]["ranks"] == 4);
+    CHECK(rj["bubble_readable"]["published"]["equal_on_region"] == false);
 }

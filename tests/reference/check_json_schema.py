@@ -206,6 +206,10 @@ TYPES = {
     "microbatches_from": (int,), "constant_from_microbatches": (int,), "blocks": (int,), "dp": (int,),
     "copies": (int,), "gpus": (int,), "ep": (int,), "fits": (bool,), "holds": (bool,), "optimal": (bool,),
     "origin": (str,), "schedule": (str,), "index": (int,), "mode": (str,), "gap_fraction": NUMBER,
+    "bubble": NUMBER, "bubble_formula": (str,), "bubble_readable": (dict,), "peaks_from_microbatches": (int,),
+    "exposed_comm": NUMBER, "network_comm": NUMBER, "hidden_share": NUMBER + (type(None),), "exposed_comm_total": NUMBER,
+    "network_comm_total": NUMBER, "exposed_comm_per_rank": (list,), "network_comm_per_rank": (list,),
+    "hidden_share_per_rank": (list,),
 }
 STRING_LISTS = ("inferred", "witness", "assumptions", "notes", "skipped")  # lists of objects: the schemas say so
 SKIP_INSIDE = ("exact", "definitions", "values")
@@ -414,7 +418,8 @@ def check_exact(where, doc):
 
 
 PER_RANK_LISTS = ("peak_activations", "idle_per_rank", "busy_per_rank", "span_per_rank", "model_fraction_per_rank",
-                  "blocks_per_rank", "exposed_comm", "network_comm", "hidden_share", "peaks", "peaks_at_microbatches_from")
+                  "blocks_per_rank", "exposed_comm_per_rank", "network_comm_per_rank", "hidden_share_per_rank", "peaks",
+                  "peaks_at_microbatches_from")
 
 
 def check_per_rank(where, doc):
