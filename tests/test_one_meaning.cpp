@@ -446,3 +446,15 @@ TEST_CASE("one meaning: a CSV that drops its last micro-batch says the M it infe
     CHECK(off.exit_code == 1);
     CHECK_THAT(off.out, Catch::Contains("0F0 is missing"));
 }
+
+TEST_CASE("one meaning: prove's memory-bound peaks say from which M they hold, in rank units too", "[issue44][prove]") {
+    // V-Half's order becomes periodic at M = 6, so its peaks hold from M = 7 on (the statement's origin is M = 1);
+    // in rank units each peak is P/2 + 1 = 3 at P = 4, the V-Half paper's bound.
+    const auto text = run_cli("prove v-half -P 4 --units rank --property memory-bound");
+    REQUIRE(text.exit_code == 0);
+    CHECK_THAT(text.out, Catch::Contains("activation peak per rank = [3 3 3 3] for every M >= 7"));
+    const auto j = nlohmann::json::parse(run_cli("prove v-half -P 4 --units rank --property memory-bound --json").out);
+    CHECK(j["microbatches_from"] == 1);
+    CHECK(j["peaks_from_microbatches"] == 7);
+    CHECK(j["peaks"] == nlohmann::json({3, 3, 3, 3}));
+}
