@@ -14,6 +14,8 @@
 #include <cctype>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <string_view>
 
 namespace {
 
@@ -78,6 +80,62 @@ std::string flag_typo_hints(const CLI::App& app, int argc, char** argv) {
     return hints;
 }
 
+using Adder = pp::cli::Runner (*)(CLI::App&);
+struct Command {
+    std::string_view name;
+    Adder adder;
+};
+// In the order `pipeproof --help` lists them.
+const Command kCommands[] = {
+    {"verify", pp::cli::add_verify},   {"simulate", pp::cli::add_simulate}, {"show", pp::cli::add_show},
+    {"convert", pp::cli::add_convert}, {"list", pp::cli::add_list},         {"generate", pp::cli::add_generate},
+    {"compare", pp::cli::add_compare}, {"search", pp::cli::add_search},     {"sweep", pp::cli::add_sweep},
+    {"prove", pp::cli::add_prove},     {"refute", pp::cli::add_refute},     {"formula", pp::cli::add_formula},
+    {"report", pp::cli::add_report},   {"plan", pp::cli::add_plan},         {"demo", pp::cli::add_demo},
+    {"chunk", pp::cli::add_chunk}};
+
+// The subcommand a command line names, when it is one of ours: only that one is set up. CLI11 builds every
+// option of every subcommand it is given, a fifth of the start-up of a short run such as `verify` of a small
+// file. Anything else -- no command, a misspelt one, --help-all, an option before the command -- gets them
+// all, for the listings and the suggestions.
+std::optional<std::string_view> named_command(int argc, char** argv) {
+    for (int k = 1; k < argc; ++k)
+        if (std::string_view(argv[k]) == "--help-all") return std::nullopt;
+    for (int k = 1; k < argc; ++k) {
+        const std::string_view arg = argv[k];
+        if (arg == "--max-ops") {  // the one top-level option that takes a value
+            ++k;
+            continue;
+        }
+        if (arg.empty() || arg[0] == '-') return std::nullopt;
+        for (const auto& command : kCommands)
+            if (command.name == arg) return arg;
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+// "verfy: not a pipeproof command; did you mean 'verify'?" for a first word that names no command.
+std::string command_typo_hint(int argc, char** argv) {
+    for (int k = 1; k < argc; ++k) {
+        const std::string arg = argv[k];
+        if (arg == "--max-ops") {
+            ++k;
+            continue;
+        }
+        if (arg.empty() || arg[0] == '-') continue;
+        std::vector<std::string> names;
+        for (const auto& command : kCommands) {
+            if (command.name == arg) return "";
+            names.emplace_back(command.name);
+        }
+        const auto nearest = pp::nearest_spelling(arg, names);
+        return fmt::format("{}: not a pipeproof command{}\n", arg,
+                           nearest ? "; did you mean '" + *nearest + "'?" : " (`pipeproof --help` lists them)");
+    }
+    return "";
+}
+
 int run(int argc, char** argv) {
     using namespace pp::cli;
     CLI::App app{"pipeproof: verify, time and prove pipeline-parallel training schedules"};
@@ -99,9 +157,9 @@ int run(int argc, char** argv) {
         Runner run = adder(app);
         runners[app.get_subcommands({})[before]] = std::move(run);
     };
-    for (auto adder : {add_verify, add_simulate, add_show, add_convert, add_list, add_generate, add_compare, add_search, add_sweep,
-                        add_prove, add_refute, add_formula, add_report, add_plan, add_demo, add_chunk})
-        add(adder);
+    const std::optional<std::string_view> named = named_command(argc, argv);
+    for (const auto& [name, adder] : kCommands)
+        if (!named || *named == name) add(adder);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -114,7 +172,7 @@ int run(int argc, char** argv) {
         // A bad flag or value: the suggestions first (a mistyped flag is usually the cause of what CLI11 reports,
         // e.g. `-p 4` leaves --ranks missing), then CLI11's text, on stderr; in JSON mode the error document on
         // stdout. An unknown flag with a suggestion needs no "arguments were not expected" line after it.
-        const std::string hints = flag_typo_hints(app, argc, argv);
+        const std::string hints = command_typo_hint(argc, argv) + flag_typo_hints(app, argc, argv);
         std::cerr << hints;
         if (!hints.empty() && dynamic_cast<const CLI::ExtrasError*>(&e))
             std::cerr << "Run with --help or --help-all for more information.\n";

@@ -341,6 +341,14 @@ TEST_CASE("one meaning: the newcomer's flags get their suggestion first, presets
     const auto stray = run_cli("formula 1f1b -P 4 -q");
     CHECK(stray.exit_code == 2);
     CHECK_THAT(stray.err, Catch::StartsWith("-q: unknown flag for `pipeproof formula` (its short flags: -P, -V)"));
+    // A misspelt command: the nearest one. Only the named command is set up (start-up time); help still lists all.
+    const auto command = run_cli("verfy x.txt");
+    CHECK(command.exit_code == 2);
+    CHECK_THAT(command.err, Catch::StartsWith("verfy: not a pipeproof command; did you mean 'verify'?"));
+    const auto help_all = run_cli("--help-all");
+    for (const std::string name : {"verify", "simulate", "search", "prove", "chunk", "plan"})
+        CHECK_THAT(help_all.out, Catch::Contains("\n" + name + "\n"));
+    CHECK_THAT(run_cli("--max-ops 1e9 list").out, Catch::Contains("dualpipev"));
     // A preset spelled without its dash.
     const auto preset = run_cli("simulate 1f1b -P 2 -M 2 --costs zb1.5b");
     CHECK(preset.exit_code == 2);
