@@ -2,6 +2,7 @@
 // (solver/search.hpp). Exit 0 with a schedule (OPTIMAL or FEASIBLE), 1 when proven infeasible, 3 when
 // nothing was found in time.
 #include "cli/search_io.hpp"
+#include "cli/search_scope.hpp"
 #include "cli/commands.hpp"
 #include "cli/json_status.hpp"
 #include "cli/vocabulary.hpp"
@@ -11,6 +12,7 @@
 #include "formats/json_text.hpp"
 #include "formats/load.hpp"
 #include "model/size_budget.hpp"
+#include "model/spelling.hpp"
 #include "limits/deadline.hpp"
 #include "solver/search.hpp"
 #include "solver/search_generators.hpp"
@@ -168,6 +170,7 @@ struct SearchCommand {
     bool json = false, no_generators = false, no_symmetry = false, quiet = false, periodic = false;
     double progress_interval = 2;
     std::string units = "stage";  // --units
+    CLI::Option* units_option = nullptr;
     TimeUnitInput time_unit;      // --time-unit: named in the output and the JSON
     mutable std::string units_line = "stage (costs and cap per stage, as given)";
 
@@ -179,6 +182,7 @@ struct SearchCommand {
         const StopOnSignal stop;
         // The backstop: should a step ignore the stop request or the hard deadline, the answer is still written.
         start_search_watchdog(time_limit, hard_stop_grace(time_limit) + kSearchAnswerGrace, kSearchAnswerGrace, json);
+        if (const auto names = placement_list(placement)) return run_scope(*names, started, stop);
         std::vector<WarmStart> starts;
         // --overlap chunk: F&B pairs at the F&B cost derived from --chunk-costs; chunk-FI: F&I pairs at the derived F&I cost.
         const bool chunk_fb = overlap && *overlap == "chunk", chunk_fi = overlap && *overlap == "chunk-FI";
@@ -216,27 +220,13 @@ struct SearchCommand {
         require_positive_durations(problem);
         if (output) check_output_before_search(problem);
         problem.symmetry_breaking = !no_symmetry;
-        SearchOptions options;
-        options.time_limit = time_limit;
-        options.started = started;
-        options.seed = seed;
-        options.want_proof = proof_dir.has_value();
-        options.periodic = periodic;
-        options.engine = engine == "time-indexed" ? SearchEngine::TimeIndexed
-                         : engine == "disjunctive" ? SearchEngine::Disjunctive
-                         : engine == "none"        ? SearchEngine::None
-                                                   : SearchEngine::Auto;
+        SearchOptions options = search_options(started, stop);
         if (!no_generators) {
             // Generating stops once the limit has run out (the search then answers with what it established).
             const limits::ScopedDeadline scope(limits::Deadline::after(time_limit));
             for (auto& w : generator_warm_starts(problem.placement)) starts.push_back(std::move(w));
         }
         options.warm_starts = std::move(starts);
-        if (!quiet) {
-            options.progress = [](const SearchProgress& p) { std::cerr << format_progress(p) << std::endl; };
-            options.progress_interval = progress_interval;
-        }
-        options.stop = stop.flag();
 
         SearchResult r = search(problem, options);
         if (r.schedule && chunk_table) {
@@ -257,6 +247,9 @@ struct SearchCommand {
             put_units(j, units_line);
             j["time_unit"] = time_unit.json();
             put_number(j, "stage_share", share);
+            const std::vector<std::string> searched{placement_name(problem.placement)};
+            j["scope"] = {{"searched", searched},
+                          {"optimal_over", r.status == SearchStatus::Optimal ? searched : std::vector<std::string>{}}};
             if (r.schedule && !output) j["schedule"] = render_schedule(*r.schedule, FileFormat::Native);
             if (output && r.schedule) j["schedule_file"] = *output;
             if (proof_dir) j["proof_dir"] = *proof_dir;
@@ -273,6 +266,59 @@ struct SearchCommand {
         if (r.status == SearchStatus::Infeasible) return kViolations;
         if (!r.schedule) return kUndecided;
         return kOk;
+    }
+
+    SearchOptions search_options(Clock::time_point started, const StopOnSignal& stop) const {
+        SearchOptions options;
+        options.time_limit = time_limit;
+        options.started = started;
+        options.seed = seed;
+        options.want_proof = proof_dir.has_value();
+        options.periodic = periodic;
+        options.engine = engine == "time-indexed" ? SearchEngine::TimeIndexed
+                         : engine == "disjunctive" ? SearchEngine::Disjunctive
+                         : engine == "none"        ? SearchEngine::None
+                                                   : SearchEngine::Auto;
+        if (!quiet) {
+            options.progress = [](const SearchProgress& p) { std::cerr << format_progress(p) << std::endl; };
+            options.progress_interval = progress_interval;
+        }
+        options.stop = stop.flag();
+        return options;
+    }
+
+    // Several placements (`--placement any` or a list): compared in a rank's share of the model, so the
+    // options that are per stage or per placement are refused rather than reinterpreted.
+    int run_scope(const std::vector<std::string>& names, Clock::time_point started, const StopOnSignal& stop) const {
+        const auto refuse = [&](bool given, const std::string& what) {
+            if (given)
+                throw UsageError(what + " is per placement; search one placement (--placement 1f1b, v, interleaved:V or "
+                                        "dualpipe) to use it, not '" + placement + "'");
+        };
+        refuse(units_option && units_option->count() > 0 && units == "stage",
+               "--units stage (several placements compare in rank units: a V stage is half a rank's model)");
+        refuse(!stage_costs.empty(), "--stage-costs");
+        refuse(overlap.has_value(), "--overlap");
+        refuse(activation_sizes.has_value(), "--activation-sizes");
+        refuse(chunks.given(), "--chunk-costs");
+        if (!ranks || !microbatches) throw UsageError("search --placement " + placement + " needs -P and -M");
+        ScopeRequest request;
+        request.placements = names;
+        request.any = to_lower(placement) == "any";
+        request.ranks = *ranks;
+        request.microbatches = *microbatches;
+        request.costs = costs;
+        request.memory = memory;
+        request.output = output;
+        request.format = parse_optional_format(format);
+        request.proof_dir = proof_dir;
+        request.objective = objective;
+        request.symmetry_breaking = !no_symmetry;
+        request.no_generators = no_generators;
+        request.json = json;
+        request.time_unit = time_unit.json();
+        if (output) require_writable(*output, "-o");
+        return run_search_scope(request, search_options(started, stop));
     }
 
     // --units rank: the costs and cap given are those of a 1/P share of the model; each stage runs at its share
@@ -303,7 +349,12 @@ struct SearchCommand {
 
     void print_text(const SearchResult& r, const SearchProblem& problem, const ChunkTable* chunk_table) const {
         const char* what = r.objective == Objective::Span ? "span" : "makespan";
-        std::cout << "status: " << search_status_name(r.status) << "\n";
+        std::cout << "status: " << search_status_name(r.status);
+        if (r.status == SearchStatus::Optimal || r.status == SearchStatus::Feasible)
+            std::cout << " for placement " << placement_name(problem.placement)
+                      << " only (other placements were not searched: --placement any searches 1f1b, v, interleaved:2..4 "
+                         "and dualpipe and names the best)";
+        std::cout << "\n";
         Schedule shape;
         shape.placement = problem.placement;
         std::cout << fmt::format("instance: {}; objective {}; memory limit {}\n", shape_text(shape), what,
@@ -378,6 +429,10 @@ std::optional<Rational> uniform_pair_cost(const Costs& costs) {
 }
 
 }  // namespace
+
+void write_search_proof(const SearchResult& r, const std::string& dir, const SearchProblem& problem) {
+    write_proof(r, dir, problem);
+}
 
 Rational scale_to_rank_units(SearchProblem& problem) {
     const Rational share = stage_share(problem.placement);
@@ -553,7 +608,8 @@ Runner add_search(CLI::App& app) {
     sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (total)")->check(CLI::Range(1, kMaxMicrobatches));
     sub->add_option("--placement", cmd->placement,
                     "1f1b (one stage per rank), v (2 stages per rank, V map), interleaved:V (loop map), dualpipe "
-                    "(bidirectional), or a schedule FILE (its placement, costs and memory limit)");
+                    "(bidirectional), a comma-separated list of them, any (all of 1f1b, v, interleaved:2..4, dualpipe: "
+                    "the best of them, in rank units), or a schedule FILE (its placement, costs and memory limit)");
     cmd->time_unit.add_option(*sub);
     sub->add_option("--costs", cmd->costs,
                     "durations F=..,I=..,W=..,comm=.. (exact: 1.75 or 7/4); default F=I=W=1, comm=0; FB=.. allows F&B pairs");
@@ -584,6 +640,7 @@ Runner add_search(CLI::App& app) {
     sub->add_flag("--no-symmetry-breaking", cmd->no_symmetry, "search without per-class micro-batch order (slow; for cross-checks)");
     sub->add_flag("--json", cmd->json, "machine-readable output");
     add_units_option(*sub, cmd->units);
+    cmd->units_option = sub->get_option("--units");
     sub->add_flag("-q,--quiet", cmd->quiet, "the result only: no progress lines on standard error, no search log");
     sub->add_option("--progress-interval", cmd->progress_interval,
                     "seconds between progress lines when nothing improves (default 2)")

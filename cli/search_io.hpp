@@ -24,6 +24,8 @@ SearchProblem search_problem_from(const std::string& placement, std::optional<in
 // P / blocks of them (a V stage at half) and holds that share of a 1/P stash, so durations are scaled by the
 // share and the cap (in stage activations) divided by it. Returns the share.
 Rational scale_to_rank_units(SearchProblem& problem);
+// `search --emit-proof DIR`: certificate.json, schedule.txt, the SMT-LIB2 query and a README in DIR.
+void write_search_proof(const SearchResult& r, const std::string& dir, const SearchProblem& problem);
 // The search times every op with a positive duration: a zero or negative cost is a usage error naming it.
 void require_positive_durations(const SearchProblem& problem);
 

@@ -126,6 +126,8 @@ CASES = [
     ("search", "search --units rank --placement v -P 2 -M 4 --memory-limit 3 --json -q", {0}),
     ("search", "search -P 16 -M 256 --memory-limit 2 --json -q --time-limit 0.001", {0, 3}),
     ("search", "search -P 2 --json", {2}),
+    ("search", "search --placement any -P 2 -M 4 --memory-limit 2 --json -q --time-limit 20", {0}),
+    ("search", "search --placement 1f1b,dualpipe -P 2 -M 4 --memory-limit 0.5 --json -q", {1}),
     ("prove", "prove 1f1b -P 2 --json", {0}),
     ("prove", "prove 1f1b -P 2 --costs F=1,I=1,W=1 --json", {0}),
     ("prove", "prove zb-h1 -P 2 --basis paper --json", {0}),
