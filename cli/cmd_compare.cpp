@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -51,7 +52,7 @@ std::string range_text(const std::vector<Rational>& values) {
 
 struct CompareCommand {
     std::vector<std::string> names;
-    std::optional<int> ranks, microbatches, stages_per_rank;
+    std::optional<int> ranks, microbatches, stages_per_rank, group_size;
     CostInput costs;
     std::string comm_model = "dataflow";
     std::optional<std::int64_t> tokens_per_microbatch;
@@ -75,6 +76,7 @@ struct CompareCommand {
                     throw UsageError(fmt::format("comparing '{}' needs -P (ranks) and -M (micro-batches)", name));
                 const bool takes_v = family->parameters.find('V') != std::string::npos;
                 if (takes_v) input.stages_per_rank = stages_per_rank.value_or(2);
+                if (family_takes_group_size(family->name)) input.group_size = group_size;
             }
         }
         return input;
@@ -118,6 +120,11 @@ struct CompareCommand {
     }
 
     int run() {
+        if (group_size && std::none_of(names.begin(), names.end(), [](const std::string& name) {
+                const ScheduleFamily* family = std::filesystem::exists(name) ? nullptr : find_family(name);
+                return family && family_takes_group_size(family->name);
+            }))
+            throw UsageError("--group-size applies to interleaved-1f1b and combined-1f1b, and none is compared");
         std::vector<ScheduleInput> inputs;
         std::vector<Schedule> schedules;
         for (const auto& name : names) {
@@ -330,6 +337,7 @@ Runner add_compare(CLI::App& app) {
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
                     "stages per rank for the families that take V (default 2)")
         ->check(CLI::Range(1, kMaxStagesPerRank));
+    sub->add_option("--group-size", cmd->group_size, kGroupSizeHelp)->check(CLI::Range(1, kMaxMicrobatches));
     cmd->costs.add_options(*sub, false);
     add_units_option(*sub, cmd->units);  // default rank: like for like across V
     add_comm_model_option(*sub, cmd->comm_model);

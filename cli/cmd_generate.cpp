@@ -18,7 +18,7 @@ namespace {
 struct GenerateCommand {
     std::string name;
     int ranks = 0, microbatches = 0;
-    std::optional<int> stages_per_rank;
+    std::optional<int> stages_per_rank, group_size;
     std::string output = "-";
     std::optional<std::string> format;
     std::string era = "current";
@@ -29,6 +29,7 @@ struct GenerateCommand {
         const ScheduleFamily* family = find_family(name);
         if (!family) throw UsageError(unknown_family_message(name));
         GenerateParams params{ranks, microbatches, stages_per_rank};
+        params.group_size = group_size;
         try {
             if (costs) params.costs = parse_costs(*costs);
         } catch (const CostSyntaxError& e) {
@@ -102,6 +103,7 @@ Runner add_generate(CLI::App& app) {
     sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required()->check(CLI::Range(1, kMaxRanks));
     sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (total)")->required()->check(CLI::Range(1, kMaxMicrobatches));
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank")->check(CLI::Range(1, kMaxStagesPerRank));
+    sub->add_option("--group-size", cmd->group_size, kGroupSizeHelp)->check(CLI::Range(1, kMaxMicrobatches));
     sub->add_option("-o,--output", cmd->output, "output file (format from its extension; - = stdout)");
     sub->add_option("--format", cmd->format, "native, torch-csv or json");
     sub->add_option("--costs", cmd->costs,

@@ -28,6 +28,7 @@ void ScheduleInput::add_options(CLI::App& app, bool positional_required) {
     app.add_option("-M,--microbatches", microbatches, "micro-batches (generator), or override the count a CSV implies")
         ->check(CLI::Range(1, kMaxMicrobatches));
     app.add_option("-V,--stages-per-rank", stages_per_rank, "stages per rank (generator)")->check(CLI::Range(1, kMaxStagesPerRank));
+    app.add_option("--group-size", group_size, kGroupSizeHelp)->check(CLI::Range(1, kMaxMicrobatches));
     app.add_option("--stages", stages, "PyTorch CSV: number of stages, if not inferred from the file")
         ->check(CLI::Range(1, kMaxMicrobatches));
     app.add_option("--format", format, "input format: native, torch-csv or json (default: from the extension)");
@@ -154,12 +155,17 @@ Schedule ScheduleInput::load() const {
         if (const ScheduleFamily* family = find_family(source)) {
             if (!ranks || !microbatches)
                 throw UsageError(fmt::format("generating '{}' needs -P (ranks) and -M (micro-batches)", source));
-            Schedule schedule = family->generate({*ranks, *microbatches, stages_per_rank});
+            GenerateParams params{*ranks, *microbatches, stages_per_rank};
+            params.group_size = group_size;
+            Schedule schedule = family->generate(params);
             if (!stages_per_rank) note_default_stages_per_rank(*family, schedule);
             return schedule;
         }
         throw InputError(source, 0, 0, "no such file, and not a schedule family: " + unknown_family_message(source));
     }
+    if (group_size)
+        throw UsageError(fmt::format("--group-size is a generator parameter (interleaved-1f1b, combined-1f1b), but '{}' is a file",
+                                     source));
     TorchCsvOptions csv;
     csv.era = parse_era(torch_era);
     csv.ranks = ranks;
@@ -177,6 +183,7 @@ Schedule ScheduleInput::ordered_for(Schedule schedule, const Costs& stage_costs,
     const ScheduleFamily* family = generated_family();
     if (!family || !family->orders_for_costs || !ranks || !microbatches) return schedule;
     GenerateParams params{*ranks, *microbatches, stages_per_rank};
+    params.group_size = group_size;
     params.costs = stage_costs;
     params.activation_sizes = sizes;
     return family->generate(params);

@@ -20,6 +20,12 @@ namespace pp::cli {
 
 enum ExitCode { kOk = 0, kViolations = 1, kBadInput = 2, kUndecided = 3 };
 
+// --group-size G on every command that generates by family name (Megatron-Core's
+// --microbatch-group-size-per-virtual-pipeline-stage; interleaved-1f1b and combined-1f1b take it).
+inline constexpr const char* kGroupSizeHelp =
+    "micro-batch group size G (generator: interleaved-1f1b runs Megatron-Core's tunable order with it, combined-1f1b "
+    "takes it, default P; Megatron requires P <= G <= M and M mod G == 0 or >= P)";
+
 // Ranges of the count flags (-P, -M, -V, --stages) wherever they appear; the readers allow the same.
 inline constexpr int kMaxRanks = kMaxStagesPerPipeline;  // 65536: one stage per rank at the least
 inline constexpr int kMaxMicrobatches = 1'000'000;
@@ -36,6 +42,7 @@ struct CostInput;
 struct ScheduleInput {
     std::string source;                  // FILE, or a family name from `pipeproof list`
     std::optional<int> ranks, microbatches, stages_per_rank;
+    std::optional<int> group_size;       // --group-size: Megatron's micro-batch group size (interleaved-1f1b, combined-1f1b)
     std::optional<std::string> format;   // native | torch-csv | json
     std::string torch_era = "current";   // current | 2024
     std::optional<int> stages;           // PyTorch CSV: number of stages, if not inferred

@@ -12,6 +12,8 @@
 
 namespace pp {
 
+bool family_takes_group_size(std::string_view name) { return name == "interleaved-1f1b" || name == "combined-1f1b"; }
+
 namespace {
 
 // How a family builds its ranks: straight from its order, or as PyTorch does for its interleaved and zero
@@ -43,10 +45,14 @@ void require_generated_size(const std::string& family, const GenerateParams& par
     require_size(ops, what);
 }
 
-// Every generated schedule names where it came from, for messages and file headers.
+// Every generated schedule names where it came from, for messages and file headers. Only the families
+// family_takes_group_size names accept GenerateParams::group_size.
 std::function<Schedule(const GenerateParams&)> named(std::string family, Schedule (*generate)(const GenerateParams&),
                                                      int stages_per_rank = 1, Rows rows = Rows::Direct) {
     return [family, generate, stages_per_rank, rows](const GenerateParams& params) {
+        if (params.group_size && !family_takes_group_size(family))
+            throw GenerateError(family + " has no micro-batch group size: --group-size applies to interleaved-1f1b "
+                                         "(Megatron-Core's tunable order) and combined-1f1b");
         require_generated_size(family, params, stages_per_rank, rows);
         Schedule schedule = generate(params);
         if (schedule.source.empty())
@@ -65,8 +71,13 @@ const std::vector<ScheduleFamily>& schedule_families() {
          named("gpipe", generate_gpipe)},
         {"1f1b", "one forward, one backward after a warm-up of min(M, P-r) forwards", "P, M", "M >= P",
          "PyTorch Schedule1F1B (as executed)", named("1f1b", generate_1f1b)},
-        {"interleaved-1f1b", "1F1B over V stages per rank (loop map), depth-first rounds", "P, M, V",
-         "M mod max(1, M/P rounded down) == 0", "PyTorch ScheduleInterleaved1F1B", named("interleaved-1f1b", generate_interleaved_1f1b, 2, Rows::LockStep)},
+        {"interleaved-1f1b", "1F1B over V stages per rank (loop map), depth-first rounds; with --group-size G Megatron-Core's "
+                             "tunable order (micro-batch groups of G per model chunk)",
+         "P, M, V; G (--group-size: Megatron's --microbatch-group-size-per-virtual-pipeline-stage, default P there)",
+         "M mod max(1, M/P rounded down) == 0; with G (Megatron's checks): P >= 2, V >= 2, P <= G <= M, and M mod G == 0 "
+         "or M mod G >= P",
+         "PyTorch ScheduleInterleaved1F1B; with G Megatron-Core get_schedule_table / get_pp_rank_microbatches (schedules.py)",
+         named("interleaved-1f1b", generate_interleaved_1f1b, 2, Rows::LockStep)},
         {"looped-bfs", "all forwards of each local stage, then backwards in reverse", "P, M, V", "P >= 1, M >= 1",
          "PyTorch ScheduleLoopedBFS", named("looped-bfs", generate_looped_bfs, 2, Rows::LockStep)},
         {"zb1p", "interleaved zero bubble (I/W split, loop map)", "P, M, V", "as interleaved-1f1b",
@@ -85,7 +96,9 @@ const std::vector<ScheduleFamily>& schedule_families() {
          "Chimera (Li & Hoefler, SC'21), authors' training loop", named("chimera", generate_chimera)},
         {"combined-1f1b", "Megatron-Core combined 1F1B (EP A2A overlap): interleaved 1F1B, one more warm-up forward, steady "
                           "F&B pairs of different micro-batches",
-         "P, M, V", "P = 1 (V = 1), or V >= 2 and M a positive multiple of P",
+         "P, M, V; G (--group-size, P > 1 only; default P)",
+         "P = 1 (V = 1), or V >= 2, P <= G <= M and M mod G == 0 or M mod G >= P (Megatron's checks; at the default G = P: "
+         "M a positive multiple of P)",
          "Megatron-Core --overlap-moe-expert-parallel-comm (combined_1f1b.py, schedules.py)",
          named("combined-1f1b", generate_combined_1f1b)},
         // The V families of "Pipeline Parallelism with Controllable Memory" (NeurIPS 2024), order-identical to the

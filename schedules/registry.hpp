@@ -26,6 +26,10 @@ struct GenerateParams {
     std::optional<Costs> costs{};
     std::optional<ActivationModel> activation_sizes{};
     std::optional<Rational> memory_limit{};
+    // Megatron-Core's microbatch_group_size_per_vp_stage (--group-size G, Megatron's
+    // --microbatch-group-size-per-virtual-pipeline-stage): interleaved-1f1b runs Megatron's tunable order with it
+    // (PyTorch's order without), combined-1f1b takes it (default P). The other families refuse it (GenerateError).
+    std::optional<int> group_size{};
 };
 
 struct GenerateError : std::invalid_argument {
@@ -48,6 +52,8 @@ struct ScheduleFamily {
 };
 
 const std::vector<ScheduleFamily>& schedule_families();
+// The families that take GenerateParams::group_size (--group-size): interleaved-1f1b, combined-1f1b.
+bool family_takes_group_size(std::string_view name);
 // Any case; '_' counts as '-' ("ZB_H1" finds "zb-h1"). nullptr when there is no such family.
 const ScheduleFamily* find_family(std::string_view name);
 // "unknown schedule family 'dualpip'; did you mean 'dualpipe'? (families: gpipe, 1f1b, ...)"

@@ -1,0 +1,32 @@
+#pragma once
+// Megatron-Core's tunable interleaved 1F1B order (microbatch_group_size_per_vp_stage = G), shared by
+// interleaved-1f1b --group-size G and combined-1f1b (the same order with one more warm-up forward and the
+// steady-state forward and backward overlapped in one slot). The formula is in megatron_tunable.cpp.
+#include "schedules/registry.hpp"
+
+#include <string>
+
+namespace pp {
+
+struct MegatronTunableShape {
+    int ranks = 2;               // P >= 2
+    int stages_per_rank = 2;     // V >= 2 (Megatron's num_model_chunks)
+    int group_size = 2;          // G (microbatch_group_size_per_vp_stage)
+    int microbatches = 2;        // M
+    bool overlap = false;        // overlap_moe_expert_parallel_comm: one more warm-up forward, F&B pairs
+};
+
+// Megatron's checks of forward_backward_pipelining_with_interleaving, with its messages (GenerateError):
+// P <= G <= M, and M mod G == 0 or M mod G >= P.
+void require_megatron_group_size(int ranks, int group_size, int microbatches);
+
+// The order; `label` becomes Schedule::source. Checks the shape first.
+Schedule megatron_tunable_schedule(const MegatronTunableShape& shape, std::string label);
+
+// "interleaved-1f1b(P=4,V=2,M=8)" -> "interleaved-1f1b(P=4,V=2,G=4,M=8)".
+std::string group_label(const std::string& label, int group_size);
+
+// The group size given (checked >= 1), else P, Megatron's default.
+int group_size_or_default(const GenerateParams& params);
+
+}  // namespace pp
