@@ -9,6 +9,8 @@
 //   pipeproof_bench limits [M]           memory per op of streamed outputs, time-limit margins (bench_limits.cpp)
 //   pipeproof_bench zb-table [...]       the Zero Bubble paper's Table 5 cells, searched (bench_zb_table.cpp)
 //   pipeproof_bench certificate [--max-p N]  the checker's time beside the prover's (bench_certificate.cpp)
+//   pipeproof_bench search-grid [...]    the search on issue 42's grid, the Zero Bubble ILP (CBC) beside it
+//                                        (bench_search_grid.cpp, peer_zb_ilp.hpp)
 // Times each phase (best of 3): generate, write and re-read the native text, build the CSR dependency
 // graph, verify (every check, on the built graph), simulate (longest path), and reports peak RSS.
 #include "formats/native.hpp"
@@ -53,6 +55,7 @@ int run_python_path_bench(int argc, char** argv, const std::string& self);  // b
 int run_limits_bench(int argc, char** argv, const std::string& self);  // bench_limits.cpp
 int run_zb_table_bench(int argc, char** argv);  // bench_zb_table.cpp
 int run_certificate_bench(int argc, char** argv, const std::string& self);  // bench_certificate.cpp
+int run_search_grid_bench(int argc, char** argv);  // bench_search_grid.cpp
 
 int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "search") return run_search_bench(argc - 2, argv + 2);
@@ -62,6 +65,7 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "python-path") return run_python_path_bench(argc - 2, argv + 2, argv[0]);
     if (argc > 1 && std::string(argv[1]) == "limits") return run_limits_bench(argc - 2, argv + 2, argv[0]);
     if (argc > 1 && std::string(argv[1]) == "zb-table") return run_zb_table_bench(argc - 2, argv + 2);
+    if (argc > 1 && std::string(argv[1]) == "search-grid") return run_search_grid_bench(argc - 2, argv + 2);
     if (argc > 1 && std::string(argv[1]) == "certificate") return run_certificate_bench(argc - 2, argv + 2, argv[0]);
     const std::string family = argc > 1 ? argv[1] : "zbv";
     const int P = argc > 2 ? std::stoi(argv[2]) : 64;

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make libz3-dev z3 libboost-graph-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev chromium chromium-driver python3 python3-jsonschema time cvc5)
+packages=(g++ cmake make libz3-dev z3 libboost-graph-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev chromium chromium-driver python3 python3-jsonschema time cvc5 coinor-cbc)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
