@@ -70,7 +70,7 @@ std::string flag_typo_hints(const CLI::App& app, int argc, char** argv) {
                 if (pp::to_lower(name) == pp::to_lower(flag)) nearest = name;
         }
         if (!nearest) {
-            hints += missing_flag_hint(command, flag, known_short);
+            if (is_short) hints += missing_flag_hint(command, flag, known_short);
             continue;
         }
         const auto long_name = long_of_short.find(*nearest);
