@@ -2,12 +2,10 @@
 // `pipeproof prove FAMILY -P P --costs F=1,I=1,W=1,FB=3/2 --certificate DIR` and then `pipeproof-check DIR`, each a
 // child process (wall time, best of 3; the checker's time includes z3 and cvc5 where the certificate has obligations);
 // the ratio is check / prove. The goal: at most 2 at P = 32.
-#include <fmt/format.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "child_process.hpp"
 
-#include <chrono>
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,35 +14,12 @@
 
 namespace {
 
-struct Run {
-    int exit_code = -1;
-    double wall_s = 0;
-};
-
-Run run_child(const std::vector<std::string>& argv) {
-    std::fflush(stdout);
-    const auto t0 = std::chrono::steady_clock::now();
-    const pid_t pid = fork();
-    if (pid == 0) {
-        std::FILE* null = std::freopen("/dev/null", "w", stdout);
-        (void)null;
-        null = std::freopen("/dev/null", "w", stderr);
-        std::vector<char*> args;
-        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        execv(args[0], args.data());
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
-}
-
-Run best_of_3(const std::vector<std::string>& argv) {
-    Run best{-1, 1e300};
+// The faster of three runs, by wall time.
+ChildRun best_of_3(const std::vector<std::string>& argv) {
+    ChildRun best;
+    best.wall_s = 1e300;
     for (int k = 0; k < 3; ++k) {
-        const Run r = run_child(argv);
+        const ChildRun r = run_quiet_child(argv);
         if (r.wall_s < best.wall_s) best = r;
     }
     return best;
@@ -64,9 +39,9 @@ int run_certificate_bench(int argc, char** argv, const std::string& self) {
         for (int P : {8, 16, 32}) {
             if (P > max_p) continue;
             std::filesystem::remove_all(dir);
-            const Run prove = best_of_3({prover, "prove", family, "-P", std::to_string(P), "--costs", "F=1,I=1,W=1,FB=3/2",
+            const ChildRun prove = best_of_3({prover, "prove", family, "-P", std::to_string(P), "--costs", "F=1,I=1,W=1,FB=3/2",
                                          "--certificate", dir.string()});
-            const Run check = best_of_3({checker, dir.string()});
+            const ChildRun check = best_of_3({checker, dir.string()});
             fmt::print("| {} | {} | {:.2f} | {:.2f} | {:.2f} | {} |\n", family, P, prove.wall_s, check.wall_s,
                        check.wall_s / std::max(prove.wall_s, 1e-3),
                        prove.exit_code == 0 && check.exit_code == 0 ? "CHECKED" : fmt::format("exit {}/{}", prove.exit_code, check.exit_code));

@@ -4,12 +4,10 @@
 //     generate --format json on 1F1B P=8 at M (default 65536: 1,048,576 ops), less the peak of the same command
 //     at P=2 M=2, divided by the op count;
 //   limit margins: the wall time of commands given --time-limit 3 past their limit, run one at a time.
-#include <fmt/format.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "child_process.hpp"
 
-#include <chrono>
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,36 +16,14 @@
 
 namespace {
 
-struct Run {
-    int exit_code = -1;
-    double wall_s = 0;
-    long rss_kib = 0;
-};
-
-// Runs argv with stdout and stderr sent to /dev/null.
-Run run_child(const std::vector<std::string>& argv) {
-    std::fflush(stdout);  // else the child inherits (and prints) what is still buffered
-    const auto t0 = std::chrono::steady_clock::now();
-    const pid_t pid = fork();
-    if (pid == 0) {
-        std::FILE* null = std::freopen("/dev/null", "w", stdout);
-        (void)null;
-        null = std::freopen("/dev/null", "w", stderr);
-        std::vector<char*> args;
-        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        execvp(args[0], args.data());
-        _exit(127);
-    }
-    int status = 0;
-    rusage usage{};
-    wait4(pid, &status, 0, &usage);
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+// Runs argv quietly; a command that cannot be started ends the bench.
+ChildRun run_child(const std::vector<std::string>& argv) {
+    const ChildRun run = run_quiet_child(argv);
+    if (run.exit_code == 127) {
         fmt::print(stderr, "could not run {}\n", argv[0]);
         std::exit(2);
     }
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, took.count(), usage.ru_maxrss};
+    return run;
 }
 
 std::vector<std::string> with_size(std::vector<std::string> args, int P, int M) {
@@ -75,8 +51,8 @@ int run_limits_bench(int argc, char** argv, const std::string& self) {
          {pipeproof, "generate", "1f1b", "-P", "{P}", "-M", "{M}", "--format", "json", "-o", scratch + "/s.json"}},
     };
     for (const auto& [name, args] : outputs) {
-        const Run small = run_child(with_size(args, 2, 2));
-        const Run big = run_child(with_size(args, 8, M));
+        const ChildRun small = run_child(with_size(args, 2, 2));
+        const ChildRun big = run_child(with_size(args, 8, M));
         fmt::print("  {:<24}{:>8.0f} bytes/op  (peak {:.0f} MiB, {:.1f} s, exit {})\n", name,
                    (big.rss_kib - small.rss_kib) * 1024.0 / ops, big.rss_kib / 1024.0, big.wall_s, big.exit_code);
     }
@@ -95,7 +71,7 @@ int run_limits_bench(int argc, char** argv, const std::string& self) {
         {pipeproof, "sweep", "--mode", "compare", "-P", "1", "-M", "10000", "--time-limit", "3"},
     };
     for (const auto& args : limited) {
-        const Run run = run_child(args);
+        const ChildRun run = run_child(args);
         std::string line;
         for (size_t k = 1; k < args.size() && k < 5; ++k) line += args[k] + " ";
         fmt::print("  {:<36}{:>6.2f} s past the limit (exit {})\n", line + "...", run.wall_s - 3.0, run.exit_code);

@@ -6,9 +6,9 @@
 // interleaved (a change in the shared virtual CPU's speed hits all three alike), and its peak RSS. The file
 // is written by a child too (`pipeproof generate ... --format torch-csv`), so this process never holds it.
 // Default: interleaved-1f1b P=8 V=2 M=4096, i.e. 131,072 ops (P x V stages x M micro-batches x {F, B}).
+#include "child_process.hpp"
+
 #include <fmt/format.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -34,30 +34,13 @@ struct Usage {
 // Runs argv once with stdout and stderr sent to /dev/null; folds its CPU time and peak RSS into `best`.
 // Exits the bench when the command cannot run or fails: a failed run's time means nothing.
 void run_child(const std::vector<std::string>& argv, Usage& best) {
-    std::fflush(stdout);  // else the child inherits (and prints) what is still buffered
-    const pid_t pid = fork();
-    if (pid == 0) {
-        std::FILE* null = std::freopen("/dev/null", "w", stdout);
-        (void)null;
-        null = std::freopen("/dev/null", "w", stderr);
-        std::vector<char*> args;
-        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        execvp(args[0], args.data());
-        _exit(127);
-    }
-    int status = 0;
-    rusage usage{};
-    wait4(pid, &status, 0, &usage);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fmt::print(stderr, "{} {} failed (exit status {})\n", argv[0], argv.size() > 1 ? argv[1] : "",
-                   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    const ChildRun run = run_quiet_child(argv);
+    if (run.exit_code != 0) {
+        fmt::print(stderr, "{} {} failed (exit status {})\n", argv[0], argv.size() > 1 ? argv[1] : "", run.exit_code);
         std::exit(2);
     }
-    const double cpu = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 + usage.ru_stime.tv_sec +
-                       usage.ru_stime.tv_usec * 1e-6;
-    best.cpu_s = std::min(best.cpu_s, cpu);
-    best.rss_kib = std::max(best.rss_kib, usage.ru_maxrss);
+    best.cpu_s = std::min(best.cpu_s, run.cpu_s);
+    best.rss_kib = std::max(best.rss_kib, run.rss_kib);
 }
 
 // What a command prints (stdout and stderr), run once through the shell.

@@ -7,9 +7,9 @@
 // Default: zbv P=64 at M = 2048, 4096, 8192 (the last is 3,145,728 ops).
 #include "schedules/registry.hpp"
 
+#include "child_process.hpp"
+
 #include <fmt/format.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -38,29 +38,12 @@ void keep_best(Usage& best, const Usage& run) {
 Usage run_child(const std::vector<std::string>& argv, int repeats = 3) {
     Usage best;
     for (int k = 0; k < repeats; ++k) {
-        std::fflush(stdout);  // else the child inherits (and prints) what is still buffered
-        const pid_t pid = fork();
-        if (pid == 0) {
-            std::FILE* null = std::freopen("/dev/null", "w", stdout);
-            (void)null;
-            null = std::freopen("/dev/null", "w", stderr);
-            std::vector<char*> args;
-            for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-            args.push_back(nullptr);
-            execvp(args[0], args.data());
-            _exit(127);
-        }
-        int status = 0;
-        rusage usage{};
-        wait4(pid, &status, 0, &usage);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) == 127) {
+        const ChildRun run = run_quiet_child(argv);
+        if (run.exit_code == -1 || run.exit_code == 127) {
             fmt::print(stderr, "could not run {}\n", argv[0]);
             std::exit(2);
         }
-        const double cpu = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 + usage.ru_stime.tv_sec +
-                           usage.ru_stime.tv_usec * 1e-6;
-        best.cpu_s = std::min(best.cpu_s, cpu);
-        best.rss_kib = std::max(best.rss_kib, usage.ru_maxrss);
+        keep_best(best, {run.cpu_s, run.rss_kib});
     }
     return best;
 }
