@@ -169,7 +169,7 @@ nlohmann::json scope_json(const ScopeRequest& q, const ScopeResult& s, const std
     }
     j["seconds"] = std::round(s.seconds * 1000) / 1000;
     j["stopped"] = s.stopped;
-    nlohmann::json placements = nlohmann::json::array(), skipped = nlohmann::json::array();
+    nlohmann::json placements = nlohmann::json::array();
     for (const PlacementSearch& p : s.placements) placements.push_back(placement_json(p));
     j["placements"] = placements;
     j["scope"] = {{"searched", s.searched_names()},
