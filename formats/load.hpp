@@ -22,15 +22,23 @@ FileFormat parse_format_name(const std::string& name);
 std::string format_display_name(FileFormat format);
 
 // A file's bytes ("-": standard input), at most 2 GiB, without NUL bytes: what the readers parse.
+// Pages mapped for one file's bytes (formats/load.cpp): unmapped with the text.
+struct Unmap {
+    std::size_t mapped_bytes;
+    void operator()(char* bytes) const;
+};
+
 class FileText {
 public:
+    using MappedBytes = std::unique_ptr<char, Unmap>;
+
     explicit FileText(std::string text) : owned_(std::move(text)) {}
-    FileText(std::unique_ptr<char[]> bytes, std::size_t size) : bytes_(std::move(bytes)), size_(size) {}
+    FileText(MappedBytes bytes, std::size_t size) : bytes_(std::move(bytes)), size_(size) {}
     std::string_view view() const { return bytes_ ? std::string_view(bytes_.get(), size_) : std::string_view(owned_); }
 
 private:
     std::string owned_;
-    std::unique_ptr<char[]> bytes_;
+    MappedBytes bytes_;
     std::size_t size_ = 0;
 };
 // Throws InputError (including for unreadable files).
