@@ -1,6 +1,7 @@
 // The order of the checker's steps (checker/check.hpp): each recomputes what it checks, the first that fails is the
 // answer.
 #include "checker/internal.hpp"
+#include "schedules/v_zb.hpp"
 
 #include <fmt/format.h>
 
@@ -35,6 +36,7 @@ public:
             step("claim", [&] { return claim(); });
             step("shape", [&] { return shape(); });
             step("word", [&] { return word(); });
+            if (c_.structure_check) step("structure", [&] { return structure(); });
             step("stability", [&] { return stability(); });
             step("potentials", [&] { return potentials(); });
             step("coverage", [&] { return coverage(); });
@@ -120,8 +122,50 @@ private:
         }
         return fmt::format("the word's instances are the generator's for t = 0..{} (M = {}..{}), Lemma 1's horizon "
                            "max_r ceil((n_r + L_r)/L_r) = {}: the two agree for every t, given the generator's structure "
-                           "lemma (A1, argued, not machine-checked)",
-                           horizon, w.m_origin, w.m_origin + w.step * horizon, horizon);
+                           "{}",
+                           horizon, w.m_origin, w.m_origin + w.step * horizon, horizon,
+                           c_.structure_check ? "(the step structure checks it)" : "lemma (A1, argued, not machine-checked)");
+    }
+
+    // The structure lemma by a finite check: the greedy's state recurrence re-run here (schedules/v_zb.hpp, the
+    // generator's own instrumented run, as the word step runs the generator), then the word compared with the
+    // generator far enough that Lemma 1 ties it to the periodic word the recurrence gives from from_m on.
+    std::string structure() {
+        const CertificateStructureCheck& sc = *c_.structure_check;
+        if (sc.method != "greedy-state-recurrence" || c_.family != "v-zb")
+            reject("structure", "unknown structure check '" + sc.method + "' for " + c_.family);
+        GenerateParams params{c_.ranks, 1, c_.stages_per_rank};
+        if (c_.ordered_for_costs) {
+            params.costs = c_.costs;
+            params.activation_sizes = c_.ordered_for_sizes;
+        }
+        const GreedyRecurrence rec = check_v_zb_recurrence(params, sc.from_m, sc.from_m);
+        if (!rec.holds) reject("structure", fmt::format("the greedy's state does not repeat at M = {}: {}", sc.from_m, rec.failure));
+        if (rec.period_m != sc.period_m)
+            reject("structure", fmt::format("the state repeats with period {}, the certificate says {}", rec.period_m, sc.period_m));
+        const int e = rec.period_m, top = sc.from_m + e - 1;
+        const Schedule at_top = generate(c_, top), grown = generate(c_, top + e);
+        long long T = 3;
+        for (int r = 0; r < c_.ranks; ++r) {
+            const auto n = static_cast<long long>(at_top.ranks[r].size());
+            const long long L = static_cast<long long>(grown.ranks[r].size()) - n;
+            if (L <= 0) reject("structure", fmt::format("rank {} gains no slot per period from M = {}", r, top));
+            T = std::max(T, (n + L + L - 1) / L);
+        }
+        const CertificateWord& w = *c_.word;
+        const long long last = top + e * T;
+        int compared = 0;
+        for (long long m = w.m_origin; m <= last; m += w.step, ++compared) {
+            const int t = static_cast<int>((m - w.m_origin) / w.step);
+            const std::string diff = first_difference(generate(c_, static_cast<int>(m)), instantiate(w, base_, t));
+            if (!diff.empty()) reject("structure", fmt::format("at M = {} the generator and the word differ: {}", m, diff));
+        }
+        return fmt::format("the greedy's whole state repeats with period {} micro-batch(es) in all {} runs at M = {}{}, "
+                           "every comparison with M before that as for any larger M: the order is a periodic word for "
+                           "every M >= {}; the certificate's word equals the generator for M = {}..{} (Lemma 1 for each "
+                           "residue class), so the two are one word for every M",
+                           e, rec.runs_checked, sc.from_m, e > 1 ? fmt::format("..{}", top) : std::string(), sc.from_m,
+                           w.m_origin, last);
     }
 
     std::string stability() {

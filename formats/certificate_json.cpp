@@ -58,6 +58,12 @@ json claim_json(const Certificate& c) {
     if (c.costs)
         for (const auto& [block, costs] : c.costs->per_block) blocks[std::to_string(block)] = op_costs_text(costs);
     claim["block_costs"] = blocks;
+    if (c.structure_check)
+        claim["structure_check"] = {{"method", c.structure_check->method},
+                                    {"from_m", c.structure_check->from_m},
+                                    {"period_m", c.structure_check->period_m}};
+    else
+        claim["structure_check"] = nullptr;
     return claim;
 }
 
@@ -268,6 +274,15 @@ void read_claim(const Reader& in, const json& j, Certificate& c) {
     c.verdict = in.text(claim, "claim", "verdict");
     c.statement = in.text(claim, "claim", "statement");
     c.structure_lemma = in.text(claim, "claim", "structure_lemma");
+    // Optional in version 1 (certificates written before it have no such member).
+    if (claim.contains("structure_check") && !claim["structure_check"].is_null()) {
+        const json& check = claim["structure_check"];
+        CertificateStructureCheck sc;
+        sc.method = in.text(check, "claim.structure_check", "method");
+        sc.from_m = in.integer(check, "claim.structure_check", "from_m", 1);
+        sc.period_m = in.integer(check, "claim.structure_check", "period_m", 1, 2);
+        c.structure_check = sc;
+    }
     c.region = in.strings(in.field(claim, "claim", "region"), "claim.region");
     if (!in.field(claim, "claim", "costs").is_null()) c.costs = costs_of(in, claim);
     const json& ordered = in.field(claim, "claim", "ordered_for_costs");

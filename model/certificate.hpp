@@ -63,6 +63,15 @@ struct CertificateObligation {
     std::string file;  // relative to the certificate's directory; expected answer: unsat
 };
 
+// How the generator's order was shown to be the periodic word for every M by a finite check instead of an argued
+// structure lemma: "greedy-state-recurrence" (schedules/v_zb.hpp): the greedy's whole state repeats from from_m
+// with a period of period_m micro-batches.
+struct CertificateStructureCheck {
+    std::string method;
+    int from_m = 0;
+    int period_m = 0;
+};
+
 struct Certificate {
     int version = kCertificateVersion;
     std::string tool;     // "pipeproof 0.5.0 (git ...)"
@@ -82,6 +91,7 @@ struct Certificate {
     std::string verdict;                 // "PROVED"
     std::string statement;
     std::string structure_lemma;         // why the generator is the word for every M (proofs/method.md A1)
+    std::optional<CertificateStructureCheck> structure_check;  // set when that is a finite check, re-run by the checker
     std::optional<CertificateWord> word;
     std::optional<CertificatePotentials> potentials;
     std::optional<CertificateWindow> window;

@@ -28,7 +28,7 @@ Certificate finish_certificate(const ProofResult& result, const FamilySpec& fami
     if (c.ordered_for_costs && !(options.activations == ActivationModel{})) c.ordered_for_sizes = options.activations;
     c.verdict = verdict_name(result.verdict);
     c.statement = result.summary;
-    c.structure_lemma = family.structure_lemma;
+    if (c.structure_lemma.empty()) c.structure_lemma = family.structure_lemma;
     if (options.property == Property::BubbleConstant && result.bubble_exact) {
         CertificateBubble b;
         b.value = *result.bubble_exact;

@@ -3,6 +3,9 @@
 #include "proofs/prove.hpp"
 
 #include "schedules/registry.hpp"
+#include "schedules/v_zb.hpp"
+
+#include <fmt/format.h>
 
 #include <stdexcept>
 
@@ -82,6 +85,50 @@ const char* kV1F1BLemma =
 // warm-up and cool-down (at most 2P micro-batches each), so that a decision that changes with M would show.
 int greedy_check_until(int P) { return 4 * P + 8; }
 
+// v-zb's structure lemma by a finite check of its greedy (schedules/v_zb.hpp) for the parameters it is ordered
+// with. The check gives a periodic word per residue class of M modulo e from from_m; the fitted word agrees with
+// the generator on every M up to the horizon returned, which covers Lemma 1 for each class (n_r + L_r over L_r
+// blocks, with n_r the rank's slots at the class's first M and L_r its growth per period), so the two words are
+// one for every M.
+StructureCheck v_zb_structure_check(const GenerateParams& params) {
+    StructureCheck out;
+    const int P = params.ranks;
+    const GreedyRecurrence rec = check_v_zb_recurrence(params, 2 * P, 16 * P + 16);
+    if (!rec.holds) {
+        out.failure = "v-zb's greedy state does not repeat: " + rec.failure;
+        return out;
+    }
+    const int e = rec.period_m, top = rec.from_m + e - 1;
+    auto slots_at = [&](int M) {
+        GenerateParams at = params;
+        at.microbatches = M;
+        std::vector<long long> n;
+        for (const auto& rank : find_family("v-zb")->generate(at).ranks) n.push_back(static_cast<long long>(rank.size()));
+        return n;
+    };
+    const std::vector<long long> n = slots_at(top), grown = slots_at(top + e);
+    long long T = 3;
+    for (size_t r = 0; r < n.size(); ++r) {
+        const long long L = grown[r] - n[r];
+        if (L <= 0) {
+            out.failure = fmt::format("rank {} gains no slot per period from M = {}", r, top);
+            return out;
+        }
+        T = std::max(T, (n[r] + L + L - 1) / L);
+    }
+    out.check_until_m = static_cast<int>(top + e * T);
+    out.record = CertificateStructureCheck{"greedy-state-recurrence", rec.from_m, e};
+    out.lemma = fmt::format(
+        "machine-checked (schedules/v_zb.hpp, greedy state recurrence): in each of the {} runs of the reference's "
+        "greedy at M = {}{} (four variants and their retries) the whole state (counts, clocks, memory, bubbles, owed "
+        "W's, readable end times) after round k + {} is the state after round k shifted by {} micro-batch(es), and no "
+        "comparison with M before it could come out otherwise for a larger M; by induction on M the order at every "
+        "M >= {} is prefix . block^t . suffix(t), tied to the fitted word by Lemma 1 up to M = {}",
+        rec.runs_checked, rec.from_m, e > 1 ? fmt::format("..{}", top) : std::string(), 2 * e, e, rec.from_m,
+        out.check_until_m);
+    return out;
+}
+
 }  // namespace
 
 void order_family_for_costs(FamilySpec& spec, const Costs& costs, const std::optional<ActivationModel>& sizes) {
@@ -95,6 +142,12 @@ void order_family_for_costs(FamilySpec& spec, const Costs& costs, const std::opt
         params.activation_sizes = sizes;
         return family->generate(params);
     };
+    if (spec.name == "v-zb") {
+        GenerateParams params{P, 1, v};
+        params.costs = costs;
+        params.activation_sizes = sizes;
+        spec.check_structure = [params] { return v_zb_structure_check(params); };
+    }
     spec.order_assumption = "order: " + spec.name + " ordered for the exact costs it is timed at" +
                             (sizes ? std::string(" and the activation sizes given") : std::string()) +
                             " (its order depends on them)";
@@ -154,10 +207,11 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
         spec.m0 = 1, spec.step = 1;
         spec.precondition = "M >= 1 (every instance the reference's scheduler accepts)";
         spec.check_until_m = greedy_check_until(P);
-        if (name == "v-zb")
+        if (name == "v-zb") {
             spec.order_assumption = "order: v-zb ordered for its default costs F=I=W=1, comm=0, sizes F=1, I=1/2, "
                                     "limit 2P (its order depends on them; exact --costs order it for those)";
-        else
+            spec.check_structure = [P, v] { return v_zb_structure_check(GenerateParams{P, 1, v}); };
+        } else
             spec.structure_lemma = name == "1f1b-v" ? kV1F1BLemma : kVGreedyLemma;
     } else if (name == "zbv") {
         spec.m0 = 1, spec.step = 1, spec.precondition = "M >= 1 (below 2P - 1 PyTorch blanks the padding micro-batches)";

@@ -29,6 +29,14 @@
 
 namespace pp {
 
+// The structure lemma of a family established by a finite check of its generator (v-zb: schedules/v_zb.hpp).
+struct StructureCheck {
+    std::string lemma;       // what was checked (empty: the check failed)
+    std::string failure;     // why, when it failed
+    int check_until_m = 0;   // compare the fitted word with the generator up to here, so that Lemma 1 ties the two
+    std::optional<CertificateStructureCheck> record;
+};
+
 // A family at fixed P as a function of M; M ranges over m0, m0 + step, m0 + 2*step, ...
 struct FamilySpec {
     std::string name;
@@ -39,6 +47,8 @@ struct FamilySpec {
     std::function<Schedule(int M)> generate;
     // Why the generator's order is a periodic word for every admissible M (empty: not established).
     std::string structure_lemma;
+    // Otherwise, a check that establishes it (run by the prover once the word is fitted); null: none.
+    std::function<StructureCheck()> check_structure;
     // Families whose order grows in several places (GPipe, Looped BFS): the zone word written out from the generator
     // (proofs/zone_word.hpp); null for the others, whose periodic word is fitted.
     std::shared_ptr<const FamilyZoneWord> zones;

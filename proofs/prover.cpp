@@ -56,8 +56,9 @@ ProofResult& Prover::proved(std::string summary) {
         res.verdict = Verdict::Unknown;
         res.missing = "a proof that the generator's order is a periodic word beyond M = " +
                       std::to_string(M(T_check)) +
-                      " (no structure lemma is recorded for this family); everything else is proved for the "
-                      "periodic word";
+                      (structure_failure.empty() ? std::string(" (no structure lemma is recorded for this family)")
+                                                 : " (its structure check failed: " + structure_failure + ")") +
+                      "; everything else is proved for the periodic word";
     }
     return res;
 }

@@ -71,6 +71,8 @@ struct Prover {
     std::optional<PeriodicWord> word;
     PeriodicStructure ps;
     bool lemma_ok = false;
+    std::string structure_lemma;   // the family's, or what its structure check established
+    std::string structure_failure;  // why the structure check failed
     int T_check = 0;
     // When the order is not one periodic word from the origin: the block count from which a word may start.
     int later_origin = 0;

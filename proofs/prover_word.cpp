@@ -41,7 +41,19 @@ bool Prover::establish_word() {
         const int L = static_cast<int>(word->block[r].size());
         if (L > 0) T_check = std::max(T_check, (n + L + L - 1) / L);
     }
-    while (M(T_check) < family.check_until_m) ++T_check;
+    int check_until_m = family.check_until_m;
+    structure_lemma = family.structure_lemma;
+    if (structure_lemma.empty() && family.check_structure) {
+        const StructureCheck check = family.check_structure();
+        if (check.lemma.empty()) {
+            structure_failure = check.failure;
+        } else {
+            structure_lemma = check.lemma;
+            check_until_m = std::max(check_until_m, check.check_until_m);
+            res.certificate.structure_check = check.record;
+        }
+    }
+    while (M(T_check) < check_until_m) ++T_check;
     for (int t = 0; t <= T_check; ++t) {
         const std::string mismatch = word_mismatch(*word, t, inst(t));
         if (!mismatch.empty()) {
@@ -52,7 +64,8 @@ bool Prover::establish_word() {
         }
         if (t > 4) cache.erase(t);  // keep memory flat for large P
     }
-    lemma_ok = !family.structure_lemma.empty();
+    lemma_ok = !structure_lemma.empty();
+    res.certificate.structure_lemma = structure_lemma;
     std::vector<int> lu, lv, lw;
     for (int r = 0; r < word->ranks(); ++r) {
         lu.push_back(static_cast<int>(word->prefix[r].size()));
@@ -63,9 +76,10 @@ bool Prover::establish_word() {
         "fitted from M = {}, {}, {}; equal op for op to the generator for t = 0..{} (M <= {}), which fixes it for "
         "every t among periodic words with these block lengths (proofs/method.md, lemma 1). ",
         M(0), M(1), M(2), T_check, M(T_check));
-    method += lemma_ok ? "The generator is a periodic word for every M: " + family.structure_lemma
+    method += lemma_ok ? "The generator is a periodic word for every M: " + structure_lemma
                        : "NOT established beyond M = " + std::to_string(M(T_check)) +
-                             ": no structure lemma for this family.";
+                             (structure_failure.empty() ? ": no structure lemma for this family."
+                                                        : ": its structure check failed: " + structure_failure + ".");
     std::string deltas;
     for (int d : word->delta) deltas += (deltas.empty() ? "" : ",") + std::to_string(d);
     add("order-structure",

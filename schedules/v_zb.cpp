@@ -26,13 +26,18 @@
 // P > 1); one cost set (per-block costs are refused: the reference takes one median f, b, w); a positive limit
 // (the reference reads 0 as "not given"). A limit the greedy cannot keep fails, as the reference's assertion does.
 // The reference's memory deltas need not sum to zero; ours do (F allocates what I and W release), as at runtime.
+#include "schedules/v_zb.hpp"
+
 #include "schedules/families.hpp"
 #include "schedules/v_families.hpp"
 
 #include "limits/deadline.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <deque>
+#include <limits>
 #include <optional>
 
 namespace pp {
@@ -70,6 +75,27 @@ struct Result {
     Ticks max_bubble;
 };
 
+// ---- what the recurrence check (check_v_zb_recurrence, below) records of a run ----
+
+// The whole state the rest of a run depends on, taken between two rounds: counts, clocks, memory, bubbles, the
+// owed W's, and the end times later lookups can still read (an op is looked up by the count of a rank of its
+// lane, and counts only grow, so entries below the least count of their lane are never read again).
+struct Snapshot {
+    std::vector<std::array<int, kLanes>> count;
+    std::vector<Ticks> cur, mem, bubble;
+    Ticks largest_bubble;
+    std::vector<std::deque<int>> pending_w;
+    std::array<int, kLanes> lowest{};                       // least count of each lane over the ranks
+    std::vector<std::vector<std::vector<Ticks>>> readable;  // [lane][rank]: ends of micro-batches lowest..count-1
+};
+
+// One try_v_schedule run: its snapshots after the warm-up (index 0) and after each round, and the first round
+// in which a comparison with M came out in a way a larger M could change (-1: the warm-up; none: INT_MAX).
+struct TryTrace {
+    std::vector<Snapshot> snapshots;
+    int first_unstable_round = std::numeric_limits<int>::max();
+};
+
 [[noreturn]] void reference_fails(const Setup& s, const std::string& what) {
     throw GenerateError("v-zb: the reference's greedy (zbv.py try_v_schedule) fails at P=" + std::to_string(s.P) +
                         ", M=" + std::to_string(s.M) + ": " + what +
@@ -81,8 +107,13 @@ struct Result {
 // One try_v_schedule(fill_f, fill_b, approved_bubble).
 class Try {
 public:
-    Try(const Setup& setup, bool fill_f, bool fill_b, std::vector<Ticks> approved)
-        : s_(setup), fill_f_(fill_f), fill_b_(fill_b), approved_(std::move(approved)) {
+    Try(const Setup& setup, bool fill_f, bool fill_b, std::vector<Ticks> approved,
+        std::vector<TryTrace>* traces = nullptr)
+        : s_(setup), fill_f_(fill_f), fill_b_(fill_b), approved_(std::move(approved)), traces_(traces) {
+        if (traces_) {
+            trace_index_ = traces_->size();
+            traces_->emplace_back();
+        }
         max_approved_ = approved_[0];
         for (const Ticks& a : approved_) max_approved_ = std::max(max_approved_, a);
         const int P = s_.P;
@@ -97,22 +128,62 @@ public:
 
     Result run() {
         warm_up();
-        for (int round = 0; round < 2 * s_.M; ++round) {
+        record_snapshot();
+        for (round_ = 0; round_ < 2 * s_.M; ++round_) {
             steady_backwards();
             steady_forwards();
+            record_snapshot();
         }
         for (int i = 0; i < s_.P; ++i)
             while (!pending_w_[i].empty()) put_w(i);
         result_.max_bubble = max_bubble(-1);
         // Retried with this try's bubbles as the approved ones, while that lowers the largest.
         if (max_approved_ < Ticks(0) || result_.max_bubble < max_approved_) {
-            Result again = Try(s_, fill_f_, fill_b_, bubble_).run();
+            Result again = Try(s_, fill_f_, fill_b_, bubble_, traces_).run();
             if (again.max_bubble < result_.max_bubble) return again;
         }
         return std::move(result_);
     }
 
 private:
+    // Every comparison with M goes through these two: an outcome a larger M could flip (x < M false, x >= M true)
+    // marks the round, since from there on the run may differ from a run with a larger M.
+    bool below_m(int x) {
+        const bool below = x < s_.M;
+        if (!below) note_m_sensitive();
+        return below;
+    }
+    bool at_least_m(int x) {
+        const bool at_least = x >= s_.M;
+        if (at_least) note_m_sensitive();
+        return at_least;
+    }
+    void note_m_sensitive() {
+        if (!traces_) return;
+        int& first = (*traces_)[trace_index_].first_unstable_round;
+        first = std::min(first, round_);
+    }
+
+    void record_snapshot() {
+        if (!traces_) return;
+        Snapshot snap;
+        snap.count = count_;
+        snap.cur = cur_;
+        snap.mem = mem_;
+        snap.bubble = bubble_;
+        snap.largest_bubble = largest_bubble_;
+        snap.pending_w = pending_w_;
+        snap.readable.assign(kLanes, std::vector<std::vector<Ticks>>(s_.P));
+        for (int lane = 0; lane < kLanes; ++lane) {
+            int lowest = count_[0][lane];
+            for (int i = 0; i < s_.P; ++i) lowest = std::min(lowest, count_[i][lane]);
+            snap.lowest[lane] = lowest;
+            for (int i = 0; i < s_.P; ++i)
+                snap.readable[lane][i].assign(end_[lane][i].begin() + lowest, end_[lane][i].end());
+        }
+        (*traces_)[trace_index_].snapshots.push_back(std::move(snap));
+    }
+
     bool placed(int lane, int rank, int mb) const { return mb < count_[rank][lane]; }
     // end_time[id], -1 (cost unit) while the op is not placed.
     Ticks end_or_minus_one(int lane, int rank, int mb) const {
@@ -168,12 +239,14 @@ private:
     void fill(int i, int lane, int from, int mb, bool extra_ok) {
         while (!pending_w_[i].empty() && from >= 0 && end_or_minus_one(lane, from, mb) + s_.c >= cur_[i] + s_.w) put_w(i);
         // Without an input the reference reads end_time[-1]: the last node id, W c0 of micro-batch M-1 on rank P-1.
-        const Ticks arrival = from >= 0 ? end_or_minus_one(lane, from, mb) : end_or_minus_one(kW0, s_.P - 1, s_.M - 1);
+        const Ticks arrival = from >= 0 ? end_or_minus_one(lane, from, mb)
+                              : at_least_m(count_[s_.P - 1][kW0]) ? end_[kW0][s_.P - 1][s_.M - 1]
+                                                                  : -s_.unit;
         if (!pending_w_[i].empty() && arrival + s_.c - cur_[i] > max_bubble(i) - bubble_[i] && extra_ok) put_w(i);
     }
 
     void warm_up() {
-        const int P = s_.P, M = s_.M;
+        const int P = s_.P;
         for (int i = 0; i < P; ++i) put(kF0, i);
         for (int i = P - 1; i >= 0; --i) {
             if (i == P - 1) {
@@ -181,7 +254,7 @@ private:
                 continue;
             }
             const Ticks arrive = end_or_minus_one(kF1, i + 1, 0) + s_.c;
-            while (mem_[i] + s_.f_mem * Ticks(2 * i + 2) <= s_.max_mem && cur_[i] + s_.f <= arrive && count_[i][kF0] < M)
+            while (mem_[i] + s_.f_mem * Ticks(2 * i + 2) <= s_.max_mem && cur_[i] + s_.f <= arrive && below_m(count_[i][kF0]))
                 for (int j = 0; j <= i; ++j) put(kF0, j);
             put(kF1, i);
         }
@@ -189,10 +262,10 @@ private:
         for (int i = 1; i < P; ++i) {
             int idle_rounds = 0;
             while (count_[i][kF0] + count_[i][kF1] < count_[i - 1][kF0] + count_[i - 1][kF1] ||
-                   (count_[i][kF1] <= count_[i - 1][kF1] && count_[i - 1][kF1] < M)) {
+                   (count_[i][kF1] <= count_[i - 1][kF1] && below_m(count_[i - 1][kF1]))) {
                 bool any = false;
                 for (int j = P - 1; j >= i; --j)
-                    if (count_[j][lane] < M) {
+                    if (below_m(count_[j][lane])) {
                         put(lane, j);
                         any = true;
                     }
@@ -204,7 +277,7 @@ private:
     }
 
     void steady_backwards() {
-        const int P = s_.P, M = s_.M;
+        const int P = s_.P;
         for (int i = 0; i < P; ++i)
             while (mem_[i] + s_.b_mem > s_.max_mem) put_w(i);
         std::vector<int> up, down;  // I c1 next (ascending leg), I c0 next (descending leg)
@@ -213,7 +286,7 @@ private:
                 up.push_back(i);
             else if (i == P - 1)
                 down.push_back(i);
-            else if (placed(kI0, i + 1, count_[i][kI0]) || count_[i][kI1] >= M)
+            else if (placed(kI0, i + 1, count_[i][kI0]) || at_least_m(count_[i][kI1]))
                 down.push_back(i);
             else
                 up.push_back(i);
@@ -230,9 +303,9 @@ private:
     }
 
     void steady_forwards() {
-        const int P = s_.P, M = s_.M;
+        const int P = s_.P;
         for (int i = 0; i < P; ++i) {
-            if (count_[i][kF1] >= M) continue;
+            if (at_least_m(count_[i][kF1])) continue;
             int lane = -1;
             if (count_[i][kF1] >= count_[i][kF0])
                 lane = kF0;
@@ -240,7 +313,7 @@ private:
                 lane = kF1;
             else if (placed(kF1, i + 1, count_[i][kF1]))
                 lane = kF1;
-            else if (count_[i][kF0] < M && (i == 0 || placed(kF0, i - 1, count_[i][kF0])))
+            else if (below_m(count_[i][kF0]) && (i == 0 || placed(kF0, i - 1, count_[i][kF0])))
                 lane = kF0;
             if (lane < 0) continue;
             while (mem_[i] + s_.f_mem > s_.max_mem) put_w(i);
@@ -260,6 +333,9 @@ private:
     std::vector<std::deque<int>> pending_w_;             // lanes of the W's owed, oldest first
     std::vector<std::vector<std::vector<Ticks>>> end_;  // [lane][rank][mb], for mb < count
     Result result_;
+    std::vector<TryTrace>* traces_ = nullptr;  // set by the recurrence check only
+    size_t trace_index_ = 0;
+    int round_ = -1;  // -1: the warm-up
 };
 
 Setup setup_from(const GenerateParams& params) {
@@ -293,17 +369,114 @@ Setup setup_from(const GenerateParams& params) {
     return s;
 }
 
+// The reference's four variants, each with its retries; the smallest largest bubble wins (first on ties).
+Result best_of_variants(const Setup& setup, std::vector<TryTrace>* traces = nullptr) {
+    std::optional<Result> best;
+    for (const bool fill_b : {true, false})
+        for (const bool fill_f : {true, false}) {
+            Result r = Try(setup, fill_f, fill_b, std::vector<Ticks>(setup.P, -setup.unit), traces).run();
+            if (!best || r.max_bubble < best->max_bubble) best = std::move(r);
+        }
+    return std::move(*best);
+}
+
+// ---- the recurrence check ----
+
+// b is a shifted by one period: every count e higher, every clock and readable end time lambda later (one lambda
+// for all), memory, bubbles and owed W's equal.
+bool shifted_by_period(const Snapshot& a, const Snapshot& b, int e) {
+    const Ticks lambda = b.cur[0] - a.cur[0];
+    const size_t P = a.cur.size();
+    for (size_t i = 0; i < P; ++i) {
+        for (int lane = 0; lane < kLanes; ++lane)
+            if (b.count[i][lane] != a.count[i][lane] + e) return false;
+        if (b.cur[i] != a.cur[i] + lambda || b.mem[i] != a.mem[i] || b.bubble[i] != a.bubble[i]) return false;
+        if (b.pending_w[i] != a.pending_w[i]) return false;
+    }
+    if (b.largest_bubble != a.largest_bubble) return false;
+    for (int lane = 0; lane < kLanes; ++lane) {
+        if (b.lowest[lane] != a.lowest[lane] + e) return false;
+        for (size_t i = 0; i < P; ++i) {
+            const auto& x = a.readable[lane][i];
+            const auto& y = b.readable[lane][i];
+            if (x.size() != y.size()) return false;
+            for (size_t k = 0; k < x.size(); ++k)
+                if (y[k] != x[k] + lambda) return false;
+        }
+    }
+    return true;
+}
+
+// A lookup of an op not placed yet reads -1 cost unit (the reference's end_time = -1), a time that does not shift
+// with the clocks; from a state where every clock is past comm - 1 unit, every such read compares the same way
+// (fill: "-1 + c >= cur + w" and "-1 + c - cur > headroom >= 0" are false and stay false as clocks grow).
+bool unplaced_reads_settled(const Snapshot& a, const Setup& s) {
+    for (const Ticks& cur : a.cur)
+        if (!(cur > s.c - s.unit)) return false;
+    return true;
+}
+
+// The first round k from which the trace repeats with period 2e rounds (e micro-batches), every round before k+2e
+// run as it would be for any larger M; nullopt if none.
+std::optional<int> sync_round(const TryTrace& trace, const Setup& s, int e) {
+    const int d = 2 * e;  // the rounds loop runs 2M rounds: one more period adds 2e
+    for (int k = 0; k + d < static_cast<int>(trace.snapshots.size()) && k + d <= trace.first_unstable_round; ++k)
+        if (unplaced_reads_settled(trace.snapshots[k], s) && shifted_by_period(trace.snapshots[k], trace.snapshots[k + d], e))
+            return k;
+    return std::nullopt;
+}
+
 }  // namespace
+
+GreedyRecurrence check_v_zb_recurrence(const GenerateParams& params, int first_m, int last_m) {
+    GreedyRecurrence answer;
+    std::string last_failure = "no M tried";
+    for (int m = std::max(first_m, 1); m <= last_m; ++m) {
+        for (int e : {1, 2}) {
+            // Every residue class of M modulo e, from m: one instrumented generation each.
+            bool all = true;
+            int tries = 0;
+            std::vector<int> syncs;
+            for (int r = 0; r < e && all; ++r) {
+                GenerateParams at = params;
+                at.microbatches = m + r;
+                check_v_family(at, "v-zb");
+                const Setup setup = setup_from(at);
+                std::vector<TryTrace> traces;
+                best_of_variants(setup, &traces);
+                for (const TryTrace& trace : traces) {
+                    ++tries;
+                    const auto k = sync_round(trace, setup, e);
+                    if (!k) {
+                        all = false;
+                        last_failure = fmt::format(
+                            "at M = {}, period {} micro-batch(es): run {} of the greedy never repeats its whole state "
+                            "(counts, clocks, memory, bubbles, owed W's, readable end times) before a comparison "
+                            "with M {}",
+                            m + r, e, tries,
+                            trace.first_unstable_round < 0 ? "in the warm-up" : fmt::format("in round {}", trace.first_unstable_round));
+                        break;
+                    }
+                    syncs.push_back(*k);
+                }
+            }
+            if (!all) continue;
+            answer.holds = true;
+            answer.from_m = m;
+            answer.period_m = e;
+            answer.runs_checked = tries;
+            answer.sync_rounds = std::move(syncs);
+            return answer;
+        }
+    }
+    answer.failure = last_failure + fmt::format(" (M = {}..{} tried)", std::max(first_m, 1), last_m);
+    return answer;
+}
 
 Schedule generate_v_zb(const GenerateParams& params) {
     check_v_family(params, "v-zb");
     const Setup setup = setup_from(params);
-    std::optional<Result> best;
-    for (const bool fill_b : {true, false})
-        for (const bool fill_f : {true, false}) {
-            Result r = Try(setup, fill_f, fill_b, std::vector<Ticks>(setup.P, -setup.unit)).run();
-            if (!best || r.max_bubble < best->max_bubble) best = std::move(r);
-        }
+    const std::optional<Result> best = best_of_variants(setup);
     static constexpr VOp kOps[kLanes] = {{OpKind::F, 0, 0}, {OpKind::F, 1, 0}, {OpKind::I, 1, 0},
                                          {OpKind::I, 0, 0}, {OpKind::W, 1, 0}, {OpKind::W, 0, 0}};
     VOrder order(setup.P);

@@ -216,12 +216,14 @@ TEST_CASE("v families in prove and refute: lemmas for the slot greedies, v-zb or
         CHECK(j.at("status") == "proved");
         CHECK_THAT(j.dump(), Catch::Contains("Argued (shift-equivariance)") && Catch::Contains("M <= 24)"));
     }
-    // V-ZB: no lemma (UNKNOWN for every M), but its bubble is the one of the order generated for these costs --
-    // an independent path: generate at the costs, then simulate at M = 30 (past M0).
+    // V-ZB: PROVED through the finite check of its greedy's state (test_v_zb_recurrence.cpp), and its bubble is the
+    // one of the order generated for these costs -- an independent path: generate at the costs, then simulate at
+    // M = 30 (past M0).
     const std::string costs = "F=2,I=1,W=1";
     const auto proof = run_cli("prove v-zb -P 4 --costs " + costs);
     INFO(proof.out << proof.err);
-    CHECK(proof.exit_code == 3);
+    CHECK(proof.exit_code == 0);
+    CHECK_THAT(proof.out, Catch::Contains("greedy state recurrence"));
     CHECK_THAT(proof.out, Catch::Contains("order: v-zb ordered for the exact costs it is timed at"));
     const std::string ordered = (test::scratch_dir() / "vzb-f2.txt").string();
     const std::string unit = (test::scratch_dir() / "vzb-f1.txt").string();
@@ -239,7 +241,7 @@ TEST_CASE("v families in prove and refute: lemmas for the slot greedies, v-zb or
     // refute at a grid point orders it there too: the claim 'bubble <= b' holds at the ordered bubble b.
     CHECK(run_cli("refute --claim 'bubble <= " + at_costs + "' v-zb -P 4 -M 30 --costs " + costs).exit_code == 0);
     CHECK(run_cli("refute --claim 'bubble < " + at_costs + "' v-zb -P 4 -M 30 --costs " + costs).exit_code == 1);
-    // Its least M0 too, though the verdict stays UNKNOWN: bubble(M0 - 1) differs, by simulation of generated files.
+    // Its least M0 too: bubble(M0 - 1) differs, by simulation of generated files.
     const std::string result = proof.out.substr(proof.out.find("\nresult: "));
     const std::string m0 = result.substr(result.find("for every admissible M >= ") + 26);
     const int least = std::stoi(m0);
