@@ -26,5 +26,6 @@ Runner add_prove(CLI::App& app);
 Runner add_refute(CLI::App& app);
 Runner add_formula(CLI::App& app);
 Runner add_chunk(CLI::App& app);
+Runner add_equiv(CLI::App& app);
 
 }  // namespace pp::cli

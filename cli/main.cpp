@@ -92,7 +92,7 @@ const Command kCommands[] = {
     {"compare", pp::cli::add_compare}, {"search", pp::cli::add_search},     {"sweep", pp::cli::add_sweep},
     {"prove", pp::cli::add_prove},     {"refute", pp::cli::add_refute},     {"formula", pp::cli::add_formula},
     {"report", pp::cli::add_report},   {"plan", pp::cli::add_plan},         {"demo", pp::cli::add_demo},
-    {"chunk", pp::cli::add_chunk}};
+    {"chunk", pp::cli::add_chunk},     {"equiv", pp::cli::add_equiv}};
 
 // The subcommand a command line names, when it is one of ours: only that one is set up. CLI11 builds every
 // option of every subcommand it is given, a fifth of the start-up of a short run such as `verify` of a small

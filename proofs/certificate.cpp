@@ -25,6 +25,12 @@ Certificate finish_certificate(const ProofResult& result, const FamilySpec& fami
     c.activations = options.activations;
     const ScheduleFamily* generator = find_family(family.name);
     c.ordered_for_costs = generator && generator->orders_for_costs && options.costs;
+    // Without --costs such a family is ordered for its default costs (v-zb: F = I = W = 1, comm = 0); a statement
+    // that does not time (memory, deadlock, dependencies) records them, so that the checker generates that order.
+    if (generator && generator->orders_for_costs && !options.costs && options.property != Property::BubbleConstant) {
+        c.costs = Costs{};
+        c.ordered_for_costs = true;
+    }
     if (c.ordered_for_costs && !(options.activations == ActivationModel{})) c.ordered_for_sizes = options.activations;
     c.verdict = verdict_name(result.verdict);
     c.statement = result.summary;

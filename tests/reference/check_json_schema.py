@@ -47,7 +47,7 @@ except ImportError:
 HERE = os.path.dirname(os.path.realpath(__file__))
 SCHEMA_DIR = os.path.normpath(os.path.join(HERE, "..", "..", "docs", "schema"))
 COMMANDS = ["verify", "simulate", "show", "compare", "sweep", "search", "prove", "formula", "refute", "plan", "list",
-            "chunk"]
+            "chunk", "equiv"]
 
 CHUNK = "attn_f=2,dispatch_f=1,mlp_f=3,combine_f=1,combine_b=1,mlp_i=3,mlp_w=2,dispatch_b=4,attn_i=2,attn_w=1"
 
@@ -128,6 +128,10 @@ CASES = [
     ("search", "search -P 2 --json", {2}),
     ("search", "search --placement any -P 2 -M 4 --memory-limit 2 --json -q --time-limit 20", {0}),
     ("search", "search --placement 1f1b,dualpipe -P 2 -M 4 --memory-limit 0.5 --json -q", {1}),
+    ("equiv", "equiv dualpipev dualpipev -P 4 -M 10 --json", {0}),
+    ("equiv", "equiv ok.txt 1f1b -P 3 -M 4 --json", {0, 1}),
+    ("equiv", "equiv 1f1b 1f1b -P 3 -M 4 -V 2 --json", {2}),
+    ("equiv", "equiv 1f1b gpipe -P 3 -M 4 --json", {1}),
     ("prove", "prove 1f1b -P 2 --json", {0}),
     ("prove", "prove 1f1b -P 2 --costs F=1,I=1,W=1 --json", {0}),
     ("prove", "prove zb-h1 -P 2 --basis paper --json", {0}),
@@ -182,7 +186,7 @@ SAME_INPUT = {
 INSTANCE = ("ranks", "microbatches", "stages", "pipelines", "placement", "inferred")
 
 # Status and exit code: one meaning everywhere (cli/json_status.hpp, README "Exit codes everywhere").
-STATUS_EXIT = {"valid": {0}, "invalid": {1}, "optimal": {0}, "feasible": {0}, "infeasible": {1}, "proved": {0},
+STATUS_EXIT = {"equivalent": {0}, "different": {1}, "valid": {0}, "invalid": {1}, "optimal": {0}, "feasible": {0}, "infeasible": {1}, "proved": {0},
                "refuted": {1}, "holds": {0}, "unknown": {3}, "ok": {0}, "error": {2}}
 # Where a command's exit says more than its status (docs/json.md): plan exits 1 when nothing could be evaluated
 # (status unknown).
