@@ -154,8 +154,7 @@ private:
         }
         const CertificateWord& w = *c_.word;
         const long long last = top + e * T;
-        int compared = 0;
-        for (long long m = w.m_origin; m <= last; m += w.step, ++compared) {
+        for (long long m = w.m_origin; m <= last; m += w.step) {
             const int t = static_cast<int>((m - w.m_origin) / w.step);
             const std::string diff = first_difference(generate(c_, static_cast<int>(m)), instantiate(w, base_, t));
             if (!diff.empty()) reject("structure", fmt::format("at M = {} the generator and the word differ: {}", m, diff));

@@ -436,7 +436,6 @@ GreedyRecurrence check_v_zb_recurrence(const GenerateParams& params, int first_m
             // Every residue class of M modulo e, from m: one instrumented generation each.
             bool all = true;
             int tries = 0;
-            std::vector<int> syncs;
             for (int r = 0; r < e && all; ++r) {
                 GenerateParams at = params;
                 at.microbatches = m + r;
@@ -446,8 +445,7 @@ GreedyRecurrence check_v_zb_recurrence(const GenerateParams& params, int first_m
                 best_of_variants(setup, &traces);
                 for (const TryTrace& trace : traces) {
                     ++tries;
-                    const auto k = sync_round(trace, setup, e);
-                    if (!k) {
+                    if (!sync_round(trace, setup, e)) {
                         all = false;
                         last_failure = fmt::format(
                             "at M = {}, period {} micro-batch(es): run {} of the greedy never repeats its whole state "
@@ -457,7 +455,6 @@ GreedyRecurrence check_v_zb_recurrence(const GenerateParams& params, int first_m
                             trace.first_unstable_round < 0 ? "in the warm-up" : fmt::format("in round {}", trace.first_unstable_round));
                         break;
                     }
-                    syncs.push_back(*k);
                 }
             }
             if (!all) continue;
@@ -465,7 +462,6 @@ GreedyRecurrence check_v_zb_recurrence(const GenerateParams& params, int first_m
             answer.from_m = m;
             answer.period_m = e;
             answer.runs_checked = tries;
-            answer.sync_rounds = std::move(syncs);
             return answer;
         }
     }
@@ -476,12 +472,12 @@ GreedyRecurrence check_v_zb_recurrence(const GenerateParams& params, int first_m
 Schedule generate_v_zb(const GenerateParams& params) {
     check_v_family(params, "v-zb");
     const Setup setup = setup_from(params);
-    const std::optional<Result> best = best_of_variants(setup);
+    const Result best = best_of_variants(setup);
     static constexpr VOp kOps[kLanes] = {{OpKind::F, 0, 0}, {OpKind::F, 1, 0}, {OpKind::I, 1, 0},
                                          {OpKind::I, 0, 0}, {OpKind::W, 1, 0}, {OpKind::W, 0, 0}};
     VOrder order(setup.P);
     for (int r = 0; r < setup.P; ++r)
-        for (const auto& [lane, mb] : best->order[r]) {
+        for (const auto& [lane, mb] : best.order[r]) {
             VOp op = kOps[lane];
             op.microbatch = mb;
             order[r].push_back(op);

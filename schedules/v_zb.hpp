@@ -16,7 +16,6 @@
 #include "schedules/registry.hpp"
 
 #include <string>
-#include <vector>
 
 namespace pp {
 
@@ -26,7 +25,6 @@ struct GreedyRecurrence {
     int from_m = 0;                 // the order is a periodic word for every M >= from_m
     int period_m = 0;               // e: micro-batches per period
     int runs_checked = 0;           // greedy runs (four variants and their retries, per residue class)
-    std::vector<int> sync_rounds;   // per run: the round k its state repeats from
 };
 
 // Tries M = first_m .. last_m (costs, sizes and limit from params; its microbatches ignored) and periods 1 and 2.
