@@ -40,7 +40,11 @@ public:
             step("stability", [&] { return stability(); });
             step("potentials", [&] { return potentials(); });
             step("coverage", [&] { return coverage(); });
-            if (c_.property == "bubble-constant") {
+            if (c_.property == "bubble-constant" && !c_.costs) {
+                step("region", [&] { return region(); });
+                step("window", [&] { return check_window_symbolic(c_, base_, derived_, cone_, options_, t_periodic_); });
+                step("bubble", [&] { return check_bubble_symbolic(c_, cone_, options_, t_periodic_); });
+            } else if (c_.property == "bubble-constant") {
                 step("window", [&] { return check_window(c_, base_, derived_, t_periodic_); });
                 step("bubble", [&] { return check_bubble(c_, t_periodic_); });
             } else if (c_.property == "memory-bound") {
@@ -82,8 +86,8 @@ private:
             reject("claim", "NOT CHECKED: the certificate does not carry every step of the proof: " + what);
         }
         if (c_.timing_model != "dataflow") reject("claim", "timing model '" + c_.timing_model + "' (version 1 carries dataflow)");
-        if (c_.property == "bubble-constant" && !c_.costs)
-            reject("claim", "a bubble statement at symbolic costs needs its window polynomials, which version 1 does not carry");
+        if (c_.property == "bubble-constant" && !c_.costs && c_.region_constraints.empty())
+            reject("claim", "a bubble statement at symbolic costs needs the region's constraints");
         if (!c_.word || !c_.potentials) reject("claim", "no periodic word or no potentials");
         if (c_.property == "bubble-constant" && (!c_.window || !c_.bubble)) reject("claim", "no window or no bubble statement");
         if (c_.property == "memory-bound" && !c_.memory) reject("claim", "no peaks");
@@ -167,6 +171,19 @@ private:
                            w.m_origin, last);
     }
 
+    // Symbolic costs: the cone every comparison is made on, from the constraints as stated.
+    std::string region() {
+        cone_ = cone_of(c_.region_constraints, "region");
+        std::string rays;
+        for (const auto& ray : cone_.rays) {
+            std::string one;
+            for (int k = 0; k < kCertificateCostVars; ++k) one += (k ? "," : "") + std::to_string(ray[k]);
+            rays += (rays.empty() ? "" : " ") + ("(" + one + ")");
+        }
+        return fmt::format("{} constraints; the extreme rays of their homogeneous closure, (F,I,W,B,FB,comm): {}",
+                           c_.region_constraints.size(), rays);
+    }
+
     std::string stability() {
         T0_ = stable_from(*c_.word);
         return fmt::format("T0 = {}: from there the edges of G_t in block coordinates do not depend on t", T0_);
@@ -217,6 +234,7 @@ private:
     Placement base_;
     int T0_ = 1, t_periodic_ = 0;
     Derived derived_;
+    Cone cone_;
 };
 
 }  // namespace

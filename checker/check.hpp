@@ -13,6 +13,10 @@
 //   graph.cpp        each instance's dependency graph, acyclicity, exact timing
 //   structure.cpp    stability T0, the potentials edge by edge, the numbers derived from them
 //   statement.cpp    the window, the base cases and the bubble statement; the activation peaks
+//   statement_symbolic.cpp  the same at symbolic costs, on max-plus polynomials
+//   cone.cpp         the symbolic region's cone and its extreme rays
+//   maxplus.cpp      max-plus polynomials, symbolic timing, equalities sent to the solvers
+//   dominance.cpp    a form below the max of others on the cone, by exact convex weights
 //   coverage.cpp     op coverage for every M, by induction on the block count
 //   solvers.cpp      z3 and cvc5 as processes
 #include "model/certificate.hpp"

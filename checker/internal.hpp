@@ -3,7 +3,11 @@
 #include "checker/check.hpp"
 #include "model/schedule.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <filesystem>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,6 +86,95 @@ Derived derive(const CertificateWord& w, const CertificatePotentials& p, const S
 std::string check_window(const Certificate& c, const Placement& base, const Derived& d, int& t_periodic);
 std::string check_bubble(const Certificate& c, int t_periodic);
 std::string check_memory(const Certificate& c);
+// The block slots of super-steps k0 - lag + 1 .. k0 in G_T: (rank, index, block j, slot ids in blocks j and j + c).
+struct WindowPair {
+    int rank, index, block;
+    std::uint32_t at, later;
+};
+std::vector<WindowPair> window_pairs(const Certificate& c, const Derived& d, const std::string& step);
+
+// ---- cone.cpp
+
+// A linear form's values on the cone's rays (at most kMaxRays of them): fixed room, so that copying the terms of a
+// max-plus polynomial allocates nothing.
+inline constexpr size_t kMaxRays = 16;
+struct RayValues {
+    std::array<std::int64_t, kMaxRays> v{};
+    std::uint8_t n = 0;
+    size_t size() const { return n; }
+    std::int64_t& operator[](size_t k) { return v[k]; }
+    const std::int64_t& operator[](size_t k) const { return v[k]; }
+    const std::int64_t* begin() const { return v.data(); }
+    const std::int64_t* end() const { return v.data() + n; }
+    friend bool operator==(const RayValues& a, const RayValues& b) {
+        return a.n == b.n && std::equal(a.begin(), a.end(), b.begin());
+    }
+    friend bool operator<(const RayValues& a, const RayValues& b) {
+        return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+    }
+};
+
+// The symbolic region (its constraints as stated) and the extreme rays of its homogeneous closure.
+struct Cone {
+    std::vector<CertificateConstraint> constraints;
+    std::vector<CertificateForm> rays;
+    RayValues values(const CertificateForm& form) const;  // on every ray
+    bool contains(const CertificatePoint& point) const;                  // every constraint, exactly
+};
+Cone cone_of(const std::vector<CertificateConstraint>& constraints, const std::string& step);
+
+// ---- maxplus.cpp
+
+struct Term {
+    CertificateForm form;
+    RayValues values;  // on the cone's rays
+};
+// The max of its forms; after prune() no form is <= another on every ray, and the terms are in a canonical order.
+struct Poly {
+    std::vector<Term> terms;
+    static Poly of(const CertificateForm& form, const Cone& cone);
+    static Poly of(const std::vector<CertificateForm>& forms, const Cone& cone);  // pruned
+    void add(const CertificateForm& form, const RayValues& values);  // + form, to every term
+    void prune();
+    bool same_function(const Poly& other) const;  // equal ray values term by term (sufficient, not necessary)
+    Rational eval(const CertificatePoint& point) const;
+};
+CertificateForm slot_form(const Slot& slot);  // F, I, W, B, or FB for a pair
+struct SymbolicTiming {
+    std::vector<Poly> end;              // per slot
+    std::vector<CertificateForm> busy;  // per rank
+    Poly makespan, bubble;
+};
+SymbolicTiming simulate_symbolic(const Schedule& s, const Graph& g, const Cone& cone, const std::string& step);
+
+// Equalities of polynomials that the ray values do not settle, written as one SMT-LIB2 file (conjunctions of
+// linear inequalities, each expected unsat) and answered by every solver of the options.
+class SmtQueries {
+public:
+    explicit SmtQueries(const Cone& cone);
+    void equal(const std::string& what, const Poly& a, const Poly& b, const CertificateForm& shift);  // a = b + shift
+    size_t size() const { return what_.size(); }
+    std::string run(const std::string& step, const CheckOptions& options) const;  // rejects unless all unsat
+    bool empty() const { return what_.empty() && by_weights_ == 0; }
+
+private:
+    Cone cone_;
+    std::string text_;
+    std::set<std::string> asked_;
+    size_t by_weights_ = 0;
+    std::vector<std::string> what_;
+};
+
+// ---- dominance.cpp
+
+// f <= max(others) on the cone, shown by convex weights on the rays found by an exact simplex and re-checked.
+bool below_max_on_cone(const Term& f, const std::vector<Term>& others);
+
+// ---- statement_symbolic.cpp
+
+std::string check_window_symbolic(const Certificate& c, const Placement& base, const Derived& d, const Cone& cone,
+                                  const CheckOptions& options, int& t_periodic);
+std::string check_bubble_symbolic(const Certificate& c, const Cone& cone, const CheckOptions& options, int t_periodic);
 
 // ---- coverage.cpp
 

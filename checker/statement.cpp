@@ -9,11 +9,10 @@
 
 namespace pp::check {
 
-std::string check_window(const Certificate& c, const Placement& base, const Derived& d, int& t_periodic) {
+std::vector<WindowPair> window_pairs(const Certificate& c, const Derived& d, const std::string& step) {
     const CertificateWindow& win = *c.window;
     const CertificateWord& w = *c.word;
     const CertificatePotentials& p = *c.potentials;
-    const std::string step = "window";
     if (win.T < d.T0) reject(step, fmt::format("simulated instance G_{} is below T0 = {}", win.T, d.T0));
     if (win.k0 < d.k_inv + d.lag - 1)
         reject(step, fmt::format("k0 = {} is below k_inv + lag - 1 = {}: the window is not in the invariant middle", win.k0,
@@ -21,9 +20,6 @@ std::string check_window(const Certificate& c, const Placement& base, const Deri
     if (win.k0 + win.cycle > win.T + d.tau - 1)
         reject(step, fmt::format("super-step k0 + c = {} is not in the middle of G_{} (it ends at {})", win.k0 + win.cycle,
                                  win.T, win.T + d.tau - 1));
-    const Schedule s = instantiate(w, base, win.T);
-    const Graph g = build_graph(s, step);
-    const Timing timing = simulate(s, g, *c.costs, step);
     // Global id of block slot (rank, index) in block j of G_T.
     std::vector<std::uint32_t> rank_start(w.block.size());
     std::uint32_t id = 0;
@@ -35,24 +31,38 @@ std::string check_window(const Certificate& c, const Placement& base, const Deri
         if (j < 0 || j >= win.T) reject(step, fmt::format("block {} of rank {} is not in G_{}", j, r, win.T));
         return rank_start[r] + static_cast<std::uint32_t>(w.prefix[r].size() + w.block[r].size() * j + i);
     };
-    const Rational shift = win.lambda * Rational(win.cycle);
-    size_t slots = 0;
+    std::vector<WindowPair> pairs;
     for (int k = win.k0 - d.lag + 1; k <= win.k0; ++k)
         for (int r = 0; r < static_cast<int>(w.block.size()); ++r)
             for (int i = 0; i < static_cast<int>(w.block[r].size()); ++i) {
                 const int j = k - p.sigma[r];
-                const Rational a = timing.end[block_id(r, i, j)], b = timing.end[block_id(r, i, j + win.cycle)];
-                if (b - a != shift)
-                    reject(step, fmt::format("rank {}, block slot {} of block {}: it ends at {} and {} blocks later at {}, "
-                                             "not {} later",
-                                             r, i, j, format_rational(a), win.cycle, format_rational(b), format_rational(shift)));
-                ++slots;
+                pairs.push_back({r, i, j, block_id(r, i, j), block_id(r, i, j + win.cycle)});
             }
+    return pairs;
+}
+
+std::string check_window(const Certificate& c, const Placement& base, const Derived& d, int& t_periodic) {
+    const CertificateWindow& win = *c.window;
+    const CertificateWord& w = *c.word;
+    const std::string step = "window";
+    const std::vector<WindowPair> pairs = window_pairs(c, d, step);
+    const Schedule s = instantiate(w, base, win.T);
+    const Graph g = build_graph(s, step);
+    const Timing timing = simulate(s, g, *c.costs, step);
+    const Rational shift = win.lambda * Rational(win.cycle);
+    for (const WindowPair& pair : pairs) {
+        const Rational a = timing.end[pair.at], b = timing.end[pair.later];
+        if (b - a != shift)
+            reject(step, fmt::format("rank {}, block slot {} of block {}: it ends at {} and {} blocks later at {}, "
+                                     "not {} later",
+                                     pair.rank, pair.index, pair.block, format_rational(a), win.cycle, format_rational(b),
+                                     format_rational(shift)));
+    }
     t_periodic = std::max(d.T0, win.k0 + 1 - d.tau);
     return fmt::format("G_{} simulated exactly ({} slots): each of the {} slots of super-steps {}..{} ends {} later in "
                        "block j + {} than in block j (c = {}, lambda = {}); so every rank's idle time repeats with period "
                        "{} from t = {} (M = {})",
-                       win.T, g.rank.size(), slots, win.k0 - d.lag + 1, win.k0, format_rational(shift), win.cycle,
+                       win.T, g.rank.size(), pairs.size(), win.k0 - d.lag + 1, win.k0, format_rational(shift), win.cycle,
                        win.cycle, format_rational(win.lambda), win.cycle, t_periodic, w.m_origin + w.step * t_periodic);
 }
 

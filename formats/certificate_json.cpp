@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -39,6 +40,40 @@ json rationals(const std::vector<Rational>& values) {
     return out;
 }
 
+constexpr std::array<const char*, kCertificateCostVars> kCostVarNames = {"F", "I", "W", "B", "FB", "comm"};
+
+// {"F": 1, "FB": -2}: the non-zero coefficients.
+json form_json(const CertificateForm& form) {
+    json out = json::object();
+    for (int i = 0; i < kCertificateCostVars; ++i)
+        if (form[i] != 0) out[kCostVarNames[i]] = form[i];
+    return out;
+}
+
+json forms_json(const std::vector<CertificateForm>& forms) {
+    json out = json::array();
+    for (const auto& f : forms) out.push_back(form_json(f));
+    return out;
+}
+
+// {"F": "1", "I": "3/2", ...}: every variable.
+json point_json(const CertificatePoint& point) {
+    json out = json::object();
+    for (int i = 0; i < kCertificateCostVars; ++i) out[kCostVarNames[i]] = format_rational(point[i]);
+    return out;
+}
+
+json constraints_json(const std::vector<CertificateConstraint>& constraints) {
+    json out = json::array();
+    for (const auto& k : constraints) {
+        json a = json::object();
+        for (int i = 0; i < kCertificateCostVars; ++i)
+            if (k.a[i] != Rational(0)) a[kCostVarNames[i]] = format_rational(k.a[i]);
+        out.push_back({{"a", a}, {"rel", k.rel}, {"b", format_rational(k.b)}});
+    }
+    return out;
+}
+
 json claim_json(const Certificate& c) {
     json claim = {{"family", c.family},
                   {"ranks", c.ranks},
@@ -50,7 +85,8 @@ json claim_json(const Certificate& c) {
                   {"verdict", c.verdict},
                   {"statement", c.statement},
                   {"structure_lemma", c.structure_lemma},
-                  {"region", c.region}};
+                  {"region", c.region},
+                  {"region_constraints", constraints_json(c.region_constraints)}};
     claim["costs"] = c.costs ? json(format_costs(*c.costs)) : json(nullptr);
     claim["ordered_for_costs"] = c.ordered_for_costs;
     claim["ordered_for_sizes"] = c.ordered_for_sizes ? json(format_activation_sizes(*c.ordered_for_sizes)) : json(nullptr);
@@ -84,10 +120,27 @@ std::string certificate_json_text(const Certificate& c) {
                                           {"alpha", c.potentials->alpha},
                                           {"beta", c.potentials->beta}}
                                    : json(nullptr);
-    j["window"] = c.window ? json{{"T", c.window->T}, {"k0", c.window->k0}, {"cycle", c.window->cycle},
-                                  {"lambda", format_rational(c.window->lambda)}}
-                           : json(nullptr);
-    if (c.bubble) {
+    if (c.window) {
+        j["window"] = {{"T", c.window->T}, {"k0", c.window->k0}, {"cycle", c.window->cycle}};
+        if (c.window->lambda_form) {
+            j["window"]["lambda"] = nullptr;
+            j["window"]["lambda_form"] = form_json(*c.window->lambda_form);
+        } else {
+            j["window"]["lambda"] = format_rational(c.window->lambda);
+        }
+    } else {
+        j["window"] = nullptr;
+    }
+    if (c.bubble && !c.bubble->value_forms.empty()) {  // symbolic costs
+        json early = json::array();
+        for (const auto& [m, forms] : c.bubble->early_forms)
+            early.push_back({{"microbatches", m}, {"bubble", nullptr}, {"bubble_forms", forms_json(forms)}});
+        j["bubble"] = {{"value", nullptr},
+                       {"value_forms", forms_json(c.bubble->value_forms)},
+                       {"from_m", c.bubble->from_m},
+                       {"early", early},
+                       {"differs_at", c.bubble->differs_at ? point_json(*c.bubble->differs_at) : json(nullptr)}};
+    } else if (c.bubble) {
         json early = json::array();
         for (const auto& [m, value] : c.bubble->early) early.push_back({{"microbatches", m}, {"bubble", format_rational(value)}});
         j["bubble"] = {{"value", format_rational(c.bubble->value)}, {"from_m", c.bubble->from_m}, {"early", early}};
@@ -150,6 +203,11 @@ public:
         if (!r) fail(path, "'" + value.get<std::string>() + "' is not an exact number");
         return *r;
     }
+    Rational signed_rational(const json& value, const std::string& path) const {
+        if (value.is_string() && value.get<std::string>().starts_with('-'))
+            return Rational(0) - rational(json(value.get<std::string>().substr(1)), path);
+        return rational(value, path);
+    }
     std::vector<int> integers(const json& value, const std::string& path, int lo = std::numeric_limits<int>::min()) const {
         if (!value.is_array()) fail(path, "expected an array of integers");
         std::vector<int> out;
@@ -171,6 +229,36 @@ public:
             out.push_back(value[k].get<std::string>());
         }
         return out;
+    }
+
+    // {"F": 1, "FB": -2}: integer coefficients of the cost variables, absent ones 0.
+    CertificateForm form(const json& value, const std::string& path) const {
+        if (!value.is_object()) fail(path, "expected a linear form, e.g. {\"F\": 1, \"FB\": 2}");
+        CertificateForm out{};
+        for (const auto& [key, coefficient] : value.items()) {
+            const int i = cost_var(key, path);
+            if (!coefficient.is_number_integer()) fail(path + "." + key, "expected an integer coefficient");
+            out[i] = coefficient.get<std::int64_t>();
+        }
+        return out;
+    }
+    std::vector<CertificateForm> forms(const json& value, const std::string& path) const {
+        if (!value.is_array() || value.empty()) fail(path, "expected a non-empty array of linear forms");
+        std::vector<CertificateForm> out;
+        for (size_t k = 0; k < value.size(); ++k) out.push_back(form(value[k], fmt::format("{}[{}]", path, k)));
+        return out;
+    }
+    // {"F": "1", "I": "3/2", ...}: exact numbers, absent ones 0.
+    CertificatePoint point(const json& value, const std::string& path) const {
+        if (!value.is_object()) fail(path, "expected a cost point, e.g. {\"F\": \"1\", \"I\": \"3/2\"}");
+        CertificatePoint out{};
+        for (const auto& [key, coordinate] : value.items()) out[cost_var(key, path)] = signed_rational(coordinate, path + "." + key);
+        return out;
+    }
+    int cost_var(const std::string& key, const std::string& path) const {
+        for (int i = 0; i < kCertificateCostVars; ++i)
+            if (key == kCostVarNames[i]) return i;
+        fail(path, "'" + key + "' is not a cost variable (F, I, W, B, FB, comm)");
     }
 
     // <stage><F|I|W|B><micro-batch>[@<pipeline>], or (<op>;<op>) for an overlapped pair.
@@ -284,6 +372,20 @@ void read_claim(const Reader& in, const json& j, Certificate& c) {
         c.structure_check = sc;
     }
     c.region = in.strings(in.field(claim, "claim", "region"), "claim.region");
+    // Optional in version 1 (certificates of exact costs written before it have no such member).
+    if (claim.contains("region_constraints")) {
+        const json& rows = claim["region_constraints"];
+        if (!rows.is_array()) in.fail("claim.region_constraints", "expected an array");
+        for (size_t k = 0; k < rows.size(); ++k) {
+            const std::string path = fmt::format("claim.region_constraints[{}]", k);
+            CertificateConstraint row;
+            row.a = in.point(in.field(rows[k], path, "a"), path + ".a");
+            row.rel = in.text(rows[k], path, "rel");
+            if (row.rel != ">=" && row.rel != ">" && row.rel != "=") in.fail(path + ".rel", "expected \">=\", \">\" or \"=\"");
+            row.b = in.signed_rational(in.field(rows[k], path, "b"), path + ".b");
+            c.region_constraints.push_back(std::move(row));
+        }
+    }
     if (!in.field(claim, "claim", "costs").is_null()) c.costs = costs_of(in, claim);
     const json& ordered = in.field(claim, "claim", "ordered_for_costs");
     if (!ordered.is_boolean()) in.fail("claim.ordered_for_costs", "expected true or false");
@@ -348,20 +450,33 @@ Certificate parse_certificate(const std::string& text, const std::string& file_n
         window.T = in.integer(w, "window", "T");
         window.k0 = in.integer(w, "window", "k0", std::numeric_limits<int>::min());
         window.cycle = in.integer(w, "window", "cycle", 1, 1 << 16);
-        window.lambda = in.rational(in.field(w, "window", "lambda"), "window.lambda");
+        if (const json& lambda = in.field(w, "window", "lambda"); !lambda.is_null())
+            window.lambda = in.rational(lambda, "window.lambda");
+        else
+            window.lambda_form = in.form(in.field(w, "window", "lambda_form"), "window.lambda_form");
         c.window = window;
     }
     if (const json& b = in.field(j, "", "bubble"); !b.is_null()) {
         CertificateBubble bubble;
-        bubble.value = in.rational(in.field(b, "bubble", "value"), "bubble.value");
+        const json& value = in.field(b, "bubble", "value");
+        const bool symbolic = value.is_null();  // then max-plus polynomials: lists of forms
+        if (symbolic)
+            bubble.value_forms = in.forms(in.field(b, "bubble", "value_forms"), "bubble.value_forms");
+        else
+            bubble.value = in.rational(value, "bubble.value");
         bubble.from_m = in.integer(b, "bubble", "from_m", 1);
         const json& early = in.field(b, "bubble", "early");
         if (!early.is_array()) in.fail("bubble.early", "expected an array");
         for (size_t k = 0; k < early.size(); ++k) {
             const std::string path = fmt::format("bubble.early[{}]", k);
-            bubble.early.emplace_back(in.integer(early[k], path, "microbatches", 1),
-                                      in.rational(in.field(early[k], path, "bubble"), path + ".bubble"));
+            const int m = in.integer(early[k], path, "microbatches", 1);
+            if (symbolic)
+                bubble.early_forms.emplace_back(m, in.forms(in.field(early[k], path, "bubble_forms"), path + ".bubble_forms"));
+            else
+                bubble.early.emplace_back(m, in.rational(in.field(early[k], path, "bubble"), path + ".bubble"));
         }
+        if (symbolic)
+            if (const json& at = in.field(b, "bubble", "differs_at"); !at.is_null()) bubble.differs_at = in.point(at, "bubble.differs_at");
         c.bubble = std::move(bubble);
     }
     if (const json& m = in.field(j, "", "memory"); !m.is_null()) {

@@ -9,14 +9,18 @@
 //   the word        the generator's order as a periodic word in the block count t (proofs/method.md §1): per rank
 //                   prefix, block, suffix; M(t) = m_origin + step t
 //   the potentials  super-steps sigma (block), alpha (prefix), beta (suffix) on the instance G_T (§3)
-//   the window      exact costs: k0, the cycle c and lambda with W(k0 + c) = W(k0) + c lambda (§4)
-//   the statement   bubble(M) = value for every admissible M >= from_m, the values below; or the peaks
+//   the window      k0, the cycle c and lambda with W(k0 + c) = W(k0) + c lambda (§4); at symbolic costs lambda
+//                   is a linear form and the region's constraints are in the claim
+//   the statement   bubble(M) = value for every admissible M >= from_m, the values below (at symbolic costs
+//                   max-plus polynomials: the max of linear forms); or the peaks
 //   obligations     SMT-LIB2 files, each expected unsat (re-run by the checker with z3 and cvc5)
 //   not_carried     the steps of the proof this certificate does not carry (the checker then answers NOT CHECKED)
 #include "model/costs.hpp"
 #include "model/op.hpp"
 #include "model/rational.hpp"
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -25,6 +29,19 @@
 namespace pp {
 
 inline constexpr int kCertificateVersion = 1;
+
+// Symbolic costs: a linear form's integer coefficients and a cost point, both in the order F, I, W, B, FB, comm
+// (PyTorch's letters; B the full backward, FB an overlapped pair).
+inline constexpr int kCertificateCostVars = 6;
+using CertificateForm = std::array<std::int64_t, kCertificateCostVars>;
+using CertificatePoint = std::array<Rational, kCertificateCostVars>;
+
+// One constraint of the symbolic region:  a . x  rel  b,  rel one of ">=", ">", "=".
+struct CertificateConstraint {
+    CertificatePoint a{};
+    Rational b{0};
+    std::string rel = ">=";
+};
 
 struct CertificateWord {
     int m_origin = 0;        // M of the word's instance with t = 0 blocks
@@ -39,16 +56,22 @@ struct CertificatePotentials {
     std::vector<std::vector<int>> alpha, beta;  // per rank and prefix / suffix slot: alpha, t + beta
 };
 
-struct CertificateWindow {  // exact costs
+struct CertificateWindow {
     int T = 0;              // the instance simulated
     int k0 = 0, cycle = 1;
-    Rational lambda{0};     // per block
+    Rational lambda{0};     // per block, at exact costs
+    std::optional<CertificateForm> lambda_form;  // per block, at symbolic costs
 };
 
 struct CertificateBubble {  // bubble(M) = value for every admissible M >= from_m
     Rational value{0};
     int from_m = 0;
     std::vector<std::pair<int, Rational>> early;  // (M, bubble) for the admissible M below from_m
+    // Symbolic costs: the value as the max of these forms, the early bubbles likewise, and a point of the region
+    // where the bubble at the admissible M just below from_m differs from the value (from_m is the least).
+    std::vector<CertificateForm> value_forms;
+    std::vector<std::pair<int, std::vector<CertificateForm>>> early_forms;
+    std::optional<CertificatePoint> differs_at;
 };
 
 struct CertificateMemory {
@@ -84,6 +107,7 @@ struct Certificate {
     std::string timing_model = "dataflow";
     std::optional<Costs> costs;          // exact costs; none: symbolic over `region`
     std::vector<std::string> region;     // the symbolic region's constraints, as printed
+    std::vector<CertificateConstraint> region_constraints;  // the same, as numbers (symbolic costs)
     ActivationModel activations{};
     // A family whose order depends on the costs (v-zb) is generated for `costs` and, when given, these sizes.
     bool ordered_for_costs = false;

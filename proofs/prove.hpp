@@ -144,10 +144,11 @@ struct ProofResult {
     std::optional<MaxPoly> bubble_symbolic;
     std::optional<Rational> bubble_exact;
     // bubble-constant, when the bubble is eventually constant: the least admissible M0 from which it is b, and
-    // the values below it (M, value; exact costs also in early_exact).
+    // the values below it (M, value; exact costs also in early_exact, symbolic costs in early_symbolic).
     int constant_from_m = 0;
     std::vector<std::pair<int, std::string>> early_bubbles;
     std::vector<Rational> early_exact;
+    std::vector<MaxPoly> early_symbolic;
     std::vector<Rational> peaks;  // memory-bound: per rank, for every M > m0 (and M = m0 in peaks_at_origin)
     std::vector<Rational> peaks_at_origin;
     int peaks_from_m = 0;         // memory-bound: `peaks` is every rank's peak at every admissible M >= this

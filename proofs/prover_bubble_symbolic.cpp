@@ -77,10 +77,6 @@ MaxPoly idle_symbolic(const ProofResult& result, int rank, int t) {
 }
 
 ProofResult& Prover::prove_bubble_symbolic() {
-    res.certificate.not_carried.push_back(
-        "the symbolic timing: the periodic window and the base cases as max-plus polynomials over the cost region "
-        "(certificate version 1 carries exact costs; its SMT-LIB2 obligations are included and checked, but they "
-        "compare the prover's own polynomials)");
     const CostRegion region = finished_region();
     for (const auto& text : region.describe()) res.assumptions.push_back("cost assumption: " + text);
     for (int t = 0; t <= std::min(ps.T_struct, 3); ++t)
@@ -199,6 +195,7 @@ ProofResult& Prover::prove_bubble_symbolic() {
     }
     const SymbolicTiming& st = *timed;
     const int t_periodic = std::max(ps.T0, found_k + 1 - ps.tau);
+    res.certificate.window = CertificateWindow{T, found_k, cycle, Rational(0), lambda.c};
     add("periodic-window",
         fmt::format("for every cost point of the region: the end times of the slots of super-steps {}..{} plus {} "
                     "block(s) equal those of super-steps {}..{} plus {} (lambda = {} = every rank's work per "
@@ -250,6 +247,8 @@ ProofResult& Prover::prove_bubble_symbolic() {
     std::string settled;
     if (!settle_eventual(t_periodic, cycle, compare, text, differ, settled)) return res;
     const int t_const = static_cast<int>(res.early_bubbles.size());
+    res.early_symbolic.clear();
+    for (int t = 0; t < t_const; ++t) res.early_symbolic.push_back(needed_forms(bubbles[t], region));
     std::string base_file;
     if (!options.emit_dir.empty() && t_end - t_const > 1) {
         z3::context ctx;

@@ -215,15 +215,21 @@ bool Prover::settle_early_bubbles(const ProofResult& sub, int k, std::string& me
     }
     res.early_bubbles.clear();
     res.early_exact.clear();
+    res.early_symbolic.clear();
     const int ours = t0 >= 0 ? t0 : k;
     for (int t = 0; t < ours; ++t) {
-        res.early_bubbles.emplace_back(M(t), exact ? format_rational(exact_values[t])
-                                                   : needed_forms(symbolic_values[t], region).str(region));
-        if (exact) res.early_exact.push_back(exact_values[t]);
+        if (exact) {
+            res.early_bubbles.emplace_back(M(t), format_rational(exact_values[t]));
+            res.early_exact.push_back(exact_values[t]);
+        } else {
+            res.early_symbolic.push_back(needed_forms(symbolic_values[t], region));
+            res.early_bubbles.emplace_back(M(t), res.early_symbolic.back().str(region));
+        }
     }
     if (t0 < 0) {
         for (const auto& e : sub.early_bubbles) res.early_bubbles.push_back(e);
         for (const auto& e : sub.early_exact) res.early_exact.push_back(e);
+        for (const auto& e : sub.early_symbolic) res.early_symbolic.push_back(e);
     }
     res.constant_from_m = t0 >= 0 ? M(t0) : sub.constant_from_m;
     method = exact ? "exact simulation of each instance" : "symbolic simulation of each instance";

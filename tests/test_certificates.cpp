@@ -100,21 +100,26 @@ TEST_CASE("certificates: peaks, deadlock-freedom and dependencies for every M, C
     require_checked("dualpipe -P 4 --property memory-bound --memory-bound 5", "memory-bound-dualpipe");
 }
 
+TEST_CASE("certificates: the bubble at symbolic costs, CHECKED over the region", "[certificate]") {
+    // 1F1B: bubble (P - 1)(F + B) on the whole region, by hand; DualPipe and DualPipeV: max-plus polynomials.
+    require_checked("1f1b -P 4", "symbolic-1f1b");
+    require_checked("dualpipe -P 4", "symbolic-dualpipe");
+    require_checked("dualpipev -P 4", "symbolic-dualpipev");
+    // ZB-H2 with comm free where compute covers it (proofs/catalogue/zb-h2-bubble.md): the region has assumptions.
+    require_checked("zb-h2 -P 4 --symbolic-comm --assume 'F >= W + comm' --assume 'I >= 2*W + comm'", "symbolic-zb-h2-comm");
+}
+
 TEST_CASE("certificates: what version 1 does not carry is NOT CHECKED, and only a PROVED has a certificate",
           "[certificate]") {
-    // Symbolic costs: the window is a comparison of max-plus polynomials the certificate does not carry.
-    const fs::path symbolic = fresh_dir("symbolic");
-    const auto proof = run_cli("prove dualpipe -P 4 --certificate " + symbolic.string());
-    REQUIRE(proof.exit_code == 0);
-    CHECK_THAT(proof.out, Catch::Contains("the checker answers NOT CHECKED"));
-    const auto check = run_check(symbolic.string());
-    CHECK(check.exit_code == 1);
-    CHECK_THAT(check.out, Catch::Contains("NOT CHECKED: claim: NOT CHECKED: the certificate does not carry every step"));
-    CHECK_THAT(check.out, Catch::Contains("symbolic timing"));
     // GPipe's zone word.
     const fs::path zones = fresh_dir("zones");
-    REQUIRE(run_cli("prove gpipe -P 4 --costs F=1,I=1,W=1 --certificate " + zones.string()).exit_code == 0);
-    CHECK_THAT(run_check(zones.string()).out, Catch::Contains("zone word"));
+    const auto proof = run_cli("prove gpipe -P 4 --costs F=1,I=1,W=1 --certificate " + zones.string());
+    REQUIRE(proof.exit_code == 0);
+    CHECK_THAT(proof.out, Catch::Contains("the checker answers NOT CHECKED"));
+    const auto check = run_check(zones.string());
+    CHECK(check.exit_code == 1);
+    CHECK_THAT(check.out, Catch::Contains("NOT CHECKED: claim: NOT CHECKED: the certificate does not carry every step"));
+    CHECK_THAT(check.out, Catch::Contains("zone word"));
     // A refuted statement has no proof to certify: no certificate.json.
     const fs::path refuted = fresh_dir("refuted");
     const auto chimera = run_cli("prove chimera -P 4 --costs F=1,I=1,W=1 --certificate " + refuted.string());
@@ -210,6 +215,57 @@ TEST_CASE("certificates: every corrupted certificate is rejected, at the step th
         c["word"]["ranks"][1]["block"] = block + " " + first_op(block);
     });
     CHECK(cases >= 20);
+}
+
+TEST_CASE("certificates: every corrupted symbolic certificate is rejected", "[certificate]") {
+    // ZB-V at P = 4 over the default region: constant from M0 = 7 at every cost point (proofs/method.md §4a), the
+    // six bubbles below it listed as max-plus polynomials, and a point where bubble(6) differs.
+    const fs::path good = fresh_dir("good-symbolic");
+    REQUIRE(run_cli("prove zbv -P 4 --certificate " + good.string()).exit_code == 0);
+    REQUIRE(run_check(good.string()).exit_code == 0);
+    const auto j = certificate_of(good);
+    REQUIRE(j["bubble"]["value"].is_null());
+    REQUIRE(j["bubble"]["from_m"] == 7);
+    REQUIRE(j["bubble"]["early"].size() == 6);
+    REQUIRE(j["bubble"]["differs_at"].is_object());
+    int cases = 0;
+    auto reject = [&](const std::string& name, const std::string& step, const std::function<void(nlohmann::json&)>& mutate) {
+        require_rejected(corrupted(good, name, mutate), step);
+        ++cases;
+    };
+    // One coefficient of the value, of lambda, of an early bubble changed.
+    reject("symbolic-value", "bubble", [](auto& c) { c["bubble"]["value_forms"][0]["F"] = c["bubble"]["value_forms"][0].value("F", 0) + 1; });
+    reject("symbolic-value-form-dropped", "bubble", [](auto& c) { c["bubble"]["value_forms"].erase(0); });
+    reject("symbolic-lambda", "window", [](auto& c) { c["window"]["lambda_form"]["F"] = 3; });
+    reject("symbolic-window-instance", "window", [](auto& c) { c["window"]["T"] = 3; });  // below T0
+    reject("symbolic-k0", "window", [](auto& c) { c["window"]["k0"] = -3; });
+    reject("symbolic-from-m", "bubble", [](auto& c) { c["bubble"]["from_m"] = c["bubble"]["from_m"].template get<int>() + 2; });
+    // The region: none at all; F >= 0 alone, whose cone holds lines (not pointed); comm free, where the bubble is
+    // another function.
+    reject("symbolic-region-empty", "claim", [](auto& c) { c["claim"]["region_constraints"] = nlohmann::json::array(); });
+    reject("symbolic-region-lines", "region", [](auto& c) {
+        c["claim"]["region_constraints"] = nlohmann::json::array({{{"a", {{"F", "1"}}}, {"rel", ">="}, {"b", "0"}}});
+    });
+    reject("symbolic-region-comm", "window", [](auto& c) {
+        auto& rows = c["claim"]["region_constraints"];
+        for (size_t k = 0; k < rows.size(); ++k)
+            if (rows[k]["rel"] == "=" && rows[k]["a"].contains("comm")) rows[k]["rel"] = ">=";
+    });
+    // The least M0: a point outside the region, or none.
+    reject("symbolic-point-outside", "bubble", [](auto& c) { c["bubble"]["differs_at"]["F"] = "-1"; });
+    reject("symbolic-no-point", "bubble", [](auto& c) { c["bubble"]["differs_at"] = nullptr; });
+    // A point where bubble(6) and the value agree: every cost equal, where bubble(6) = bubble(7) (checked below).
+    reject("symbolic-point-equal", "bubble", [](auto& c) {
+        c["bubble"]["differs_at"] = {{"F", "1"}, {"I", "1"}, {"W", "1"}, {"B", "2"}, {"FB", "3"}, {"comm", "0"}};
+    });
+    reject("symbolic-early", "bubble", [](auto& c) { c["bubble"]["early"][5]["bubble_forms"][0]["F"] = 7; });
+    reject("symbolic-early-dropped", "bubble", [](auto& c) { c["bubble"]["early"].erase(5); });
+    reject("symbolic-from-m-early", "bubble", [](auto& c) {  // M0 = 6 would need bubble(6) = the value
+        c["bubble"]["from_m"] = 6;
+        c["bubble"]["early"].erase(5);
+    });
+    reject("symbolic-lambda-missing", "window.lambda_form", [](auto& c) { c["window"].erase("lambda_form"); });
+    CHECK(cases >= 15);
 }
 
 TEST_CASE("certificates: the checker's coverage induction on hand-made words", "[certificate]") {
