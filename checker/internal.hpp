@@ -144,8 +144,24 @@ struct SymbolicTiming {
     std::vector<Poly> end;              // per slot
     std::vector<CertificateForm> busy;  // per rank
     Poly makespan, bubble;
+    size_t taken = 0;  // slots whose end time was taken (SymbolicReference, SymbolicPeriod), not recomputed
 };
-SymbolicTiming simulate_symbolic(const Schedule& s, const Graph& g, const Cone& cone, const std::string& step);
+// Another instance already timed, whose end times the simulation may take where the recurrence provably gives the
+// same function (equal, or plus `shift`; maxplus.cpp, same_recurrence): slot (r, i) against the reference's (r, i),
+// or, for the slots past the reference's length, against the one as many slots earlier.
+struct SymbolicReference {
+    const Schedule* schedule = nullptr;
+    const Graph* graph = nullptr;
+    const SymbolicTiming* timing = nullptr;
+    CertificateForm shift{};
+};
+// Within one instance: slot i of rank r against slot i - slots[r] (one period of the rank earlier), plus shift.
+struct SymbolicPeriod {
+    std::vector<std::uint32_t> slots;
+    CertificateForm shift{};
+};
+SymbolicTiming simulate_symbolic(const Schedule& s, const Graph& g, const Cone& cone, const std::string& step,
+                                 const SymbolicReference* ref = nullptr, const SymbolicPeriod* period = nullptr);
 
 // Equalities of polynomials that the ray values do not settle, written as one SMT-LIB2 file (conjunctions of
 // linear inequalities, each expected unsat) and answered by every solver of the options.

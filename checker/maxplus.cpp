@@ -11,6 +11,7 @@
 #include <atomic>
 #include <fstream>
 #include <numeric>
+#include <optional>
 
 #include <unistd.h>
 
@@ -144,19 +145,101 @@ Rational Poly::eval(const CertificatePoint& point) const {
     return best.value_or(Rational(0));
 }
 
-SymbolicTiming simulate_symbolic(const Schedule& s, const Graph& g, const Cone& cone, const std::string& step) {
+namespace {
+
+std::vector<const Slot*> slots_of(const Schedule& s, std::vector<std::uint32_t>* rank_start = nullptr) {
+    std::vector<const Slot*> out;
+    for (int r = 0; r < s.placement.ranks; ++r) {
+        if (rank_start) rank_start->push_back(static_cast<std::uint32_t>(out.size()));
+        for (const Slot& sl : s.ranks[r]) out.push_back(&sl);
+    }
+    return out;
+}
+
+// Slot v takes the end time of an earlier-timed slot w (plus `shift` when shifted) when the recurrence is the same
+// on both: equal durations, predecessor lists that correspond one by one with the same cross-rank flags, and each
+// predecessor's end equal to its counterpart's (plus `shift`) -- known from how it was itself taken, or compared.
+// Then max_j(end(u_j) + c_j) + d is the same function on both sides (a shift moves every operand alike), whatever
+// the instances are: nothing about their structure is assumed. Shifted needs a predecessor (a slot without one
+// starts at 0 either way). w is a slot of another instance already timed (the reference), or of this one, one
+// period earlier on its rank.
+struct Side {
+    const Graph* graph;
+    const std::vector<const Slot*>* slots;
+    const std::vector<Poly>* end;
+};
+bool same_recurrence(const Graph& g, std::uint32_t v, const CertificateForm& d, const std::vector<Poly>& end, const Side& ref,
+                     std::uint32_t w, const std::vector<std::uint32_t>& known, const CertificateForm* shift,
+                     const RayValues& shift_values) {
+    if (slot_form(*(*ref.slots)[w]) != d) return false;
+    const auto& pv = g.preds[v];
+    const auto& pw = ref.graph->preds[w];
+    if (pv.size() != pw.size() || (shift && pv.empty())) return false;
+    for (size_t j = 0; j < pv.size(); ++j) {
+        if (pv[j].cross_rank != pw[j].cross_rank) return false;
+        const std::uint32_t u = pv[j].from, q = pw[j].from;
+        if (known[u] == q) continue;
+        Poly expected = (*ref.end)[q];
+        if (shift) expected.add(*shift, shift_values);
+        if (!expected.same_function(end[u])) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+SymbolicTiming simulate_symbolic(const Schedule& s, const Graph& g, const Cone& cone, const std::string& step,
+                                 const SymbolicReference* ref, const SymbolicPeriod* period) {
     if (!g.acyclic()) reject(step, "the instance deadlocks: its dependency graph has a cycle, so it has no timing");
     SymbolicTiming out;
     out.end.assign(g.rank.size(), Poly{});
     out.busy.assign(s.placement.ranks, CertificateForm{});
-    std::vector<const Slot*> slot(g.rank.size());
+    std::vector<std::uint32_t> rank_start, ref_start;
+    const std::vector<const Slot*> slot = slots_of(s, &rank_start);
     std::vector<std::uint32_t> last(s.placement.ranks, UINT32_MAX);
-    std::uint32_t id = 0;
     for (int r = 0; r < s.placement.ranks; ++r)
-        for (const Slot& sl : s.ranks[r]) last[r] = id, slot[id++] = &sl;
+        if (!s.ranks[r].empty()) last[r] = rank_start[r] + static_cast<std::uint32_t>(s.ranks[r].size()) - 1;
+    const std::vector<const Slot*> ref_slots = ref ? slots_of(*ref->schedule, &ref_start) : std::vector<const Slot*>{};
+    const Side other{ref ? ref->graph : nullptr, &ref_slots, ref ? &ref->timing->end : nullptr};
+    const Side itself{&g, &slot, &out.end};
+    const RayValues ref_shift = ref ? cone.values(ref->shift) : RayValues{};
+    const RayValues own_shift = period ? cone.values(period->shift) : RayValues{};
+    // What each slot was taken from: the reference's slot as is, shifted, or this instance's one period earlier.
+    std::vector<std::uint32_t> same_as(g.rank.size(), UINT32_MAX), shifted_from(g.rank.size(), UINT32_MAX),
+        period_from(g.rank.size(), UINT32_MAX);
     const CertificateForm comm = unit(5);
     const RayValues comm_values = cone.values(comm);
     for (std::uint32_t v : g.topo) {
+        const CertificateForm d = slot_form(*slot[v]);
+        const int r = static_cast<int>(g.rank[v]);
+        const auto i = v - rank_start[r];
+        out.busy[r] = plus(out.busy[r], d);
+        if (ref) {
+            const auto n_ref = static_cast<std::uint32_t>(ref->schedule->ranks[r].size());
+            const auto n = static_cast<std::uint32_t>(s.ranks[r].size());
+            if (i < n_ref && same_recurrence(g, v, d, out.end, other, ref_start[r] + i, same_as, nullptr, ref_shift)) {
+                same_as[v] = ref_start[r] + i;
+                out.end[v] = ref->timing->end[same_as[v]];
+                ++out.taken;
+                continue;
+            }
+            if (n > n_ref && i >= n - n_ref &&
+                same_recurrence(g, v, d, out.end, other, ref_start[r] + i - (n - n_ref), shifted_from, &ref->shift, ref_shift)) {
+                shifted_from[v] = ref_start[r] + i - (n - n_ref);
+                out.end[v] = ref->timing->end[shifted_from[v]];
+                out.end[v].add(ref->shift, ref_shift);
+                ++out.taken;
+                continue;
+            }
+        }
+        if (period && r < static_cast<int>(period->slots.size()) && period->slots[r] > 0 && i >= period->slots[r] &&
+            same_recurrence(g, v, d, out.end, itself, v - period->slots[r], period_from, &period->shift, own_shift)) {
+            period_from[v] = v - period->slots[r];
+            out.end[v] = out.end[period_from[v]];
+            out.end[v].add(period->shift, own_shift);
+            ++out.taken;
+            continue;
+        }
         Poly start;
         for (const Pred& p : g.preds[v]) {
             Poly in = out.end[p.from];
@@ -164,18 +247,23 @@ SymbolicTiming simulate_symbolic(const Schedule& s, const Graph& g, const Cone& 
             start.terms.insert(start.terms.end(), in.terms.begin(), in.terms.end());
         }
         if (start.terms.empty()) start = Poly::of(CertificateForm{}, cone);  // no predecessor: starts at 0
-        const CertificateForm d = slot_form(*slot[v]);
         start.add(d, cone.values(d));
         start.prune();
         out.end[v] = std::move(start);
-        out.busy[g.rank[v]] = plus(out.busy[g.rank[v]], d);
     }
     for (int r = 0; r < s.placement.ranks; ++r)
         if (last[r] != UINT32_MAX) out.makespan.terms.insert(out.makespan.terms.end(), out.end[last[r]].terms.begin(),
                                                              out.end[last[r]].terms.end());
     out.makespan.prune();
-    // bubble = max over ranks of (makespan - busy_r)
+    // bubble = max over ranks of (makespan - busy_r). A rank that works at least as long as another on every ray
+    // (and is not the first of equals) idles no longer than it anywhere on the cone: its idle time adds nothing.
+    std::vector<RayValues> work;
+    for (int r = 0; r < s.placement.ranks; ++r) work.push_back(cone.values(out.busy[r]));
     for (int r = 0; r < s.placement.ranks; ++r) {
+        bool covered = false;
+        for (int q = 0; q < s.placement.ranks && !covered; ++q)
+            covered = q != r && at_least(work[r], work[q]) && (work[r] != work[q] || q < r);
+        if (covered) continue;
         Poly idle = out.makespan;
         CertificateForm minus{};
         for (int k = 0; k < kVars; ++k) minus[k] = -out.busy[r][k];

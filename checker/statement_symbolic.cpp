@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace pp::check {
 namespace {
@@ -26,6 +27,15 @@ CertificateForm times(std::int64_t k, CertificateForm f) {
     for (auto& x : f)
         if (__builtin_mul_overflow(x, k, &x)) throw std::overflow_error("a coefficient overflows 64 bits");
     return f;
+}
+
+// The word's block length per rank and lambda: where the instance repeats itself one block later, the simulation
+// takes the earlier block's end times plus lambda (checked slot by slot, maxplus.cpp).
+SymbolicPeriod period_of(const CertificateWord& w, const CertificateForm& lambda) {
+    SymbolicPeriod p;
+    for (const auto& block : w.block) p.slots.push_back(static_cast<std::uint32_t>(block.size()));
+    p.shift = lambda;
+    return p;
 }
 
 Costs costs_at(const CertificatePoint& p) {
@@ -50,7 +60,8 @@ std::string check_window_symbolic(const Certificate& c, const Placement& base, c
     const std::vector<WindowPair> pairs = window_pairs(c, d, step);
     const Schedule s = instantiate(w, base, win.T);
     const Graph g = build_graph(s, step);
-    const SymbolicTiming timing = simulate_symbolic(s, g, cone, step);
+    const SymbolicPeriod period = period_of(w, *win.lambda_form);
+    const SymbolicTiming timing = simulate_symbolic(s, g, cone, step, nullptr, &period);
     const CertificateForm shift = times(win.cycle, *win.lambda_form);
     const RayValues shift_values = cone.values(shift);
     SmtQueries smt(cone);
@@ -103,9 +114,23 @@ std::string check_bubble_symbolic(const Certificate& c, const Cone& cone, const 
     const CertificateForm zero{};
     std::map<int, Poly> bubble;
     std::vector<int> compared;  // instances whose bubble is compared with the value; a same polynomial needs it once
+    // Each instance is timed against the one before (one block and lambda apart in the periodic part), taking the
+    // end times the recurrence provably shares with it.
+    struct Timed {
+        Schedule schedule;
+        Graph graph;
+        SymbolicTiming timing;
+    };
+    std::optional<Timed> previous;
+    const SymbolicPeriod period = period_of(w, *win.lambda_form);
     for (int m = c.family_m0; m <= last_m; m += c.family_step) {
-        const Schedule s = generate(c, m);
-        bubble[m] = simulate_symbolic(s, build_graph(s, step), cone, step).bubble;
+        Timed now{generate(c, m), {}, {}};
+        now.graph = build_graph(now.schedule, step);
+        const SymbolicReference ref{previous ? &previous->schedule : nullptr, previous ? &previous->graph : nullptr,
+                                    previous ? &previous->timing : nullptr, *win.lambda_form};
+        now.timing = simulate_symbolic(now.schedule, now.graph, cone, step, previous ? &ref : nullptr, &period);
+        bubble[m] = now.timing.bubble;
+        previous = std::move(now);
         if (m < b.from_m || bubble[m].same_function(value)) continue;
         if (std::any_of(compared.begin(), compared.end(), [&](int k) { return bubble[k].same_function(bubble[m]); })) continue;
         compared.push_back(m);

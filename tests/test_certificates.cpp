@@ -290,3 +290,48 @@ TEST_CASE("certificates: the checker's coverage induction on hand-made words", "
     CHECK_NOTHROW(pp::check::check_coverage(word("0I0 0W0 0F1", "0I0 0W0"), one));
     CHECK_THROWS_AS(pp::check::check_coverage(word("0I0 0F1", "0I0 0W0"), one), pp::check::Rejected);
 }
+
+TEST_CASE("certificates: the checker's shared end times are the ones its plain recurrence computes", "[certificate]") {
+    // The symbolic simulation takes a slot's end time from an instance timed before (as is, or one block and lambda
+    // later) or from the same rank one block earlier, when the recurrence provably matches. Timed without any of
+    // that, every slot must come out the same function -- here even the same ray values, term by term.
+    pp::Certificate c;
+    c.family = "dualpipev";
+    c.ranks = 4;
+    std::vector<pp::CertificateConstraint> region;
+    auto row = [&](std::vector<std::pair<int, int>> a, const std::string& rel) {
+        pp::CertificateConstraint k;
+        for (auto [var, coefficient] : a) k.a[var] = pp::Rational(coefficient);
+        k.rel = rel;
+        region.push_back(k);
+    };
+    // F, I, W > 0, B = I + W, 0 < FB <= F + B, comm = 0 (the default region)
+    row({{0, 1}}, ">"), row({{1, 1}}, ">"), row({{2, 1}}, ">"), row({{3, 1}, {1, -1}, {2, -1}}, "=");
+    row({{4, 1}}, ">"), row({{0, 1}, {3, 1}, {4, -1}}, ">="), row({{5, 1}}, "=");
+    const pp::check::Cone cone = pp::check::cone_of(region, "test");
+    CHECK(cone.rays.size() == 6);
+    const pp::CertificateForm lambda{0, 0, 0, 0, 2, 0};  // DualPipeV: two FB pairs per block and rank
+    const pp::check::SymbolicPeriod period{{4, 4, 4, 4}, lambda};
+    pp::Schedule before = pp::check::generate(c, 9);
+    pp::check::Graph before_graph = pp::check::build_graph(before, "test");
+    auto before_timing = pp::check::simulate_symbolic(before, before_graph, cone, "test");
+    int shared_checks = 0;
+    for (int m = 10; m <= 14; ++m) {  // each instance against the one before, as the checker's bubble step does
+        pp::Schedule s = pp::check::generate(c, m);
+        pp::check::Graph g = pp::check::build_graph(s, "test");
+        const pp::check::SymbolicReference ref{&before, &before_graph, &before_timing, lambda};
+        auto shared = pp::check::simulate_symbolic(s, g, cone, "test", &ref, &period);
+        const auto plain = pp::check::simulate_symbolic(s, g, cone, "test");
+        REQUIRE(shared.end.size() == plain.end.size());
+        for (size_t v = 0; v < plain.end.size(); ++v) {
+            INFO("M = " << m << ", slot " << v);
+            CHECK(shared.end[v].same_function(plain.end[v]));
+            ++shared_checks;
+        }
+        CHECK(shared.bubble.same_function(plain.bubble));
+        CHECK(shared.taken > plain.end.size() / 2);  // most slots were taken, so the comparison above has teeth
+        CHECK(plain.taken == 0);
+        before = std::move(s), before_graph = std::move(g), before_timing = std::move(shared);
+    }
+    CHECK(shared_checks > 100);
+}
