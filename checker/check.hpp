@@ -52,5 +52,7 @@ struct Rejected {
 };
 
 CheckReport check_certificate(const Certificate& certificate, const std::filesystem::path& dir, const CheckOptions& options);
+// The statement a CHECKED certificate establishes, written from its checked numbers (not its own wording).
+std::string verified_claim(const Certificate& certificate);
 
 }  // namespace pp::check

@@ -120,6 +120,25 @@ RayValues Cone::values(const CertificateForm& form) const {
     return out;
 }
 
+// The sum of the rays lies in the relative interior of the cone, so every homogeneous constraint that is not an
+// equality on the whole cone is strict there; scaled up or down, it may meet the constant terms as well. A point that
+// satisfies every constraint exactly shows the region is not empty (a claim over an empty region says nothing).
+CertificatePoint point_inside(const Cone& cone, const std::string& step) {
+    CertificatePoint sum{};
+    for (const auto& ray : cone.rays)
+        for (int k = 0; k < kVars; ++k) sum[k] += Rational(ray[k]);
+    for (int e = -20; e <= 40; ++e) {
+        Integer power(1);
+        for (int k = 0; k < (e < 0 ? -e : e); ++k) power = power * Integer(2);
+        const Rational scale = e >= 0 ? Rational(power) : Rational(Integer(1), power);
+        CertificatePoint p = sum;
+        for (auto& x : p) x = x * scale;
+        if (cone.contains(p)) return p;
+    }
+    reject(step, "no point of the region found (the sum of its rays, scaled by 2^-20 .. 2^40, satisfies not every "
+                 "constraint): a claim over an empty region would say nothing");
+}
+
 bool Cone::contains(const CertificatePoint& point) const {
     for (const CertificateConstraint& k : constraints) {
         const Rational lhs = dot(k.a, point);

@@ -122,6 +122,8 @@ struct Cone {
     bool contains(const CertificatePoint& point) const;                  // every constraint, exactly
 };
 Cone cone_of(const std::vector<CertificateConstraint>& constraints, const std::string& step);
+// A point satisfying every constraint exactly (rejects when none is found: the region may be empty).
+CertificatePoint point_inside(const Cone& cone, const std::string& step);
 
 // ---- maxplus.cpp
 
@@ -140,6 +142,8 @@ struct Poly {
     Rational eval(const CertificatePoint& point) const;
 };
 CertificateForm slot_form(const Slot& slot);  // F, I, W, B, or FB for a pair
+std::string readable_form(const CertificateForm& f);                 // "3*F + 3*B"
+std::string readable_poly(const std::vector<CertificateForm>& forms);  // "max(F, 2*W)", or the one form
 struct SymbolicTiming {
     std::vector<Poly> end;              // per slot
     std::vector<CertificateForm> busy;  // per rank

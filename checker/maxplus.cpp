@@ -41,6 +41,25 @@ std::int64_t total(const RayValues& values) {
 
 }  // namespace
 
+std::string readable_form(const CertificateForm& f) {
+    constexpr std::array<const char*, kCertificateCostVars> names = {"F", "I", "W", "B", "FB", "comm"};
+    std::string out;
+    for (int k = 0; k < kCertificateCostVars; ++k) {
+        if (f[k] == 0) continue;
+        const auto magnitude = f[k] < 0 ? static_cast<std::uint64_t>(0) - static_cast<std::uint64_t>(f[k]) : static_cast<std::uint64_t>(f[k]);
+        const std::string coefficient = magnitude == 1 ? "" : fmt::format("{}*", magnitude);
+        out += fmt::format("{}{}{}", out.empty() ? (f[k] < 0 ? "-" : "") : (f[k] < 0 ? " - " : " + "), coefficient, names[k]);
+    }
+    return out.empty() ? "0" : out;
+}
+
+std::string readable_poly(const std::vector<CertificateForm>& forms) {
+    if (forms.size() == 1) return readable_form(forms[0]);
+    std::string out;
+    for (const auto& f : forms) out += (out.empty() ? "" : ", ") + readable_form(f);
+    return "max(" + out + ")";
+}
+
 CertificateForm slot_form(const Slot& slot) {
     if (slot.count == 2) return unit(4);  // FB: an overlapped pair takes one cost, whatever its backward
     switch (slot.ops[0].kind) {

@@ -12,17 +12,6 @@
 namespace pp::check {
 namespace {
 
-std::string form_text(const CertificateForm& f) {
-    constexpr std::array<const char*, kCertificateCostVars> names = {"F", "I", "W", "B", "FB", "comm"};
-    std::string out;
-    for (int k = 0; k < kCertificateCostVars; ++k) {
-        if (f[k] == 0) continue;
-        const std::string coefficient = f[k] == 1 || f[k] == -1 ? "" : fmt::format("{}*", f[k] < 0 ? -f[k] : f[k]);
-        out += fmt::format("{}{}{}", out.empty() ? (f[k] < 0 ? "-" : "") : (f[k] < 0 ? " - " : " + "), coefficient, names[k]);
-    }
-    return out.empty() ? "0" : out;
-}
-
 CertificateForm times(std::int64_t k, CertificateForm f) {
     for (auto& x : f)
         if (__builtin_mul_overflow(x, k, &x)) throw std::overflow_error("a coefficient overflows 64 bits");
@@ -73,7 +62,7 @@ std::string check_window_symbolic(const Certificate& c, const Placement& base, c
             ++by_rays;
         else
             smt.equal(fmt::format("rank {}, block slot {}: its end in block {} = its end in block {} + {}", pair.rank,
-                                  pair.index, pair.block + win.cycle, pair.block, form_text(shift)),
+                                  pair.index, pair.block + win.cycle, pair.block, readable_form(shift)),
                       timing.end[pair.later], timing.end[pair.at], shift);
     }
     const std::string solved = smt.run(step, options);
@@ -82,8 +71,8 @@ std::string check_window_symbolic(const Certificate& c, const Placement& base, c
                        "super-steps {}..{} ends {} later in block j + {} than in block j for every cost point ({} by "
                        "their ray values{}{}); lambda = {}; so every rank's idle time repeats with period {} from t = {} "
                        "(M = {})",
-                       win.T, cone.rays.size(), g.rank.size(), pairs.size(), win.k0 - d.lag + 1, win.k0, form_text(shift),
-                       win.cycle, by_rays, solved.empty() ? "" : "; ", solved, form_text(*win.lambda_form), win.cycle,
+                       win.T, cone.rays.size(), g.rank.size(), pairs.size(), win.k0 - d.lag + 1, win.k0, readable_form(shift),
+                       win.cycle, by_rays, solved.empty() ? "" : "; ", solved, readable_form(*win.lambda_form), win.cycle,
                        t_periodic, w.m_origin + w.step * t_periodic);
 }
 
@@ -103,7 +92,7 @@ std::string check_bubble_symbolic(const Certificate& c, const Cone& cone, const 
         }
         if (cone.values(work) != lambda)
             reject(step, fmt::format("rank {} works {} per block but a block takes {}: not equal on the region", r,
-                                     form_text(work), form_text(*win.lambda_form)));
+                                     readable_form(work), readable_form(*win.lambda_form)));
     }
     const int last_m = w.m_origin + w.step * (t_periodic + win.cycle - 1);
     if (b.from_m > last_m) reject(step, fmt::format("from_m = {} is beyond the first period (it ends at M = {})", b.from_m, last_m));

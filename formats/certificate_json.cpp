@@ -188,6 +188,9 @@ public:
     }
     int integer_value(const json& value, const std::string& path, int lo = 0, int hi = std::numeric_limits<int>::max()) const {
         if (!value.is_number_integer()) fail(path, "expected an integer");
+        // An unsigned JSON integer above the signed range would wrap when read as signed.
+        if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
+            fail(path, fmt::format("{} is outside {}..{}", value.get<std::uint64_t>(), lo, hi));
         const auto v = value.get<long long>();
         if (v < lo || v > hi) fail(path, fmt::format("{} is outside {}..{}", v, lo, hi));
         return static_cast<int>(v);
@@ -238,6 +241,9 @@ public:
         for (const auto& [key, coefficient] : value.items()) {
             const int i = cost_var(key, path);
             if (!coefficient.is_number_integer()) fail(path + "." + key, "expected an integer coefficient");
+            if (coefficient.is_number_unsigned() &&
+                coefficient.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+                fail(path + "." + key, "coefficient above 2^63 - 1");
             out[i] = coefficient.get<std::int64_t>();
         }
         return out;

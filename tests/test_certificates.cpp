@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -200,6 +201,12 @@ TEST_CASE("certificates: every corrupted certificate is rejected, at the step th
     reject(good, "verdict", "claim", [](auto& c) { c["claim"]["verdict"] = "UNKNOWN"; });
     reject(good, "not-carried", "claim", [](auto& c) { c["not_carried"].push_back("a step"); });
     reject(good, "version", "version", [](auto& c) { c["version"] = 2; });
+    // Forms beside exact costs: each path reads only its own members, so mixing them is refused.
+    reject(good, "exact-with-forms", "claim", [](auto& c) {
+        c["bubble"]["value"] = nullptr;
+        c["bubble"]["value_forms"] = nlohmann::json::array({{{"F", 5}}});
+        c["bubble"]["differs_at"] = nullptr;
+    });
     // The obligations (the prover's op coverage in linear integer arithmetic): a file that is gone, and one whose
     // query a solver can satisfy.
     reject(deps, "obligation-gone", "obligation", [](auto&) {}, [](const fs::path& dir) {
@@ -215,6 +222,11 @@ TEST_CASE("certificates: every corrupted certificate is rejected, at the step th
         c["word"]["ranks"][1]["block"] = block + " " + first_op(block);
     });
     CHECK(cases >= 20);
+    // The certificate's own wording is not what CHECKED prints: the claim is rebuilt from the checked numbers.
+    const auto reworded = run_check(corrupted(good, "reworded", [](auto& c) { c["claim"]["statement"] = "bubble = 0"; }).string());
+    CHECK(reworded.exit_code == 0);
+    CHECK_THAT(reworded.out, Catch::Contains("CHECKED: 1f1b at P = 4: bubble = 15 for every admissible M >= 4"));
+    CHECK_THAT(reworded.out, Catch::Contains("as the certificate words it (not checked): bubble = 0"));
 }
 
 TEST_CASE("certificates: every corrupted symbolic certificate is rejected", "[certificate]") {
@@ -265,6 +277,23 @@ TEST_CASE("certificates: every corrupted symbolic certificate is rejected", "[ce
         c["bubble"]["early"].erase(5);
     });
     reject("symbolic-lambda-missing", "window.lambda_form", [](auto& c) { c["window"].erase("lambda_form"); });
+    // A coefficient above the signed 64-bit range (it would wrap to -1 if read as signed), and a region that is
+    // empty (0 > 0), over which any value would hold vacuously.
+    reject("symbolic-coefficient-wraps", "bubble.value_forms", [](auto& c) {
+        c["bubble"]["value_forms"][0]["F"] = std::numeric_limits<std::uint64_t>::max();
+    });
+    reject("symbolic-region-void", "region", [](auto& c) {
+        c["claim"]["region_constraints"].push_back({{"a", nlohmann::json::object()}, {"rel", ">"}, {"b", "0"}});
+    });
+    reject("symbolic-region-void-bounds", "region", [](auto& c) {  // F >= 1 and -F >= 0
+        c["claim"]["region_constraints"].push_back({{"a", {{"F", "1"}}}, {"rel", ">="}, {"b", "1"}});
+        c["claim"]["region_constraints"].push_back({{"a", {{"F", "-1"}}}, {"rel", ">="}, {"b", "0"}});
+    });
+    // Exact and symbolic members mixed: a number where forms are expected.
+    reject("symbolic-scalar-lambda", "claim", [](auto& c) {
+        c["window"]["lambda"] = "2";
+        c["window"].erase("lambda_form");
+    });
     CHECK(cases >= 15);
 }
 
