@@ -44,10 +44,10 @@ public:
             if (c_.property == "bubble-constant" && !c_.costs) {
                 step("region", [&] { return region(); });
                 step("window", [&] { return check_window_symbolic(c_, base_, derived_, cone_, options_, t_periodic_); });
-                step("bubble", [&] { return check_bubble_symbolic(c_, cone_, options_, t_periodic_); });
+                step("bubble", [&] { return check_bubble_symbolic(c_, base_, cone_, options_, t_periodic_); });
             } else if (c_.property == "bubble-constant") {
                 step("window", [&] { return check_window(c_, base_, derived_, t_periodic_); });
-                step("bubble", [&] { return check_bubble(c_, t_periodic_); });
+                step("bubble", [&] { return check_bubble(c_, base_, t_periodic_); });
             } else if (c_.property == "memory-bound") {
                 step("memory", [&] { return check_memory(c_); });
             } else {

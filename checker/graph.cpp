@@ -23,6 +23,11 @@ Graph build_graph(const Schedule& s, const std::string& step) {
     Graph g;
     std::unordered_map<std::uint64_t, std::uint32_t> slot_of;  // F, I-or-B, W of every op -> its slot
     std::unordered_map<std::uint64_t, bool> is_full;            // the backward is a B (no W follows)
+    size_t slots = 0;
+    for (const auto& rank : s.ranks) slots += rank.size();
+    slot_of.reserve(2 * slots);
+    is_full.reserve(slots);
+    g.rank.reserve(slots);
     for (int r = 0; r < s.placement.ranks; ++r)
         for (const Slot& slot : s.ranks[r]) {
             const auto id = static_cast<std::uint32_t>(g.rank.size());

@@ -36,6 +36,9 @@ std::vector<Place> places(const CertificateWord& w, int t);
 std::string first_difference(const Schedule& a, const Schedule& b);
 // Lemma 1 (proofs/method.md §1): words agreeing up to this t agree for every t.
 int agreement_horizon(const CertificateWord& w);
+// The instance at M, for the steps after `word`: the word's where that step compared it with the generator's (up to
+// Lemma 1's horizon; cheaper to build), else the generator's.
+Schedule instance_at(const Certificate& c, const Placement& base, int microbatches);
 
 // ---- graph.cpp
 
@@ -84,7 +87,7 @@ Derived derive(const CertificateWord& w, const CertificatePotentials& p, const S
 
 // The exact window and the bubble statement; returns a description of what was re-derived.
 std::string check_window(const Certificate& c, const Placement& base, const Derived& d, int& t_periodic);
-std::string check_bubble(const Certificate& c, int t_periodic);
+std::string check_bubble(const Certificate& c, const Placement& base, int t_periodic);
 std::string check_memory(const Certificate& c);
 // The block slots of super-steps k0 - lag + 1 .. k0 in G_T: (rank, index, block j, slot ids in blocks j and j + c).
 struct WindowPair {
@@ -194,7 +197,8 @@ bool below_max_on_cone(const Term& f, const std::vector<Term>& others);
 
 std::string check_window_symbolic(const Certificate& c, const Placement& base, const Derived& d, const Cone& cone,
                                   const CheckOptions& options, int& t_periodic);
-std::string check_bubble_symbolic(const Certificate& c, const Cone& cone, const CheckOptions& options, int t_periodic);
+std::string check_bubble_symbolic(const Certificate& c, const Placement& base, const Cone& cone, const CheckOptions& options,
+                                  int t_periodic);
 
 // ---- coverage.cpp
 

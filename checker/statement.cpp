@@ -66,7 +66,7 @@ std::string check_window(const Certificate& c, const Placement& base, const Deri
                        win.cycle, format_rational(win.lambda), win.cycle, t_periodic, w.m_origin + w.step * t_periodic);
 }
 
-std::string check_bubble(const Certificate& c, int t_periodic) {
+std::string check_bubble(const Certificate& c, const Placement& base, int t_periodic) {
     const CertificateWord& w = *c.word;
     const CertificateWindow& win = *c.window;
     const CertificateBubble& b = *c.bubble;
@@ -84,7 +84,7 @@ std::string check_bubble(const Certificate& c, int t_periodic) {
     const int last_m = w.m_origin + w.step * (t_periodic + win.cycle - 1);
     std::map<int, Rational> bubble;
     for (int m = c.family_m0; m <= last_m; m += c.family_step) {
-        const Schedule s = generate(c, m);
+        const Schedule s = instance_at(c, base, m);
         bubble[m] = simulate(s, build_graph(s, step), *c.costs, step).bubble;
     }
     if (b.from_m > last_m) reject(step, fmt::format("from_m = {} is beyond the first period (it ends at M = {})", b.from_m, last_m));

@@ -76,7 +76,8 @@ std::string check_window_symbolic(const Certificate& c, const Placement& base, c
                        t_periodic, w.m_origin + w.step * t_periodic);
 }
 
-std::string check_bubble_symbolic(const Certificate& c, const Cone& cone, const CheckOptions& options, int t_periodic) {
+std::string check_bubble_symbolic(const Certificate& c, const Placement& base, const Cone& cone, const CheckOptions& options,
+                                  int t_periodic) {
     const CertificateWord& w = *c.word;
     const CertificateWindow& win = *c.window;
     const CertificateBubble& b = *c.bubble;
@@ -113,7 +114,7 @@ std::string check_bubble_symbolic(const Certificate& c, const Cone& cone, const 
     std::optional<Timed> previous;
     const SymbolicPeriod period = period_of(w, *win.lambda_form);
     for (int m = c.family_m0; m <= last_m; m += c.family_step) {
-        Timed now{generate(c, m), {}, {}};
+        Timed now{instance_at(c, base, m), {}, {}};
         now.graph = build_graph(now.schedule, step);
         const SymbolicReference ref{previous ? &previous->schedule : nullptr, previous ? &previous->graph : nullptr,
                                     previous ? &previous->timing : nullptr, *win.lambda_form};

@@ -27,6 +27,14 @@ Schedule generate(const Certificate& c, int microbatches) {
     }
 }
 
+Schedule instance_at(const Certificate& c, const Placement& base, int microbatches) {
+    const CertificateWord& w = *c.word;
+    const int t = (microbatches - w.m_origin) / w.step;
+    if (microbatches >= w.m_origin && (microbatches - w.m_origin) % w.step == 0 && t <= agreement_horizon(w))
+        return instantiate(w, base, t);
+    return generate(c, microbatches);
+}
+
 namespace {
 
 Slot shifted(Slot slot, const std::vector<int>& delta, int k) {
