@@ -2,7 +2,8 @@
 // computed by the same longest-path recurrence as the exact timing (graph.cpp), each form kept with its values
 // on the cone's rays. A form that another matches or exceeds on every ray is dropped: it never exceeds it on the
 // cone. Two polynomials with the same ray-value vectors are the same function; any other equality the checker
-// needs is an SMT query, answered by z3 and cvc5 (SmtQueries).
+// needs is split into inclusions, each form shown below the other side's max by exact convex weights
+// (dominance.cpp) or by an SMT query answered by z3 and cvc5 (SmtQueries).
 #include "checker/internal.hpp"
 
 #include <fmt/format.h>
@@ -285,7 +286,9 @@ SymbolicTiming simulate_symbolic(const Schedule& s, const Graph& g, const Cone& 
         if (covered) continue;
         Poly idle = out.makespan;
         CertificateForm minus{};
-        for (int k = 0; k < kVars; ++k) minus[k] = -out.busy[r][k];
+        for (int k = 0; k < kVars; ++k)
+            if (__builtin_sub_overflow(std::int64_t{0}, out.busy[r][k], &minus[k]))
+                throw std::overflow_error("a busy time's coefficient overflows 64 bits");
         idle.add(minus, cone.values(minus));
         out.bubble.terms.insert(out.bubble.terms.end(), idle.terms.begin(), idle.terms.end());
     }
