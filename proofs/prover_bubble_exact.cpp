@@ -118,7 +118,7 @@ ProofResult& Prover::prove_bubble_exact(const Costs& costs) {
                     res.constant_from_m),
         "every rank's idle time repeats from M = " + std::to_string(M(pt.t_periodic)) + " (slopes 0); " + settled);
     res.bubble_exact = bubble_at(pt.t_periodic);
-    res.certificate.window = CertificateWindow{pt.T, pt.k0, pt.cycle, pt.lambda};
+    res.certificate.window = CertificateWindow{pt.T, pt.k0, pt.cycle, pt.lambda, std::nullopt};
     for (int t = 0; M(t) < res.constant_from_m; ++t) res.early_exact.push_back(bubbles[t]);
     return proved(fmt::format("bubble = {} for every admissible M >= {}{} (every rank's idle time is periodic in M "
                               "with slope 0)",
