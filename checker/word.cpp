@@ -9,7 +9,16 @@
 
 namespace pp::check {
 
+// What one instance may hold: a certificate asking for more is refused, not followed until memory runs out.
+constexpr long long kMaxInstanceSlots = 20'000'000;
+
 Schedule generate(const Certificate& c, int microbatches) {
+    // The generator's instance holds about 3 V ops per rank and micro-batch: bounded like an instance of the word.
+    const long long ops = 3LL * c.ranks * std::max(1, c.stages_per_rank.value_or(2)) * microbatches;
+    if (microbatches < 1 || ops > kMaxInstanceSlots)
+        reject("word", fmt::format("the generator's instance at M = {} would hold about {} ops, more than the checker's "
+                                   "limit of {}: refused",
+                                   microbatches, ops, kMaxInstanceSlots));
     const ScheduleFamily* family = find_family(c.family);
     if (!family) reject("claim", "'" + c.family + "' is not a schedule family of this build");
     GenerateParams params{c.ranks, microbatches, c.stages_per_rank};
@@ -50,7 +59,25 @@ Slot shifted(Slot slot, const std::vector<int>& delta, int k) {
 
 }  // namespace
 
+namespace {
+
+void require_room(const CertificateWord& w, int t) {
+    if (t < 0) reject("word", fmt::format("an instance with {} blocks", t));
+    long long slots = 0;
+    for (size_t r = 0; r < w.block.size(); ++r)
+        slots += static_cast<long long>(w.prefix[r].size() + w.suffix[r].size()) + static_cast<long long>(w.block[r].size()) * t;
+    if (slots > kMaxInstanceSlots)
+        reject("word", fmt::format("the instance with t = {} blocks would hold {} slots, more than the checker's limit of "
+                                   "{}: refused",
+                                   t, slots, kMaxInstanceSlots));
+    for (int d : w.delta)
+        if (static_cast<long long>(d) * t > (1LL << 30)) reject("word", fmt::format("micro-batch indices beyond 2^30 at t = {}", t));
+}
+
+}  // namespace
+
 Schedule instantiate(const CertificateWord& w, const Placement& base, int t) {
+    require_room(w, t);
     Schedule s;
     s.placement = base;
     if (static_cast<int>(w.delta.size()) != base.pipeline_count())
@@ -68,6 +95,7 @@ Schedule instantiate(const CertificateWord& w, const Placement& base, int t) {
 }
 
 std::vector<Place> places(const CertificateWord& w, int t) {
+    require_room(w, t);
     std::vector<Place> out;
     for (int r = 0; r < static_cast<int>(w.block.size()); ++r) {
         for (int i = 0; i < static_cast<int>(w.prefix[r].size()); ++i) out.push_back({Part::Prefix, r, i, 0});

@@ -163,6 +163,9 @@ TEST_CASE("certificates: every corrupted certificate is rejected, at the step th
     reject(good, "delta", "word", [](auto& c) { c["word"]["delta"] = nlohmann::json::array({2}); });
     reject(good, "ranks", "shape", [](auto& c) { c["claim"]["ranks"] = 5; });
     reject(good, "potentials-T", "potentials", [](auto& c) { c["potentials"]["T"] = 1; });
+    // Instances too large to build are refused, not followed until memory runs out.
+    reject(good, "window-T-huge", "window", [](auto& c) { c["window"]["T"] = 2000000000; });
+    reject(good, "potentials-T-huge", "potentials", [](auto& c) { c["potentials"]["T"] = 100000000; });
     reject(memory, "peak", "memory", [](auto& c) { c["memory"]["peaks"][0] = "4"; });
     reject(memory, "bound", "memory", [](auto& c) { c["memory"]["bound"] = "4"; });
     // A wrong potential: rank 1's blocks 50 super-steps later, so the data edges into rank 0's blocks go backward.
