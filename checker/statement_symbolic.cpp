@@ -1,6 +1,7 @@
 // The periodic window and the bubble statement at symbolic costs (proofs/method.md §4, "Symbolic costs"; §4a): the
 // same checks as statement.cpp, on max-plus polynomials over the region's cone instead of numbers. An equality the
-// ray values do not settle goes to z3 and cvc5; that M0 is the least is shown at a point of the region, exactly.
+// ray values do not settle is shown by exact convex weights or, failing those, by z3 and cvc5 (maxplus.cpp,
+// SmtQueries); that M0 is the least is shown at a point of the region, exactly.
 #include "checker/internal.hpp"
 
 #include <fmt/format.h>
