@@ -97,15 +97,21 @@ Rational slot_duration(const Slot& slot, const Placement& placement, const Costs
     return costs.pair_duration(first, block, second, placement.block_of(second.pipeline, second.stage));
 }
 
+std::vector<const Slot*> slots_of(const Schedule& s, std::vector<std::uint32_t>* rank_start) {
+    std::vector<const Slot*> out;
+    for (int r = 0; r < s.placement.ranks; ++r) {
+        if (rank_start) rank_start->push_back(static_cast<std::uint32_t>(out.size()));
+        for (const Slot& sl : s.ranks[r]) out.push_back(&sl);
+    }
+    return out;
+}
+
 Timing simulate(const Schedule& s, const Graph& g, const Costs& costs, const std::string& step) {
     if (!g.acyclic()) reject(step, "the instance deadlocks: its dependency graph has a cycle, so it has no timing");
     Timing t;
     t.end.assign(g.rank.size(), Rational(0));
     t.busy.assign(s.placement.ranks, Rational(0));
-    std::vector<const Slot*> slot(g.rank.size());
-    std::uint32_t id = 0;
-    for (int r = 0; r < s.placement.ranks; ++r)
-        for (const Slot& sl : s.ranks[r]) slot[id++] = &sl;
+    const std::vector<const Slot*> slot = slots_of(s);
     for (std::uint32_t v : g.topo) {
         Rational start(0);
         for (const Pred& p : g.preds[v]) start = std::max(start, t.end[p.from] + (p.cross_rank ? costs.comm : Rational(0)));

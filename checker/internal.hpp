@@ -68,6 +68,8 @@ struct Timing {
 // (comm later across ranks); at 0 without predecessors.
 Timing simulate(const Schedule& s, const Graph& g, const Costs& costs, const std::string& step);
 Rational slot_duration(const Slot& slot, const Placement& placement, const Costs& costs);
+// Every slot in the numbering of Graph (rank by rank, in order); rank_start, when given, gets each rank's first id.
+std::vector<const Slot*> slots_of(const Schedule& s, std::vector<std::uint32_t>* rank_start = nullptr);
 
 // ---- structure.cpp
 
@@ -176,9 +178,7 @@ class SmtQueries {
 public:
     explicit SmtQueries(const Cone& cone);
     void equal(const std::string& what, const Poly& a, const Poly& b, const CertificateForm& shift);  // a = b + shift
-    size_t size() const { return what_.size(); }
     std::string run(const std::string& step, const CheckOptions& options) const;  // rejects unless all unsat
-    bool empty() const { return what_.empty() && by_weights_ == 0; }
 
 private:
     Cone cone_;

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
-#include <numeric>
 #include <optional>
 
 #include <unistd.h>
@@ -166,15 +165,6 @@ Rational Poly::eval(const CertificatePoint& point) const {
 }
 
 namespace {
-
-std::vector<const Slot*> slots_of(const Schedule& s, std::vector<std::uint32_t>* rank_start = nullptr) {
-    std::vector<const Slot*> out;
-    for (int r = 0; r < s.placement.ranks; ++r) {
-        if (rank_start) rank_start->push_back(static_cast<std::uint32_t>(out.size()));
-        for (const Slot& sl : s.ranks[r]) out.push_back(&sl);
-    }
-    return out;
-}
 
 // Slot v takes the end time of an earlier-timed slot w (plus `shift` when shifted) when the recurrence is the same
 // on both: equal durations, predecessor lists that correspond one by one with the same cross-rank flags, and each
