@@ -37,7 +37,7 @@ public:
             step("claim", [&] { return claim(); });
             step("shape", [&] { return shape(); });
             step("word", [&] { return word(); });
-            if (c_.structure_check) step("structure", [&] { return structure(); });
+            if (c_.structure_check || has_step_program(c_)) step("structure", [&] { return structure(); });
             step("stability", [&] { return stability(); });
             step("potentials", [&] { return potentials(); });
             step("coverage", [&] { return coverage(); });
@@ -135,13 +135,15 @@ private:
                            "max_r ceil((n_r + L_r)/L_r) = {}: the two agree for every t, given the generator's structure "
                            "{}",
                            horizon, w.m_origin, w.m_origin + w.step * horizon, horizon,
-                           c_.structure_check ? "(the step structure checks it)" : "lemma (A1, argued, not machine-checked)");
+                           c_.structure_check || has_step_program(c_) ? "(the step structure checks it)"
+                                                                     : "lemma (A1, argued, not machine-checked)");
     }
 
     // The structure lemma by a finite check: the greedy's state recurrence re-run here (schedules/v_zb.hpp, the
     // generator's own instrumented run, as the word step runs the generator), then the word compared with the
     // generator far enough that Lemma 1 ties it to the periodic word the recurrence gives from from_m on.
     std::string structure() {
+        if (has_step_program(c_)) return check_step_program(c_, base_);
         const CertificateStructureCheck& sc = *c_.structure_check;
         if (sc.method != "greedy-state-recurrence" || c_.family != "v-zb")
             reject("structure", "unknown structure check '" + sc.method + "' for " + c_.family);

@@ -52,6 +52,9 @@ struct Rejected {
 };
 
 CheckReport check_certificate(const Certificate& certificate, const std::filesystem::path& dir, const CheckOptions& options);
+// Whether the certificate's family has a step program (schedules/step_program.hpp), whose structure the step
+// `structure` checks whatever the certificate says (checker/step_program.cpp).
+bool has_step_program(const Certificate& certificate);
 // The statement a CHECKED certificate establishes, written from its checked numbers (not its own wording).
 std::string verified_claim(const Certificate& certificate);
 

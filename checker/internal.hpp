@@ -34,11 +34,21 @@ Schedule instantiate(const CertificateWord& w, const Placement& base, int t);
 std::vector<Place> places(const CertificateWord& w, int t);
 // "" when a and b hold the same slots on every rank, in the same order, else the first difference.
 std::string first_difference(const Schedule& a, const Schedule& b);
+// The slot with every op's micro-batch raised by k·delta of its pipeline.
+Slot shifted(Slot slot, const std::vector<int>& delta, int k);
 // Lemma 1 (proofs/method.md §1): words agreeing up to this t agree for every t.
 int agreement_horizon(const CertificateWord& w);
 // The instance at M, for the steps after `word`: the word's where that step compared it with the generator's (up to
 // Lemma 1's horizon; cheaper to build), else the generator's.
 Schedule instance_at(const Certificate& c, const Placement& base, int microbatches);
+
+// ---- step_program.cpp
+
+// Lemma 2 on the family's step program (ScheduleFamily::step_program), executed by the checker's own interpreter:
+// one growing loop per rank whose one iteration raises the whole state (counters, queued W's) by the word's deltas,
+// and the word that gives equal to the certificate's (Lemma 1). Run for every family that has a step program, whether
+// or not the certificate names the check (when it does, it must name this one). Returns what was checked.
+std::string check_step_program(const Certificate& c, const Placement& base);
 
 // ---- graph.cpp
 

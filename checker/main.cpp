@@ -70,9 +70,13 @@ int main(int argc, char** argv) {
         // Where the structure lemma was a finite check, the step "structure" re-ran it; elsewhere the word's tie to
         // the generator beyond Lemma 1's horizon rests on the family's structure lemma, argued in prose
         // (proofs/method.md A1).
-        if (certificate.structure_check)
+        if (certificate.structure_check || pp::check::has_step_program(certificate))
             fmt::print("structure: machine-checked above (step structure); assuming only the general lemmas of "
-                       "proofs/method.md (Lemmas 1-3 and the state-recurrence induction of schedules/v_zb.hpp)\n");
+                       "proofs/method.md ({})\n",
+                       pp::check::has_step_program(certificate)
+                           ? "Lemmas 1-3; Lemma 2 for the one step-program interpreter, schedules/step_program.cpp, "
+                             "which the generator runs"
+                           : "Lemmas 1-3 and the state-recurrence induction of schedules/v_zb.hpp");
         else
             fmt::print("assuming: the generator's order is a periodic word for every M (structure lemma, argued: {})\n",
                        certificate.structure_lemma.empty() ? "none recorded" : certificate.structure_lemma);

@@ -44,8 +44,6 @@ Schedule instance_at(const Certificate& c, const Placement& base, int microbatch
     return generate(c, microbatches);
 }
 
-namespace {
-
 Slot shifted(Slot slot, const std::vector<int>& delta, int k) {
     for (int i = 0; i < slot.count; ++i) {
         Op& op = slot.ops[i];
@@ -56,6 +54,8 @@ Slot shifted(Slot slot, const std::vector<int>& delta, int k) {
     }
     return slot;
 }
+
+namespace {
 
 }  // namespace
 

@@ -374,7 +374,7 @@ void read_claim(const Reader& in, const json& j, Certificate& c) {
         CertificateStructureCheck sc;
         sc.method = in.text(check, "claim.structure_check", "method");
         sc.from_m = in.integer(check, "claim.structure_check", "from_m", 1);
-        sc.period_m = in.integer(check, "claim.structure_check", "period_m", 1, 2);
+        sc.period_m = in.integer(check, "claim.structure_check", "period_m", 1, 65536);
         c.structure_check = sc;
     }
     c.region = in.strings(in.field(claim, "claim", "region"), "claim.region");

@@ -13,24 +13,6 @@ namespace pp {
 
 namespace {
 
-const char* kDualPipeLemma =
-    "schedules/dualpipe_steps.cpp emits the reference's 8 steps with repeat counts 2*far, h+1, far, "
-    "n4 = H-2n+h+1, far, h+1, far, h+1: only step 4 depends on H (= M/2 for DualPipe, M for DualPipeV), with "
-    "slope 1; every micro-batch index is a running counter per (local phase, forward/backward); the W queue is "
-    "empty before and after step 4 (step 3 pops what it pushes, steps 4-5 push nothing). So the order for H+1 is "
-    "the order for H with one more step-4 round (its body is the same word) and every later index raised by one: "
-    "a periodic word in H (proofs/method.md, lemma 'running-counter step programs').";
-const char* k1F1BLemma =
-    "schedules/1f1b.cpp: rank r runs min(M, P-r) = P-r warm-up forwards (M >= P), then M rounds of "
-    "'B_k, then the next forward if one is left': a loop whose body does not depend on M, running counters, "
-    "and exactly one phase (the rounds with a forward) whose length grows with slope 1 in M: a periodic word "
-    "(proofs/method.md, lemma 'running-counter step programs').";
-const char* kZbHandLemma =
-    "schedules/zb_hand.cpp: c(P-1-r) warm-up forwards, then for i < M the body [F if any is left] I_i [W if "
-    "i >= c*r], then the owed W's: for M >= c(P-1) the loop is three phases (F I; F I W; I W) of lengths "
-    "c*r, M - c(P-1), c(P-1-r) with running counters, only the middle one growing (slope 1): a periodic word "
-    "(proofs/method.md, lemma 'running-counter step programs').";
-
 const char* kInterleavedLemma =
     "schedules/interleaved_walk.cpp (shared by interleaved-1f1b and zb1p): for M = kP, rounds R = k, m = M/R = P, "
     "rank r's walk is `for k < warmup: F; for k < VM - warmup: F, backward; then warmup backwards` "
@@ -45,11 +27,6 @@ const char* kZbvLemma =
     "(P-r) x [F I W]), then `while f1 < f0 or f0 < n` whose iterations with an F(s0) grow by one per micro-batch "
     "(the ones without it number f0 - f1, fixed), then fixed-count cool-down loops, every index a running counter: "
     "a periodic word (proofs/method.md, lemma 'running-counter step programs').";
-const char* kChimeraLemma =
-    "schedules/chimera.cpp: rank r runs K = M/P units; unit 0 and the final a x B(X) are fixed, every later unit is "
-    "the same body (a x [B(X) F(X)], b x [F(Y) F(X)], a x [F(Y) B(Y)], b x [B(X) B(Y)]) using each per-pipeline FIFO "
-    "counter P/2 times: one more unit per step of P in M, a periodic word (proofs/method.md, lemma 'running-counter "
-    "step programs').";
 
 // The greedy families (issue 33). Their generators are passes over integer slots; the argument is that every
 // decision is the same up to a shift once the warm-up is past, which the long op-for-op check below backs.
@@ -129,6 +106,32 @@ StructureCheck v_zb_structure_check(const GenerateParams& params) {
     return out;
 }
 
+// The structure of a family whose generator runs a step program (schedules/step_program.hpp): Lemma 2's side
+// conditions checked on the program itself. The generator is that program run at t, so the fitted word, compared
+// with it up to Lemma 1's horizon, is the generator's order for every M.
+StructureCheck step_program_structure_check(const ScheduleFamily& family, const GenerateParams& params) {
+    StructureCheck out;
+    FamilyStepProgram program;
+    try {
+        program = family.step_program(params);
+    } catch (const std::exception& e) {
+        out.failure = family.name + " has no step program here: " + e.what();
+        return out;
+    }
+    if (std::string why = step_program_lemma2_failure(program); !why.empty()) {
+        out.failure = family.name + "'s step program is not a running-counter program: " + why;
+        return out;
+    }
+    out.record = CertificateStructureCheck{"step-program", program.m_origin, program.m_step};
+    out.lemma = fmt::format(
+        "machine-checked (schedules/step_program.hpp, Lemma 2 on the program): {}'s generator runs a step program "
+        "(loops with trip counts base + slope*t, bodies of tokens without micro-batch numbers, M = {} + {}t); on "
+        "every rank exactly one loop has slope 1, and one iteration of it raises every counter and every queued W by "
+        "the pipeline's delta, so the order is prefix . block^t . suffix(t) for every t (proofs/method.md, Lemma 2)",
+        family.name, program.m_origin, program.m_step);
+    return out;
+}
+
 }  // namespace
 
 void order_family_for_costs(FamilySpec& spec, const Costs& costs, const std::optional<ActivationModel>& sizes) {
@@ -142,6 +145,7 @@ void order_family_for_costs(FamilySpec& spec, const Costs& costs, const std::opt
         params.activation_sizes = sizes;
         return family->generate(params);
     };
+    spec.check_structure = nullptr;  // a check speaks about the generator it was set with
     if (spec.name == "v-zb") {
         GenerateParams params{P, 1, v};
         params.costs = costs;
@@ -173,22 +177,19 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     if (takes_v) spec.stages_per_rank = V.value_or(name == "combined-1f1b" && P == 1 ? 1 : 2);
     const std::optional<int> v = spec.stages_per_rank;
     spec.generate = [family, P, v](int M) { return family->generate({P, M, v}); };
+    if (family->step_program)
+        spec.check_structure = [family, P, v] { return step_program_structure_check(*family, GenerateParams{P, 1, v}); };
     if (name == "dualpipe") {
         if (P % 2 != 0) return fail("dualpipe needs an even P");
         spec.m0 = 2 * P, spec.step = 2, spec.precondition = "P even, M even, M >= 2P";
-        spec.structure_lemma = kDualPipeLemma;
     } else if (name == "dualpipev") {
         spec.m0 = 2 * P, spec.step = 1, spec.precondition = "M >= 2P";
-        spec.structure_lemma = kDualPipeLemma;
     } else if (name == "1f1b") {
         spec.m0 = P, spec.step = 1, spec.precondition = "M >= P";
-        spec.structure_lemma = k1F1BLemma;
     } else if (name == "zb-h1") {
         spec.m0 = P, spec.step = 1, spec.precondition = "M >= P";
-        spec.structure_lemma = kZbHandLemma;
     } else if (name == "zb-h2") {
         spec.m0 = 2 * P, spec.step = 1, spec.precondition = "M >= 2P";
-        spec.structure_lemma = kZbHandLemma;
     } else if (auto zw = family_zone_word(name, P, spec.stages_per_rank)) {
         spec.m0 = zw->m0, spec.step = zw->step, spec.precondition = "M >= 1";
         spec.zones = std::make_shared<const FamilyZoneWord>(std::move(*zw));
@@ -202,7 +203,6 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     } else if (name == "chimera") {
         if (P % 2 != 0) return fail("chimera needs an even P");
         spec.m0 = P, spec.step = P, spec.precondition = "P even, M a positive multiple of P";
-        spec.structure_lemma = kChimeraLemma;
     } else if (name == "v-min" || name == "v-half" || name == "1f1b-v" || name == "v-zb") {
         spec.m0 = 1, spec.step = 1;
         spec.precondition = "M >= 1 (every instance the reference's scheduler accepts)";

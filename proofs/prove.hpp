@@ -47,7 +47,9 @@ struct FamilySpec {
     std::function<Schedule(int M)> generate;
     // Why the generator's order is a periodic word for every admissible M (empty: not established).
     std::string structure_lemma;
-    // Otherwise, a check that establishes it (run by the prover once the word is fitted); null: none.
+    // Otherwise, a check that establishes it (run by the prover once the word is fitted); null: none. Both speak about
+    // `generate` as family_spec sets it (a step program's check is about the generator that runs that program): a
+    // caller that replaces `generate` must clear them unless the new generator has the same structure.
     std::function<StructureCheck()> check_structure;
     // Families whose order grows in several places (GPipe, Looped BFS): the zone word written out from the generator
     // (proofs/zone_word.hpp); null for the others, whose periodic word is fitted.

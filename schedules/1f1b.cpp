@@ -16,10 +16,22 @@
 // min(M, P-r) activation stashes -- P on rank 0.
 #include "schedules/families.hpp"
 #include "schedules/pytorch_ir.hpp"
-
-#include <algorithm>
+#include "schedules/step_program.hpp"
 
 namespace pp {
+
+// Rank r at M = P + t: P - r warm-up forwards, r + t rounds of (B, F), then the P - r backwards left.
+FamilyStepProgram step_program_1f1b(const GenerateParams& params) {
+    const int P = params.ranks;
+    FamilyStepProgram program{P, 1, {}};
+    for (int r = 0; r < P; ++r)
+        program.ranks.push_back(StepProgramBuilder({StepPhase{0, r}})
+                                    .repeat(P - r, {forward(0)})
+                                    .repeat(r, {full_backward(0), forward(0)}, /*slope=*/1)
+                                    .repeat(P - r, {full_backward(0)})
+                                    .take());
+    return program;
+}
 
 Schedule generate_1f1b(const GenerateParams& params) {
     require_ranks_and_microbatches(params, "1F1B");
@@ -28,19 +40,8 @@ Schedule generate_1f1b(const GenerateParams& params) {
     if (M < P)
         throw GenerateError("Number of microbatches (" + std::to_string(M) +
                             ") must be greater than or equal to the number of stages (" + std::to_string(P) + ").");
-
-    std::vector<RankCells> rows(P);
-    for (int r = 0; r < P; ++r) {
-        const int warmup = std::min(M, P - r);
-        int next_f = 0, next_b = 0;
-        while (next_f < warmup) rows[r].push_back(op_at(OpKind::F, r, next_f++));
-        while (next_b < M) {
-            rows[r].push_back(op_at(OpKind::B, r, next_b++));
-            if (next_f < M) rows[r].push_back(op_at(OpKind::F, r, next_f++));
-        }
-    }
-    return schedule_from_cells(Placement::single(P, loop_stage_map(P, P), M), rows, schedule_label("1f1b", P, M),
-                               false);
+    return schedule_from_step_program(step_program_1f1b(params), Placement::single(P, loop_stage_map(P, P), M), M,
+                                      schedule_label("1f1b", P, M));
 }
 
 }  // namespace pp

@@ -30,6 +30,7 @@
 // num_stages.', num_micro_batches counting one direction; the SC'21 loop needs the same, K = M/P whole
 // units): P even, M > 0 and M a multiple of P.
 #include "schedules/families.hpp"
+#include "schedules/step_program.hpp"
 
 #include <array>
 #include <string>
@@ -56,73 +57,41 @@ void check_chimera_preconditions(const GenerateParams& params) {
                             std::to_string(*params.stages_per_rank));
 }
 
-// One rank's op stream: per-pipeline FIFO counters for forwards and for backwards.
-class ChimeraRank {
-public:
-    ChimeraRank(int ranks, int rank) {
-        const Op down{OpKind::F, 0, rank, 0};
-        const Op up{OpKind::F, 1, ranks - 1 - rank, 0};
-        const bool first_half = rank < ranks / 2;
-        where_ = first_half ? std::array<Op, 2>{down, up} : std::array<Op, 2>{up, down};
-    }
-    void forward(int phase) { emit(OpKind::F, phase, forwards_[phase]++); }
-    void backward(int phase) { emit(OpKind::B, phase, backwards_[phase]++); }
-    std::vector<Slot> take() { return std::move(slots_); }
-
-private:
-    void emit(OpKind kind, int phase, int microbatch) {
-        Op op = where_[phase];
-        op.kind = kind;
-        op.microbatch = microbatch;
-        slots_.push_back(Slot::single(op));
-    }
-    std::array<Op, 2> where_{};
-    std::array<int, 2> forwards_{0, 0};
-    std::array<int, 2> backwards_{0, 0};
-    std::vector<Slot> slots_;
-};
-
-// The body of one basic unit after its head: b x [F(Y), F(X)], a x [F(Y), B(Y)], b x [B(X), B(Y)].
-void unit_body(ChimeraRank& rank, int a, int b) {
-    for (int i = 0; i < b; ++i) {
-        rank.forward(kFar);
-        rank.forward(kNear);
-    }
-    for (int i = 0; i < a; ++i) {
-        rank.forward(kFar);
-        rank.backward(kFar);
-    }
-    for (int i = 0; i < b; ++i) {
-        rank.backward(kNear);
-        rank.backward(kFar);
-    }
-}
-
-std::vector<Slot> chimera_rank_order(int ranks, int units, int r) {
+// Rank r's step program with K = 1 + t units: unit 0's head and body, t units (each a head finishing the previous
+// unit's backwards, then the body), the last unit's tail. Phase kNear is X, kFar is Y.
+RankStepProgram chimera_rank_program(int ranks, int r) {
     const int h = r < ranks / 2 ? r : ranks - 1 - r;
     const int a = ranks / 2 - h, b = h;
-    ChimeraRank rank(ranks, r);
-    for (int unit = 0; unit < units; ++unit) {
-        for (int i = 0; i < a; ++i) {
-            if (unit > 0) rank.backward(kNear);  // direct concatenation: fill the previous unit's tail
-            rank.forward(kNear);
-        }
-        unit_body(rank, a, b);
-    }
-    for (int i = 0; i < a; ++i) rank.backward(kNear);
-    return rank.take();
+    const StepPhase down{0, r}, up{1, ranks - 1 - r};
+    StepProgramBuilder program(r < ranks / 2 ? std::vector<StepPhase>{down, up} : std::vector<StepPhase>{up, down});
+    // The body of one basic unit after its head: b x [F(Y), F(X)], a x [F(Y), B(Y)], b x [B(X), B(Y)].
+    auto body = [&](std::vector<StepToken>& out) {
+        for (int i = 0; i < b; ++i) out.insert(out.end(), {forward(kFar), forward(kNear)});
+        for (int i = 0; i < a; ++i) out.insert(out.end(), {forward(kFar), full_backward(kFar)});
+        for (int i = 0; i < b; ++i) out.insert(out.end(), {full_backward(kNear), full_backward(kFar)});
+    };
+    std::vector<StepToken> first(static_cast<size_t>(a), forward(kNear)), later;
+    body(first);
+    for (int i = 0; i < a; ++i) later.insert(later.end(), {full_backward(kNear), forward(kNear)});  // direct concatenation
+    body(later);
+    return program.once(first).repeat(0, later, /*slope=*/1).repeat(a, {full_backward(kNear)}).take();
 }
 
 }  // namespace
 
+// M = P + P·t: K = 1 + t basic units.
+FamilyStepProgram step_program_chimera(const GenerateParams& params) {
+    check_chimera_preconditions(GenerateParams{params.ranks, params.ranks, std::nullopt});
+    FamilyStepProgram program{params.ranks, params.ranks, {}};
+    for (int r = 0; r < params.ranks; ++r) program.ranks.push_back(chimera_rank_program(params.ranks, r));
+    return program;
+}
+
 Schedule generate_chimera(const GenerateParams& params) {
     check_chimera_preconditions(params);
     const int P = params.ranks, M = params.microbatches;
-    Schedule schedule;
-    schedule.source = "chimera(P=" + std::to_string(params.ranks) + ",M=" + std::to_string(params.microbatches) + ")";
-    schedule.placement = Placement::bidirectional(P, M / 2);
-    for (int r = 0; r < P; ++r) schedule.ranks.push_back(chimera_rank_order(P, M / P, r));
-    return schedule;
+    return schedule_from_step_program(step_program_chimera(params), Placement::bidirectional(P, M / 2), M,
+                                      "chimera(P=" + std::to_string(P) + ",M=" + std::to_string(M) + ")");
 }
 
 }  // namespace pp

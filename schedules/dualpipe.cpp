@@ -53,6 +53,15 @@ DualPipeRank dualpipe_rank(int ranks, int microbatches, int rank) {
 
 }  // namespace
 
+// M = 2P + 2t: H = P + t micro-batches per pipeline.
+FamilyStepProgram step_program_dualpipe(const GenerateParams& params) {
+    check_dualpipe_preconditions(GenerateParams{params.ranks, 2 * params.ranks, std::nullopt});
+    FamilyStepProgram program{2 * params.ranks, 2, {}};
+    for (int r = 0; r < params.ranks; ++r)
+        program.ranks.push_back(dualpipe_step_program(dualpipe_rank(params.ranks, 2 * params.ranks, r)));
+    return program;
+}
+
 Schedule generate_dualpipe(const GenerateParams& params) {
     check_dualpipe_preconditions(params);
     Schedule schedule;

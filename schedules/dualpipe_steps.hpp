@@ -11,6 +11,7 @@
 //   p1 the other one (stage 2n-1-h); far = n-h-1 is 0 exactly on the turn rank(s).
 #include "model/op.hpp"
 #include "model/schedule.hpp"
+#include "schedules/step_program.hpp"
 
 #include <array>
 #include <vector>
@@ -34,6 +35,10 @@ struct DualPipeRank {
     int microbatches = 0;    // H, at least 2n (the reference's num_chunks >= 2 * num_ranks)
     std::array<PhaseLocation, 2> phase{};  // p0, p1
 };
+
+// The 8 steps as a step program (schedules/step_program.hpp) over phases p0, p1, with H = 2n + t: only step 4's
+// trip count grows. `microbatches` is not read.
+RankStepProgram dualpipe_step_program(const DualPipeRank& rank);
 
 // The rank's slots in execution order: F, B (full), I + later W (FIFO), and (F;B) overlapped pairs.
 std::vector<Slot> dualpipe_rank_order(const DualPipeRank& rank);

@@ -30,7 +30,29 @@ void check_dualpipev_preconditions(const GenerateParams& params) {
                             std::to_string(*params.stages_per_rank));
 }
 
+DualPipeRank dualpipev_rank(int ranks, int microbatches, int r) {
+    const int P = ranks;
+    DualPipeRank shape;
+    shape.ranks_per_half = P;
+    shape.distance = r;
+    shape.microbatches = microbatches;
+    // Descending leg: stage r gets activations from rank r-1 and sends them to rank r+1; the ascending
+    // leg (stage 2P-1-r) the other way. The turn on rank P-1 is local, so it has no neighbour there.
+    const int lower = r > 0 ? r - 1 : -1, upper = r + 1 < P ? r + 1 : -1;
+    shape.phase = {PhaseLocation{0, r, lower, upper}, PhaseLocation{0, 2 * P - 1 - r, upper, lower}};
+    return shape;
+}
+
 }  // namespace
+
+// M = 2P + t.
+FamilyStepProgram step_program_dualpipev(const GenerateParams& params) {
+    check_dualpipev_preconditions(GenerateParams{params.ranks, 2 * params.ranks, std::nullopt});
+    FamilyStepProgram program{2 * params.ranks, 1, {}};
+    for (int r = 0; r < params.ranks; ++r)
+        program.ranks.push_back(dualpipe_step_program(dualpipev_rank(params.ranks, 2 * params.ranks, r)));
+    return program;
+}
 
 Schedule generate_dualpipev(const GenerateParams& params) {
     check_dualpipev_preconditions(params);
@@ -40,15 +62,7 @@ Schedule generate_dualpipev(const GenerateParams& params) {
     schedule.placement = Placement::single(P, v_stage_map(P, 2 * P), M);
     schedule.comm_program.emplace();  // the reference's communication order (dualpipe.md section d)
     for (int r = 0; r < P; ++r) {
-        DualPipeRank shape;
-        shape.ranks_per_half = P;
-        shape.distance = r;
-        shape.microbatches = M;
-        // Descending leg: stage r gets activations from rank r-1 and sends them to rank r+1; the ascending
-        // leg (stage 2P-1-r) the other way. The turn on rank P-1 is local, so it has no neighbour there.
-        const int lower = r > 0 ? r - 1 : -1, upper = r + 1 < P ? r + 1 : -1;
-        shape.phase = {PhaseLocation{0, r, lower, upper}, PhaseLocation{0, 2 * P - 1 - r, upper, lower}};
-        DualPipeRankProgram program = dualpipe_rank_program(shape);
+        DualPipeRankProgram program = dualpipe_rank_program(dualpipev_rank(P, M, r));
         schedule.ranks.push_back(std::move(program.slots));
         schedule.comm_program->push_back(std::move(program.comm));
     }

@@ -21,4 +21,12 @@ Schedule generate_v_half(const GenerateParams& params);
 Schedule generate_v_zb(const GenerateParams& params);
 Schedule generate_1f1b_v(const GenerateParams& params);
 
+// The generators above that run a step program, and their programs (ScheduleFamily::step_program).
+FamilyStepProgram step_program_1f1b(const GenerateParams& params);
+FamilyStepProgram step_program_zb_h1(const GenerateParams& params);
+FamilyStepProgram step_program_zb_h2(const GenerateParams& params);
+FamilyStepProgram step_program_dualpipe(const GenerateParams& params);
+FamilyStepProgram step_program_dualpipev(const GenerateParams& params);
+FamilyStepProgram step_program_chimera(const GenerateParams& params);
+
 }  // namespace pp

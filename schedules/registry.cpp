@@ -63,10 +63,22 @@ std::function<Schedule(const GenerateParams&)> named(std::string family, Schedul
     };
 }
 
+// The families whose generator is a step program expose it, for pipeproof-check to execute on its own.
+void attach_step_programs(std::vector<ScheduleFamily>& families) {
+    const std::pair<const char*, FamilyStepProgram (*)(const GenerateParams&)> programs[] = {
+        {"1f1b", step_program_1f1b},       {"zb-h1", step_program_zb_h1},         {"zb-h2", step_program_zb_h2},
+        {"dualpipe", step_program_dualpipe}, {"dualpipev", step_program_dualpipev}, {"chimera", step_program_chimera},
+    };
+    for (ScheduleFamily& family : families)
+        for (const auto& [name, program] : programs)
+            if (family.name == name) family.step_program = program;
+}
+
 }  // namespace
 
 const std::vector<ScheduleFamily>& schedule_families() {
-    static const std::vector<ScheduleFamily> families = {
+    static const std::vector<ScheduleFamily> families = [] {
+        std::vector<ScheduleFamily> all = {
         {"gpipe", "all forwards, then all backwards", "P, M", "P >= 1, M >= 1", "PyTorch ScheduleGPipe",
          named("gpipe", generate_gpipe)},
         {"1f1b", "one forward, one backward after a warm-up of min(M, P-r) forwards", "P, M", "M >= P",
@@ -120,7 +132,10 @@ const std::vector<ScheduleFamily>& schedule_families() {
         {"1f1b-v", "1F1B-V: 1F1B on the V map with a fused full backward B per chunk", "P, M",
          "P >= 1, M >= 1, V = 2 (the reference's runtime also asserts P > 1)",
          "sail-sg/zero-bubble-pipeline-parallelism@39f2c186 v1f1b.py (--enable-1f1b-v)", named("1f1b-v", generate_1f1b_v, 2), false, "v"},
-    };
+        };
+        attach_step_programs(all);
+        return all;
+    }();
     return families;
 }
 

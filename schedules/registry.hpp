@@ -5,6 +5,7 @@
 // citing where its order comes from. Generators enforce exactly the reference's preconditions and throw
 // GenerateError with the reference's reason otherwise.
 #include "model/schedule.hpp"
+#include "schedules/step_program.hpp"
 
 #include <functional>
 #include <optional>
@@ -49,6 +50,9 @@ struct ScheduleFamily {
     // "v" when every schedule of the family is on the V map (rank r holds stages r and 2P-1-r), so that a caller can
     // skip it for another placement without generating it (search's warm starts); empty when it depends on V.
     std::string placement{};
+    // The families whose generator runs a step program (schedules/step_program.hpp): that program, for
+    // GenerateParams::ranks (and stages_per_rank); M is not read. Empty for the others.
+    std::function<FamilyStepProgram(const GenerateParams&)> step_program{};
 };
 
 const std::vector<ScheduleFamily>& schedule_families();

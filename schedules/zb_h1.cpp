@@ -13,9 +13,14 @@
 // Memory: every rank peaks at P activation stashes (released by W), 1F1B's peak, which in 1F1B only
 // rank 0 reaches: the W lag of r keeps r more stashes alive on rank r.
 #include "schedules/families.hpp"
+#include "schedules/pytorch_ir.hpp"
 #include "schedules/zb_hand.hpp"
 
 namespace pp {
+
+FamilyStepProgram step_program_zb_h1(const GenerateParams& params) {
+    return zb_hand_step_program(params.ranks, params.ranks, 1);
+}
 
 Schedule generate_zb_h1(const GenerateParams& params) {
     require_ranks_and_microbatches(params, "ZB-H1");
@@ -25,10 +30,7 @@ Schedule generate_zb_h1(const GenerateParams& params) {
         throw GenerateError("ZB-H1 requires at least as many micro-batches as stages (M >= P), but got M=" +
                             std::to_string(M) + ", P=" + std::to_string(P) + ".");
 
-    std::vector<RankCells> rows;
-    for (int r = 0; r < P; ++r) rows.push_back(zb_hand_rank_cells(P, M, r, 1));
-    return schedule_from_cells(Placement::single(P, loop_stage_map(P, P), M), rows, schedule_label("zb-h1", P, M),
-                               false);
+    return zb_hand_schedule(P, M, P, 1, schedule_label("zb-h1", P, M));
 }
 
 }  // namespace pp

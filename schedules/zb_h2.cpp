@@ -11,9 +11,14 @@
 // zero when F+I+2c = 2W. ICLR table (1.5B, P=8): bubble rate .1083 / .0837 / .0444 at M = 24 / 32 / 64.
 // Memory: about twice 1F1B's -- every rank peaks at 2P-1 activation stashes (released by W).
 #include "schedules/families.hpp"
+#include "schedules/pytorch_ir.hpp"
 #include "schedules/zb_hand.hpp"
 
 namespace pp {
+
+FamilyStepProgram step_program_zb_h2(const GenerateParams& params) {
+    return zb_hand_step_program(params.ranks, 2 * params.ranks, 2);
+}
 
 Schedule generate_zb_h2(const GenerateParams& params) {
     require_ranks_and_microbatches(params, "ZB-H2");
@@ -23,10 +28,7 @@ Schedule generate_zb_h2(const GenerateParams& params) {
         throw GenerateError("ZB-H2 requires at least twice as many micro-batches as stages (M >= 2P), but got M=" +
                             std::to_string(M) + ", P=" + std::to_string(P) + ".");
 
-    std::vector<RankCells> rows;
-    for (int r = 0; r < P; ++r) rows.push_back(zb_hand_rank_cells(P, M, r, 2));
-    return schedule_from_cells(Placement::single(P, loop_stage_map(P, P), M), rows, schedule_label("zb-h2", P, M),
-                               false);
+    return zb_hand_schedule(P, M, 2 * P, 2, schedule_label("zb-h2", P, M));
 }
 
 }  // namespace pp

@@ -1,21 +1,29 @@
 #include "schedules/zb_hand.hpp"
 
+#include "schedules/pytorch_ir.hpp"
+
 namespace pp {
 
-RankCells zb_hand_rank_cells(int ranks, int microbatches, int rank, int warmup_factor) {
-    const int P = ranks, M = microbatches, r = rank, c = warmup_factor;
-    const int warmup = c * (P - 1 - r);
-    const int w_lag = c * r;
-    RankCells row;
-    int f = 0, w = 0;
-    while (f < warmup) row.push_back(op_at(OpKind::F, r, f++));
-    for (int i = 0; i < M; ++i) {
-        if (f < M) row.push_back(op_at(OpKind::F, r, f++));
-        row.push_back(op_at(OpKind::I, r, i));
-        if (i >= w_lag) row.push_back(op_at(OpKind::W, r, w++));
+FamilyStepProgram zb_hand_step_program(int ranks, int m_origin, int warmup_factor) {
+    const int P = ranks, c = warmup_factor;
+    FamilyStepProgram program{m_origin, 1, {}};
+    for (int r = 0; r < P; ++r) {
+        const int warmup = c * (P - 1 - r), w_lag = c * r;
+        program.ranks.push_back(StepProgramBuilder({StepPhase{0, r}})
+                                    .repeat(warmup, {forward(0)})
+                                    .repeat(w_lag, {forward(0), input_backward(0)})
+                                    .repeat(m_origin - c * (P - 1), {forward(0), input_backward(0), weight()}, 1)
+                                    .repeat(warmup, {input_backward(0), weight()})
+                                    .repeat(w_lag, {weight()})
+                                    .take());
     }
-    while (w < M) row.push_back(op_at(OpKind::W, r, w++));
-    return row;
+    return program;
+}
+
+Schedule zb_hand_schedule(int ranks, int microbatches, int m_origin, int warmup_factor, const std::string& label) {
+    return schedule_from_step_program(zb_hand_step_program(ranks, m_origin, warmup_factor),
+                                      Placement::single(ranks, loop_stage_map(ranks, ranks), microbatches),
+                                      microbatches, label);
 }
 
 }  // namespace pp

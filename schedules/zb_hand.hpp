@@ -9,11 +9,16 @@
 //   the c·r owed W's at the end.
 // c = 1 is ZB-H1 (1F1B's warm-up, W's fill the drain), c = 2 is ZB-H2 (twice the warm-up fills the
 // fill bubble too; the last rank defers its W's to the end so the backwards reach rank 0 sooner).
-#include "schedules/pytorch_ir.hpp"
+// As a step program (I queues its W, W runs the oldest: the W's follow the I's in order), at M = m_origin + t:
+//   F x c(P-1-r);  (F, I) x c·r;  (F, I, W) x (m_origin - c(P-1) + t);  (I, W) x c(P-1-r);  W x c·r.
+#include "schedules/registry.hpp"
+#include "schedules/step_program.hpp"
 
 namespace pp {
 
-// Needs M >= c(P-1) so that the warm-up and the owed W's fit; the generators check stricter bounds.
-RankCells zb_hand_rank_cells(int ranks, int microbatches, int rank, int warmup_factor);
+// Needs m_origin >= c(P-1) so that the warm-up and the owed W's fit; the generators check stricter bounds.
+FamilyStepProgram zb_hand_step_program(int ranks, int m_origin, int warmup_factor);
+// The generator: the program run at M (>= m_origin), one stage per rank.
+Schedule zb_hand_schedule(int ranks, int microbatches, int m_origin, int warmup_factor, const std::string& label);
 
 }  // namespace pp

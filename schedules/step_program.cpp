@@ -1,0 +1,203 @@
+// The one interpreter of step programs. Its whole state is two counters per phase and the queue of W's, which
+// is what Lemma 2 (proofs/method.md §1) reasons about and what pipeproof-check re-executes on its own.
+#include "schedules/step_program.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <stdexcept>
+
+namespace pp {
+
+StepProgramBuilder& StepProgramBuilder::repeat(int base, std::vector<StepToken> body, int slope) {
+    program_.loops.push_back(StepLoop{base, slope, std::move(body)});
+    return *this;
+}
+
+StepToken forward(int phase, bool recv, bool send) {
+    return StepToken{StepTokenKind::F, static_cast<std::uint8_t>(phase), 0, recv, send};
+}
+StepToken full_backward(int phase, bool recv, bool send) {
+    return StepToken{StepTokenKind::B, static_cast<std::uint8_t>(phase), 0, recv, send};
+}
+StepToken input_backward(int phase) { return StepToken{StepTokenKind::I, static_cast<std::uint8_t>(phase)}; }
+StepToken weight() { return StepToken{StepTokenKind::W}; }
+StepToken overlapped(int forward_phase, int backward_phase, bool recv_forward_input) {
+    return StepToken{StepTokenKind::Pair, static_cast<std::uint8_t>(forward_phase),
+                     static_cast<std::uint8_t>(backward_phase), recv_forward_input, true};
+}
+StepToken comm(StepTokenKind kind, int phase) { return StepToken{kind, static_cast<std::uint8_t>(phase)}; }
+
+namespace {
+
+class Interpreter {
+public:
+    Interpreter(const RankStepProgram& program, StepObserver* observer)
+        : program_(program), observer_(observer), forwards_(program.phases.size()), backwards_(program.phases.size()) {}
+
+    void run(const StepToken& token) {
+        switch (token.kind) {
+            case StepTokenKind::F: emit(token, Slot::single(next(OpKind::F, token.phase))); break;
+            case StepTokenKind::B: emit(token, Slot::single(next(OpKind::B, token.phase))); break;
+            case StepTokenKind::I: {
+                const Op input_grad = next(OpKind::I, token.phase);
+                Op weight = input_grad;
+                weight.kind = OpKind::W;
+                queued_weights_.push_back(weight);
+                emit(token, Slot::single(input_grad));
+                break;
+            }
+            case StepTokenKind::W: {
+                if (queued_weights_.empty()) throw std::invalid_argument("step program: a W with no I queued before it");
+                const Op w = queued_weights_.front();
+                queued_weights_.pop_front();
+                emit(token, Slot::single(w));
+                break;
+            }
+            case StepTokenKind::Pair: {
+                const Op f = next(OpKind::F, token.phase);
+                emit(token, Slot::pair(f, next(OpKind::B, token.backward_phase)));
+                break;
+            }
+            default:
+                phase(token.phase);
+                if (observer_) observer_->token(token, nullptr);
+        }
+    }
+
+    std::vector<Slot> take() { return std::move(slots_); }
+
+    struct State {
+        std::vector<int> forwards, backwards;
+        std::deque<Op> weights;
+    };
+    State state() const { return {forwards_, backwards_, queued_weights_}; }
+
+private:
+    const StepPhase& phase(int index) const {
+        if (index >= static_cast<int>(program_.phases.size()))
+            throw std::invalid_argument("step program: phase " + std::to_string(index) + " out of range");
+        return program_.phases[index];
+    }
+    Op next(OpKind kind, int index) {
+        const StepPhase& where = phase(index);
+        int& counter = kind == OpKind::F ? forwards_[index] : backwards_[index];
+        return Op{kind, where.pipeline, where.stage, counter++};
+    }
+    void emit(const StepToken& token, const Slot& slot) {
+        slots_.push_back(slot);
+        if (observer_) observer_->token(token, &slots_.back());
+    }
+
+    const RankStepProgram& program_;
+    StepObserver* observer_;
+    std::vector<int> forwards_, backwards_;
+    std::deque<Op> queued_weights_;
+    std::vector<Slot> slots_;
+};
+
+void run_loop(Interpreter& interpreter, const StepLoop& loop, long long trips) {
+    if (trips < 0) throw std::invalid_argument("step program: a loop runs " + std::to_string(trips) + " times");
+    for (long long k = 0; k < trips; ++k)
+        for (const StepToken& token : loop.body) interpreter.run(token);
+}
+
+// The rank's growing loop's index, or why the loops do not have Lemma 2's shape.
+std::string growing_loop(const RankStepProgram& program, size_t& growing) {
+    growing = program.loops.size();
+    for (size_t i = 0; i < program.loops.size(); ++i) {
+        const StepLoop& loop = program.loops[i];
+        if (loop.base < 0) return "loop " + std::to_string(i) + " has a negative base";
+        if (loop.slope == 0) continue;
+        if (loop.slope != 1 || growing != program.loops.size())
+            return "loop " + std::to_string(i) + " has slope " + std::to_string(loop.slope) +
+                   " (Lemma 2: one loop of slope 1, the others 0)";
+        growing = i;
+    }
+    return growing == program.loops.size() ? "no loop grows with t" : "";
+}
+
+// One rank's side conditions; delta[p] is set by the first rank with a phase of pipeline p (-1: not yet).
+std::string rank_lemma2_failure(const RankStepProgram& program, std::vector<int>& delta) {
+    size_t g = 0;
+    if (std::string why = growing_loop(program, g); !why.empty()) return why;
+    Interpreter interpreter(program, nullptr);
+    for (size_t i = 0; i <= g; ++i) run_loop(interpreter, program.loops[i], program.loops[i].base);
+    const Interpreter::State before = interpreter.state();
+    run_loop(interpreter, program.loops[g], 1);
+    const Interpreter::State after = interpreter.state();
+    for (size_t ph = 0; ph < program.phases.size(); ++ph) {
+        const int p = program.phases[ph].pipeline;
+        if (p < 0 || p >= static_cast<int>(delta.size())) return "phase " + std::to_string(ph) + " has pipeline " + std::to_string(p);
+        const int forward = after.forwards[ph] - before.forwards[ph], backward = after.backwards[ph] - before.backwards[ph];
+        if (delta[p] < 0) delta[p] = forward;
+        if (forward != delta[p] || backward != delta[p])
+            return "one iteration of the growing loop advances phase " + std::to_string(ph) + "'s counters by " +
+                   std::to_string(forward) + " and " + std::to_string(backward) + ", pipeline " + std::to_string(p) +
+                   "'s delta is " + std::to_string(delta[p]);
+    }
+    if (after.weights.size() != before.weights.size()) return "one iteration of the growing loop changes the W queue's length";
+    for (size_t k = 0; k < before.weights.size(); ++k) {
+        Op raised = before.weights[k];
+        raised.microbatch += delta[raised.pipeline];
+        if (!(raised == after.weights[k])) return "one iteration of the growing loop does not raise queued W " + std::to_string(k);
+    }
+    return "";
+}
+
+}  // namespace
+
+std::string step_program_lemma2_failure(const FamilyStepProgram& program) {
+    int pipelines = 0;
+    for (const RankStepProgram& rank : program.ranks)
+        for (const StepPhase& phase : rank.phases) pipelines = std::max(pipelines, phase.pipeline + 1);
+    std::vector<int> delta(pipelines, -1);
+    for (size_t r = 0; r < program.ranks.size(); ++r)
+        if (std::string why = rank_lemma2_failure(program.ranks[r], delta); !why.empty())
+            return "rank " + std::to_string(r) + ": " + why;
+    for (int p = 0; p < pipelines; ++p)
+        if (delta[p] < 1) return "pipeline " + std::to_string(p) + " does not grow";
+    return "";
+}
+
+std::vector<Slot> run_step_program(const RankStepProgram& program, int t, StepObserver* observer) {
+    Interpreter interpreter(program, observer);
+    for (const StepLoop& loop : program.loops)
+        run_loop(interpreter, loop, static_cast<long long>(loop.base) + static_cast<long long>(loop.slope) * t);
+    return interpreter.take();
+}
+
+Schedule schedule_from_step_program(const FamilyStepProgram& program, Placement placement, int microbatches,
+                                    std::string source) {
+    const int M = microbatches;
+    if (program.m_step < 1 || M < program.m_origin || (M - program.m_origin) % program.m_step != 0)
+        throw std::invalid_argument("step program: M = " + std::to_string(M) + " is not " +
+                                    std::to_string(program.m_origin) + " + " + std::to_string(program.m_step) + "t");
+    const int t = (M - program.m_origin) / program.m_step;
+    Schedule schedule;
+    schedule.placement = std::move(placement);
+    schedule.source = std::move(source);
+    for (const RankStepProgram& rank : program.ranks) schedule.ranks.push_back(run_step_program(rank, t));
+    return schedule;
+}
+
+std::string format_step_tokens(const std::vector<StepToken>& body) {
+    std::string out;
+    for (const StepToken& token : body) {
+        if (!out.empty()) out += ' ';
+        const std::string p = std::to_string(token.phase);
+        switch (token.kind) {
+            case StepTokenKind::F: out += "F" + p; break;
+            case StepTokenKind::B: out += "B" + p; break;
+            case StepTokenKind::I: out += "I" + p; break;
+            case StepTokenKind::W: out += "W"; break;
+            case StepTokenKind::Pair: out += "(F" + p + ";B" + std::to_string(token.backward_phase) + ")"; break;
+            case StepTokenKind::RecvForward: out += "recvF" + p; break;
+            case StepTokenKind::SendForward: out += "sendF" + p; break;
+            case StepTokenKind::RecvBackward: out += "recvB" + p; break;
+            case StepTokenKind::SendBackward: out += "sendB" + p; break;
+        }
+    }
+    return out;
+}
+
+}  // namespace pp

@@ -1,0 +1,115 @@
+#pragma once
+// Step programs: a rank's order as data, so that "the generator is a periodic word for every M" is checked on
+// the program instead of read off the code (proofs/method.md §1, Lemma 2).
+//
+// A program is a sequence of loops. A loop's trip count is affine in t -- base + slope·t, where the family's
+// admissible M are m_origin + m_step·t -- and its body is a fixed list of tokens, the same in every
+// iteration and for every M. A token never names a micro-batch: F takes the next forward counter of its
+// phase, B and I the next backward counter, an I also queues its W, and W runs the oldest queued W (DeepSeek's
+// WeightGradStore; the Zero Bubble hand schedules' W's, which follow their I's in order, are the same queue).
+// The comm tokens (and the recv/send flags) only describe DeepSeek's communication calls; they run no op.
+//
+// The families whose generators run a program (1F1B, ZB-H1, ZB-H2, DualPipe, DualPipeV) expose it through
+// ScheduleFamily::step_program, and their generator is run_step_program of that program, nothing else.
+#include "model/op.hpp"
+#include "model/schedule.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pp {
+
+// Where one local phase of a rank runs: the ops of its tokens are (pipeline, stage, counter).
+struct StepPhase {
+    int pipeline = 0;
+    int stage = 0;
+};
+
+enum class StepTokenKind : std::uint8_t {
+    F,             // forward of `phase`
+    B,             // full backward of `phase`
+    I,             // input-gradient backward of `phase`; its W joins the queue
+    W,             // the oldest queued W
+    Pair,          // overlapped (F of `phase` ; B of `backward_phase`)
+    RecvForward,   // communication only (DeepSeek's _recv_forward etc. of `phase`)
+    SendForward,
+    RecvBackward,
+    SendBackward,
+};
+
+struct StepToken {
+    StepTokenKind kind = StepTokenKind::F;
+    std::uint8_t phase = 0;
+    std::uint8_t backward_phase = 0;  // Pair only
+    bool recv = true;                 // the compute wrapper queues its receive (DeepSeek's recv flag)
+    bool send = true;                 // ... and its send
+    friend bool operator==(const StepToken&, const StepToken&) = default;
+};
+
+// base + slope·t iterations.
+struct StepLoop {
+    int base = 0;
+    int slope = 0;
+    std::vector<StepToken> body;
+    friend bool operator==(const StepLoop&, const StepLoop&) = default;
+};
+
+struct RankStepProgram {
+    std::vector<StepPhase> phases;
+    std::vector<StepLoop> loops;
+};
+
+// One program per rank, for the M = m_origin + m_step·t.
+struct FamilyStepProgram {
+    int m_origin = 1;
+    int m_step = 1;
+    std::vector<RankStepProgram> ranks;
+};
+
+// Appends loops; `repeat` with a slope of 0 is a fixed loop, `once` a straight line.
+class StepProgramBuilder {
+public:
+    explicit StepProgramBuilder(std::vector<StepPhase> phases) { program_.phases = std::move(phases); }
+    StepProgramBuilder& repeat(int base, std::vector<StepToken> body, int slope = 0);
+    StepProgramBuilder& once(std::vector<StepToken> body) { return repeat(1, std::move(body)); }
+    RankStepProgram take() { return std::move(program_); }
+
+private:
+    RankStepProgram program_;
+};
+
+StepToken forward(int phase, bool recv = true, bool send = true);
+StepToken full_backward(int phase, bool recv = true, bool send = true);
+StepToken input_backward(int phase);
+StepToken weight();
+StepToken overlapped(int forward_phase, int backward_phase, bool recv_forward_input = true);
+StepToken comm(StepTokenKind kind, int phase);
+
+// Told every token as it runs, with the slot it ran (nullptr for a comm token): DeepSeek's communication
+// order is built this way (schedules/dualpipe_steps.cpp).
+class StepObserver {
+public:
+    virtual ~StepObserver() = default;
+    virtual void token(const StepToken& token, const Slot* slot) = 0;
+};
+
+// The program's order at t. Throws std::invalid_argument for a program that cannot run: a negative trip
+// count, a phase out of range, a W with an empty queue.
+std::vector<Slot> run_step_program(const RankStepProgram& program, int t, StepObserver* observer = nullptr);
+
+// Lemma 2's side conditions (proofs/method.md §1) on a family's program, for the prover: on every rank exactly one
+// loop of slope 1, the others of slope 0, no negative base; one iteration of the growing loop, from the state its
+// fixed iterations leave, raises both counters of every phase of pipeline p by one delta_p, the same on every rank,
+// and leaves the queued W's the same with each raised by delta of its pipeline. "" when they hold, else why not.
+// (pipeproof-check re-executes this with its own interpreter, checker/step_program.cpp.)
+std::string step_program_lemma2_failure(const FamilyStepProgram& program);
+
+// Every rank's program run at M (m_origin + m_step·t, else std::invalid_argument), on `placement`.
+Schedule schedule_from_step_program(const FamilyStepProgram& program, Placement placement, int microbatches,
+                                    std::string source);
+
+// "F0 B1 (F0;B1)" for a body, for messages.
+std::string format_step_tokens(const std::vector<StepToken>& body);
+
+}  // namespace pp
