@@ -23,6 +23,8 @@ namespace pp::check {
 namespace {
 
 constexpr const char* kStep = "structure";
+// The checker re-bases a word by this many blocks at most (the families' origins differ by one or two).
+constexpr int kMaxOriginBlocks = 64;
 
 struct State {
     std::vector<int> forwards, backwards;  // per phase: the next micro-batch
@@ -120,8 +122,8 @@ void require_raised(const State& before, const State& after, const RankStepProgr
     }
 }
 
-// The word the program is (Lemma 2), re-based by `blocks` iterations so that its t = 0 is the certificate's.
-void add_rank_word(const RankStepProgram& program, int rank, int pipelines, const std::vector<int>& delta, int blocks,
+// The word the program is (Lemma 2), its t = 0 at the program's origin.
+void add_rank_word(const RankStepProgram& program, int rank, int pipelines, const std::vector<int>& delta,
                    CertificateWord& out) {
     const size_t g = growing_loop(program, rank);
     Executor run(program, rank, pipelines);
@@ -134,13 +136,23 @@ void add_rank_word(const RankStepProgram& program, int rank, int pipelines, cons
     require_raised(before, run.state(), program, delta, rank);
     for (size_t i = g + 1; i < program.loops.size(); ++i)
         after_prefix.run(program.loops[i], program.loops[i].base, suffix);
-    // Re-base: `blocks` iterations join the prefix and the suffix is raised by them.
-    for (int j = 0; j < blocks; ++j)
-        for (const Slot& slot : block) prefix.push_back(shifted(slot, delta, j));
-    for (Slot& slot : suffix) slot = shifted(slot, delta, blocks);
     out.prefix.push_back(std::move(prefix));
     out.block.push_back(std::move(block));
     out.suffix.push_back(std::move(suffix));
+}
+
+// The same periodic word read from `blocks` blocks on: those blocks join the prefix, the block and the suffix are
+// raised by them.
+CertificateWord rebased(const CertificateWord& w, int blocks) {
+    CertificateWord out = w;
+    out.m_origin = w.m_origin + w.step * blocks;
+    for (size_t r = 0; r < w.block.size(); ++r) {
+        for (int j = 0; j < blocks; ++j)
+            for (const Slot& slot : w.block[r]) out.prefix[r].push_back(shifted(slot, w.delta, j));
+        for (Slot& slot : out.block[r]) slot = shifted(slot, w.delta, blocks);  // block j is the old block j + blocks
+        for (Slot& slot : out.suffix[r]) slot = shifted(slot, w.delta, blocks);
+    }
+    return out;
 }
 
 }  // namespace
@@ -165,30 +177,45 @@ std::string check_step_program(const Certificate& c, const Placement& base) {
         reject(kStep, fmt::format("the family's generator runs a step program at M = {} + {}t; the certificate names "
                                   "'{}' at {} + {}t",
                                   program.m_origin, program.m_step, sc->method, sc->from_m, sc->period_m));
-    if (program.m_step != w.step || w.m_origin < program.m_origin || (w.m_origin - program.m_origin) % w.step != 0)
-        reject(kStep, fmt::format("the program's M = {} + {}t does not contain the word's M = {} + {}t",
+    if (program.m_step != w.step || (program.m_origin - w.m_origin) % w.step != 0)
+        reject(kStep, fmt::format("the program's M = {} + {}t and the word's M = {} + {}t are not one progression",
                                   program.m_origin, program.m_step, w.m_origin, w.step));
     if (static_cast<int>(program.ranks.size()) != c.ranks)
         reject(kStep, fmt::format("the program has {} ranks, the certificate {}", program.ranks.size(), c.ranks));
-    const int blocks = (w.m_origin - program.m_origin) / w.step;
-    CertificateWord derived;
-    derived.m_origin = w.m_origin;
-    derived.step = w.step;
-    derived.delta = w.delta;
-    for (int r = 0; r < c.ranks; ++r)
-        add_rank_word(program.ranks[r], r, base.pipeline_count(), w.delta, blocks, derived);
-    const int horizon = std::max(agreement_horizon(w), agreement_horizon(derived));
+    // Compare from the later of the two origins; the certificate's word before the program's origin is compared
+    // with the generator instance by instance.
+    const int later = std::max(program.m_origin, w.m_origin);
+    if ((later - std::min(program.m_origin, w.m_origin)) / w.step > kMaxOriginBlocks)
+        reject(kStep, fmt::format("the program's origin M = {} and the word's M = {} are more than {} blocks apart",
+                                  program.m_origin, w.m_origin, kMaxOriginBlocks));
+    const int program_blocks = (later - program.m_origin) / w.step, word_blocks = (later - w.m_origin) / w.step;
+    for (int t = 0; t < word_blocks; ++t) {
+        const int m = w.m_origin + w.step * t;
+        const std::string diff = first_difference(generate(c, m), instantiate(w, base, t));
+        if (!diff.empty()) reject(kStep, fmt::format("at M = {} the generator and the word differ: {}", m, diff));
+    }
+    CertificateWord from_program;
+    from_program.m_origin = program.m_origin;
+    from_program.step = w.step;
+    from_program.delta = w.delta;
+    for (int r = 0; r < c.ranks; ++r) add_rank_word(program.ranks[r], r, base.pipeline_count(), w.delta, from_program);
+    const CertificateWord derived = rebased(from_program, program_blocks), word = rebased(w, word_blocks);
+    const Placement at_later = instantiate(w, base, word_blocks).placement;
+    const int horizon = std::max(agreement_horizon(word), agreement_horizon(derived));
     for (int t = 0; t <= horizon; ++t) {
-        const std::string diff = first_difference(instantiate(derived, base, t), instantiate(w, base, t));
+        const std::string diff = first_difference(instantiate(derived, at_later, t), instantiate(word, at_later, t));
         if (!diff.empty())
             reject(kStep, fmt::format("at M = {} the step program's word and the certificate's differ: {}",
-                                      w.m_origin + w.step * t, diff));
+                                      later + w.step * t, diff));
     }
     return fmt::format("the generator runs the family's step program (M = {} + {}t); on every rank exactly one loop "
                        "grows, and one iteration of it raises every counter and every queued W by the word's deltas "
                        "(executed by the checker), so the program's order is a periodic word for every t (Lemma 2); "
-                       "that word equals the certificate's for t = 0..{} (Lemma 1)",
-                       program.m_origin, program.m_step, horizon);
+                       "that word equals the certificate's for M = {}..{} (Lemma 1){}",
+                       program.m_origin, program.m_step, later, later + w.step * horizon,
+                       word_blocks > 0 ? fmt::format(", and the generator equals the certificate's word at M = {}..{}",
+                                                     w.m_origin, later - w.step)
+                                       : std::string());
 }
 
 }  // namespace pp::check

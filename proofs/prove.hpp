@@ -35,6 +35,9 @@ struct StructureCheck {
     std::string failure;     // why, when it failed
     int check_until_m = 0;   // compare the fitted word with the generator up to here, so that Lemma 1 ties the two
     std::optional<CertificateStructureCheck> record;
+    // When the check establishes a periodic word of its own (a step program): its shift per pipeline, which the
+    // fitted word must share for Lemma 1 to tie the two. Empty otherwise.
+    std::vector<int> delta;
 };
 
 // A family at fixed P as a function of M; M ranges over m0, m0 + step, m0 + 2*step, ...

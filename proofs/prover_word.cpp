@@ -45,8 +45,14 @@ bool Prover::establish_word() {
     structure_lemma = family.structure_lemma;
     if (structure_lemma.empty() && family.check_structure) {
         const StructureCheck check = family.check_structure();
+        const auto& record = check.record;
         if (check.lemma.empty()) {
             structure_failure = check.failure;
+        } else if (!check.delta.empty() && check.delta != word->delta) {
+            structure_failure = "the step program's word shifts its pipelines by other amounts than the fitted word";
+        } else if (record && (record->period_m != family.step || (record->from_m - M(0)) % family.step != 0)) {
+            structure_failure = fmt::format("the step program runs at M = {} + {}t, the word at M = {} + {}t",
+                                            record->from_m, record->period_m, M(0), family.step);
         } else {
             structure_lemma = check.lemma;
             check_until_m = std::max(check_until_m, check.check_until_m);

@@ -129,6 +129,7 @@ public:
             case K::SendForward: send_forward(t.phase); break;
             case K::RecvBackward: recv_backward(t.phase); break;
             case K::SendBackward: send_backward(t.phase); break;
+            case K::Idle: break;
         }
     }
 

@@ -28,5 +28,7 @@ FamilyStepProgram step_program_zb_h2(const GenerateParams& params);
 FamilyStepProgram step_program_dualpipe(const GenerateParams& params);
 FamilyStepProgram step_program_dualpipev(const GenerateParams& params);
 FamilyStepProgram step_program_chimera(const GenerateParams& params);
+FamilyStepProgram step_program_interleaved_1f1b(const GenerateParams& params);
+FamilyStepProgram step_program_zb1p(const GenerateParams& params);
 
 }  // namespace pp

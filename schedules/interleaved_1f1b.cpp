@@ -42,10 +42,14 @@ Schedule generate_interleaved_1f1b(const GenerateParams& params) {
             "Interleaved 1F1B requires the number of microbatches to be a multiple of the number of rounds (" +
             std::to_string(rounds) + "), but got " + std::to_string(M) + ".");
 
-    std::vector<RankCells> rows;
-    for (int r = 0; r < P; ++r) rows.push_back(interleaved_rank_cells({P, V, M, false}, r));
-    return schedule_from_cells(Placement::single(P, loop_stage_map(P, P * V), M), rows,
+    return schedule_from_cells(Placement::single(P, loop_stage_map(P, P * V), M), interleaved_rows({P, V, M, false}),
                                schedule_label("interleaved-1f1b", P, M, V), true);
+}
+
+// PyTorch's order only (Megatron's tunable order with --group-size has no step program yet).
+FamilyStepProgram step_program_interleaved_1f1b(const GenerateParams& params) {
+    if (params.group_size) throw GenerateError("interleaved-1f1b with --group-size has no step program");
+    return interleaved_step_program({params.ranks, stages_per_rank_or_default(params, "Interleaved 1F1B"), 0, false});
 }
 
 }  // namespace pp

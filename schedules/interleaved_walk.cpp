@@ -75,4 +75,84 @@ RankCells interleaved_rank_cells(const InterleavedShape& shape, int rank) {
     return row;
 }
 
+namespace {
+
+// Where the walk's stages sit as phases: phase v is local stage v (stage v·P + r).
+std::vector<StepPhase> interleaved_phases(int P, int V, int r) {
+    std::vector<StepPhase> phases;
+    for (int v = 0; v < V; ++v) phases.push_back(StepPhase{0, v * P + r});
+    return phases;
+}
+
+// Rank r's walk at M = m_origin + P·t (per_round = P), cut into a fixed head, a loop of V·P steady steps that
+// grows with t, and a fixed tail. The steady step k runs F of local stage (k / P) mod V and the backward of
+// V-1 - ((k - warmup) / P) mod V, both periodic in k with period V·P, so every iteration of the loop is the same
+// tokens; ZB1P's W's are popped from step warmup + r on, so the loop starts there.
+RankStepProgram interleaved_rank_program(const InterleavedShape& shape, int m_origin, int r) {
+    const int P = shape.ranks, V = shape.stages_per_rank, total = V * m_origin, period = V * P;
+    const int hop = shape.zero_bubble ? 1 : 2;
+    const int warmup = (V - 1) * P + hop * (P - 1 - r);
+    const int pad_after_warmup = shape.zero_bubble ? P - 1 - r : std::max(0, V * P + 2 * (P - 1 - r) - warmup - r);
+    auto forward_phase = [&](int k) { return (k / P) % V; };
+    auto backward_phase = [&](int k) { return V - 1 - ((k - warmup) / P) % V; };
+    auto backward = [&](int k) { return shape.zero_bubble ? input_backward(backward_phase(k)) : full_backward(backward_phase(k)); };
+    const int w_from = warmup + (shape.zero_bubble ? r : 0);  // the first steady step that pops a W
+    auto steady = [&](int k) {
+        std::vector<StepToken> step{forward(forward_phase(k)), backward(k)};
+        if (shape.zero_bubble && k >= w_from) step.push_back(weight());
+        return step;
+    };
+    std::vector<StepToken> head(static_cast<size_t>(r), idle()), loop, tail;
+    for (int k = 0; k < warmup; ++k) head.push_back(forward(forward_phase(k)));
+    if (warmup > 0) head.insert(head.end(), static_cast<size_t>(pad_after_warmup), idle());
+    for (int k = warmup; k < w_from; ++k) for (const StepToken& token : steady(k)) head.push_back(token);
+    for (int k = w_from; k < w_from + period; ++k) for (const StepToken& token : steady(k)) loop.push_back(token);
+    // The steady steps left at t = 0 (k from w_from to total), then the cool-down: in the walk they follow the
+    // loop's iterations at k + period·t, the same tokens since both phases repeat with the period.
+    for (int k = w_from; k < total; ++k) for (const StepToken& token : steady(k)) tail.push_back(token);
+    for (int k = total; k < total + warmup; ++k) {
+        if (!shape.zero_bubble) tail.push_back(idle());  // cool-down: lock-step with the others
+        tail.push_back(backward(k));
+        if (shape.zero_bubble) tail.push_back(weight());
+    }
+    if (shape.zero_bubble) tail.insert(tail.end(), static_cast<size_t>(r), weight());  // the owed W's
+    return StepProgramBuilder(interleaved_phases(P, V, r)).once(head).repeat(0, loop, 1).once(tail).take();
+}
+
+}  // namespace
+
+FamilyStepProgram interleaved_step_program(const InterleavedShape& shape) {
+    const int P = shape.ranks, V = shape.stages_per_rank;
+    const int hop = shape.zero_bubble ? 1 : 2;
+    // The warm-up (V-1)P + hop(P-1-r) is never cut to V·M from M = m_origin on.
+    const int m_origin = (V - 1) * P + hop * (P - 1) <= V * P ? P : 2 * P;
+    FamilyStepProgram program{m_origin, P, {}};
+    for (int r = 0; r < P; ++r) program.ranks.push_back(interleaved_rank_program(shape, m_origin, r));
+    return program;
+}
+
+RankCells step_program_cells(const RankStepProgram& program, int t) {
+    struct Cells : StepObserver {
+        RankCells row;
+        void token(const StepToken& token, const Slot* slot) override {
+            if (slot) row.push_back(slot->ops[0]);
+            else if (token.kind == StepTokenKind::Idle) row.push_back(std::nullopt);
+        }
+    } cells;
+    run_step_program(program, t, &cells);
+    return std::move(cells.row);
+}
+
+std::vector<RankCells> interleaved_rows(const InterleavedShape& shape) {
+    const int P = shape.ranks, M = shape.microbatches;
+    std::vector<RankCells> rows;
+    const FamilyStepProgram program = interleaved_step_program(shape);
+    if (M >= program.m_origin && (M - program.m_origin) % P == 0) {
+        for (const RankStepProgram& rank : program.ranks) rows.push_back(step_program_cells(rank, (M - program.m_origin) / P));
+    } else {
+        for (int r = 0; r < P; ++r) rows.push_back(interleaved_rank_cells(shape, r));
+    }
+    return rows;
+}
+
 }  // namespace pp

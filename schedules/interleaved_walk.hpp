@@ -4,6 +4,7 @@
 // s mod P); micro-batches go round in groups of m = M / R, R = max(1, floor(M/P)) "rounds", and each rank
 // cycles through its V local stages every m micro-batches (depth first).
 #include "schedules/pytorch_ir.hpp"
+#include "schedules/step_program.hpp"
 
 namespace pp {
 
@@ -18,5 +19,14 @@ int interleaved_rounds(int ranks, int microbatches);  // R = max(1, floor(M / P)
 
 // Rank r's row, including PyTorch's padding Nones (before the ZB1P bubble pass).
 RankCells interleaved_rank_cells(const InterleavedShape& shape, int rank);
+
+// The same walk as step programs (schedules/step_program.hpp) for M = m_origin + P·t, where every round holds P
+// micro-batches and the warm-up is not cut short by M: m_origin = P, or 2P for interleaved 1F1B when rank 0's
+// warm-up (V-1)P + 2(P-1) exceeds V·P. Its Idle tokens are the walk's Nones. `shape.microbatches` is not read.
+FamilyStepProgram interleaved_step_program(const InterleavedShape& shape);
+// A rank's row from its program at t: the slots (single ops) as cells, Idle tokens as Nones.
+RankCells step_program_cells(const RankStepProgram& program, int t);
+// The rows at M: the step program's where M is one of its M, else the walk's.
+std::vector<RankCells> interleaved_rows(const InterleavedShape& shape);
 
 }  // namespace pp

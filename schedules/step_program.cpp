@@ -26,6 +26,7 @@ StepToken overlapped(int forward_phase, int backward_phase, bool recv_forward_in
                      static_cast<std::uint8_t>(backward_phase), recv_forward_input, true};
 }
 StepToken comm(StepTokenKind kind, int phase) { return StepToken{kind, static_cast<std::uint8_t>(phase)}; }
+StepToken idle() { return StepToken{StepTokenKind::Idle}; }
 
 namespace {
 
@@ -146,16 +147,21 @@ std::string rank_lemma2_failure(const RankStepProgram& program, std::vector<int>
 
 }  // namespace
 
-std::string step_program_lemma2_failure(const FamilyStepProgram& program) {
+std::string step_program_lemma2_failure(const FamilyStepProgram& program, std::vector<int>* delta_out) {
     int pipelines = 0;
     for (const RankStepProgram& rank : program.ranks)
         for (const StepPhase& phase : rank.phases) pipelines = std::max(pipelines, phase.pipeline + 1);
     std::vector<int> delta(pipelines, -1);
-    for (size_t r = 0; r < program.ranks.size(); ++r)
-        if (std::string why = rank_lemma2_failure(program.ranks[r], delta); !why.empty())
-            return "rank " + std::to_string(r) + ": " + why;
+    try {
+        for (size_t r = 0; r < program.ranks.size(); ++r)
+            if (std::string why = rank_lemma2_failure(program.ranks[r], delta); !why.empty())
+                return "rank " + std::to_string(r) + ": " + why;
+    } catch (const std::invalid_argument& e) {
+        return e.what();  // a program that cannot run (a W with nothing queued, a phase out of range)
+    }
     for (int p = 0; p < pipelines; ++p)
         if (delta[p] < 1) return "pipeline " + std::to_string(p) + " does not grow";
+    if (delta_out) *delta_out = std::move(delta);
     return "";
 }
 
@@ -165,6 +171,29 @@ std::vector<Slot> run_step_program(const RankStepProgram& program, int t, StepOb
         run_loop(interpreter, loop, static_cast<long long>(loop.base) + static_cast<long long>(loop.slope) * t);
     return interpreter.take();
 }
+
+namespace {
+
+// Schedule::gaps of one rank: the Idle tokens before each slot, and after the last.
+class GapCounter : public StepObserver {
+public:
+    void token(const StepToken& token, const Slot* slot) override {
+        if (slot) {
+            gaps_.push_back(0);
+        } else if (token.kind == StepTokenKind::Idle) {
+            ++gaps_.back();
+            any_ = true;
+        }
+    }
+    bool any() const { return any_; }
+    std::vector<int> take() { return std::move(gaps_); }
+
+private:
+    std::vector<int> gaps_{0};
+    bool any_ = false;
+};
+
+}  // namespace
 
 Schedule schedule_from_step_program(const FamilyStepProgram& program, Placement placement, int microbatches,
                                     std::string source) {
@@ -176,7 +205,15 @@ Schedule schedule_from_step_program(const FamilyStepProgram& program, Placement 
     Schedule schedule;
     schedule.placement = std::move(placement);
     schedule.source = std::move(source);
-    for (const RankStepProgram& rank : program.ranks) schedule.ranks.push_back(run_step_program(rank, t));
+    std::vector<std::vector<int>> gaps;
+    bool any_gap = false;
+    for (const RankStepProgram& rank : program.ranks) {
+        GapCounter counter;
+        schedule.ranks.push_back(run_step_program(rank, t, &counter));
+        any_gap = any_gap || counter.any();
+        gaps.push_back(counter.take());
+    }
+    if (any_gap) schedule.gaps = std::move(gaps);
     return schedule;
 }
 
@@ -195,6 +232,7 @@ std::string format_step_tokens(const std::vector<StepToken>& body) {
             case StepTokenKind::SendForward: out += "sendF" + p; break;
             case StepTokenKind::RecvBackward: out += "recvB" + p; break;
             case StepTokenKind::SendBackward: out += "sendB" + p; break;
+            case StepTokenKind::Idle: out += "_"; break;
         }
     }
     return out;

@@ -7,10 +7,14 @@
 // iteration and for every M. A token never names a micro-batch: F takes the next forward counter of its
 // phase, B and I the next backward counter, an I also queues its W, and W runs the oldest queued W (DeepSeek's
 // WeightGradStore; the Zero Bubble hand schedules' W's, which follow their I's in order, are the same queue).
-// The comm tokens (and the recv/send flags) only describe DeepSeek's communication calls; they run no op.
+// The comm tokens (and the recv/send flags) only describe DeepSeek's communication calls, and Idle tokens PyTorch's
+// empty cells; they run no op.
 //
-// The families whose generators run a program (1F1B, ZB-H1, ZB-H2, DualPipe, DualPipeV) expose it through
-// ScheduleFamily::step_program, and their generator is run_step_program of that program, nothing else.
+// The families whose generators run a program (1F1B, ZB-H1, ZB-H2, DualPipe, DualPipeV, Chimera, and interleaved
+// 1F1B and ZB1P on their M = kP) expose it through ScheduleFamily::step_program, and on the program's M their
+// generator's order is run_step_program of that program. (DualPipe and DualPipeV build the program per rank from
+// a shape whose micro-batch count the program does not read; interleaved 1F1B and ZB1P run PyTorch's walk on the
+// other M, and ZB1P's bubble pass then adds idle cells only.)
 #include "model/op.hpp"
 #include "model/schedule.hpp"
 
@@ -36,6 +40,7 @@ enum class StepTokenKind : std::uint8_t {
     SendForward,
     RecvBackward,
     SendBackward,
+    Idle,          // an empty cell of PyTorch's lock-step rows (a drawing aid, Schedule::gaps): no op, no state
 };
 
 struct StepToken {
@@ -85,6 +90,7 @@ StepToken input_backward(int phase);
 StepToken weight();
 StepToken overlapped(int forward_phase, int backward_phase, bool recv_forward_input = true);
 StepToken comm(StepTokenKind kind, int phase);
+StepToken idle();
 
 // Told every token as it runs, with the slot it ran (nullptr for a comm token): DeepSeek's communication
 // order is built this way (schedules/dualpipe_steps.cpp).
@@ -103,9 +109,11 @@ std::vector<Slot> run_step_program(const RankStepProgram& program, int t, StepOb
 // fixed iterations leave, raises both counters of every phase of pipeline p by one delta_p, the same on every rank,
 // and leaves the queued W's the same with each raised by delta of its pipeline. "" when they hold, else why not.
 // (pipeproof-check re-executes this with its own interpreter, checker/step_program.cpp.)
-std::string step_program_lemma2_failure(const FamilyStepProgram& program);
+// `delta`, when given, gets delta_p per pipeline.
+std::string step_program_lemma2_failure(const FamilyStepProgram& program, std::vector<int>* delta = nullptr);
 
-// Every rank's program run at M (m_origin + m_step·t, else std::invalid_argument), on `placement`.
+// Every rank's program run at M (m_origin + m_step·t, else std::invalid_argument), on `placement`; its Idle tokens
+// become Schedule::gaps.
 Schedule schedule_from_step_program(const FamilyStepProgram& program, Placement placement, int microbatches,
                                     std::string source);
 

@@ -68,11 +68,14 @@ Schedule generate_zb1p(const GenerateParams& params) {
             "Zero bubble requires the number of microbatches to be a multiple of the number of rounds (" +
             std::to_string(rounds) + "), but got " + std::to_string(M) + ".");
 
-    std::vector<RankCells> rows;
-    for (int r = 0; r < P; ++r) rows.push_back(interleaved_rank_cells({P, V, M, true}, r));
-    rows = add_forward_bubbles(rows, P * V, M);
+    const std::vector<RankCells> rows = add_forward_bubbles(interleaved_rows({P, V, M, true}), P * V, M);
     return schedule_from_cells(Placement::single(P, loop_stage_map(P, P * V), M), rows,
                                schedule_label("zb1p", P, M, V), true);
+}
+
+// The order before the bubble pass, which only inserts idle cells.
+FamilyStepProgram step_program_zb1p(const GenerateParams& params) {
+    return interleaved_step_program({params.ranks, stages_per_rank_or_default(params, "Zero bubble"), 0, true});
 }
 
 }  // namespace pp

@@ -3,6 +3,7 @@
 // decomposition read off its own runs at t = 0 and 1), a program that breaks a condition is named, and the
 // checker's step `structure` re-derives the word from the program for a certificate that names it or not.
 #include "cli_runner.hpp"
+#include "schedules/interleaved_walk.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/step_program.hpp"
 
@@ -109,10 +110,10 @@ TEST_CASE("step programs: every family that runs one meets Lemma 2's side condit
         if (!family.step_program) continue;
         for (int P = 1; P <= 16; ++P) {
             if ((family.name == "dualpipe" || family.name == "chimera") && P % 2 != 0) continue;
+            // The generator is the program on the program's M: at its origin and the next few.
             const pp::FamilyStepProgram program = family.step_program(pp::GenerateParams{P, 1, std::nullopt});
             INFO(family.name << " P=" << P);
             CHECK(pp::step_program_lemma2_failure(program).empty());
-            // The generator is the program: its order at the first admissible M and the next few.
             for (int t = 0; t <= 3; ++t) {
                 const int M = program.m_origin + program.m_step * t;
                 const pp::Schedule generated = family.generate(pp::GenerateParams{P, M, std::nullopt});
@@ -126,7 +127,35 @@ TEST_CASE("step programs: every family that runs one meets Lemma 2's side condit
             ++programs;
         }
     }
-    CHECK(programs == 4 * 16 + 2 * 8);  // 1f1b, zb-h1, zb-h2, dualpipev at P = 1..16; dualpipe, chimera at even P
+    // 1f1b, zb-h1, zb-h2, dualpipev, interleaved-1f1b, zb1p at P = 1..16; dualpipe, chimera at even P
+    CHECK(programs == 6 * 16 + 2 * 8);
+}
+
+TEST_CASE("step programs: PyTorch's interleaved walk and its step program give the same rows, idle cells included",
+          "[step-program]") {
+    // The walk (interleaved_rank_cells) still serves the M outside the program's progression; on the progression
+    // the two are independent descriptions of one order.
+    int rows = 0;
+    for (const bool zero_bubble : {false, true})
+        for (int P = 1; P <= 8; ++P)
+            for (int V = 1; V <= 4; ++V) {
+                const pp::FamilyStepProgram program = pp::interleaved_step_program({P, V, 0, zero_bubble});
+                CHECK(program.m_step == P);
+                CHECK(pp::step_program_lemma2_failure(program).empty());
+                for (int M = program.m_origin; M <= 8 * P; M += P)
+                    for (int r = 0; r < P; ++r) {
+                        INFO("zb=" << zero_bubble << " P=" << P << " V=" << V << " M=" << M << " r=" << r);
+                        const pp::RankCells walk = pp::interleaved_rank_cells({P, V, M, zero_bubble}, r),
+                                            run = pp::step_program_cells(program.ranks[r], (M - program.m_origin) / P);
+                        REQUIRE(walk.size() == run.size());
+                        for (size_t k = 0; k < walk.size(); ++k) {
+                            REQUIRE(walk[k].has_value() == run[k].has_value());
+                            if (walk[k]) CHECK(*walk[k] == *run[k]);
+                        }
+                        ++rows;
+                    }
+            }
+    CHECK(rows > 1000);
 }
 
 TEST_CASE("step programs: the interpreter's order is Lemma 2's periodic word, on random programs", "[step-program]") {
@@ -208,6 +237,42 @@ TEST_CASE("step programs: pipeproof-check derives the word from the program, nam
         std::ofstream(copy / "certificate.json", std::ios::binary) << j.dump(2);
         return pp::test::run_check(copy.string());
     };
+    // A word that starts one block later than the program is the same word: CHECKED. (1F1B at P = 4: prefix gains
+    // the block, block and suffix are raised by one micro-batch, one potential per new prefix slot.)
+    const fs::path one_f_one_b = pp::test::scratch_dir() / "step-program-1f1b";
+    fs::remove_all(one_f_one_b);
+    REQUIRE(pp::test::run_cli("prove 1f1b -P 4 --costs F=1,I=1,W=1 --certificate " + one_f_one_b.string()).exit_code == 0);
+    auto raise_ops = [](const std::string& slots) {  // "0F4 0B1" -> "0F5 0B2" (single ops of pipeline 0)
+        std::string out;
+        for (size_t at = 0; at < slots.size();) {
+            const size_t end = std::min(slots.find(' ', at), slots.size());
+            const std::string op = slots.substr(at, end - at);
+            const size_t letter = op.find_first_of("FIBW");
+            out += (out.empty() ? "" : " ") + op.substr(0, letter + 1) + std::to_string(std::stoi(op.substr(letter + 1)) + 1);
+            at = end + 1;
+        }
+        return out;
+    };
+    {
+        const fs::path copy = pp::test::scratch_dir() / "step-program-later-word";
+        fs::remove_all(copy);
+        fs::copy(one_f_one_b, copy, fs::copy_options::recursive);
+        nlohmann::json j = nlohmann::json::parse(pp::test::slurp(copy / "certificate.json"));
+        j["word"]["m_origin"] = 5;
+        for (size_t r = 0; r < j["word"]["ranks"].size(); ++r) {
+            auto& rank = j["word"]["ranks"][r];
+            const std::string block = rank["block"];
+            rank["prefix"] = rank["prefix"].get<std::string>() + " " + block;
+            rank["block"] = raise_ops(block);
+            if (!rank["suffix"].get<std::string>().empty()) rank["suffix"] = raise_ops(rank["suffix"]);
+            for (int k = 0; k < 2; ++k) j["potentials"]["alpha"][r].push_back(0);
+        }
+        std::ofstream(copy / "certificate.json", std::ios::binary) << j.dump(2);
+        const auto later = pp::test::run_check(copy.string());
+        INFO(later.out);
+        CHECK(later.exit_code == 0);
+        CHECK_THAT(later.out, Catch::Contains("ok     structure"));
+    }
     const nlohmann::json recorded = nlohmann::json::parse(pp::test::slurp(dir / "certificate.json"))["claim"]["structure_check"];
     CHECK(recorded["method"] == "step-program");
     CHECK(recorded["from_m"] == 8);
