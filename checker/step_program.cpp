@@ -3,7 +3,8 @@
 // A family whose generator is a step program (schedules/step_program.hpp) exposes the program. Its loops have trip
 // counts base + slope·t and fixed bodies by construction; what remains is the lemma's side conditions, checked here
 // by executing the program with the checker's own interpreter (two counters per phase and the queue of W's -- the
-// whole state the tokens read):
+// whole state the tokens read; a W token takes the queue's front, a W token of a phase its first entry of that
+// phase):
 //   - each rank has exactly one loop of slope 1 (the others slope 0) and no negative base;
 //   - one iteration of that loop, from the state its fixed iterations leave, raises every counter of a phase of
 //     pipeline p by delta_p and leaves the queue of W's the same with every entry raised by delta of its pipeline.
@@ -64,6 +65,16 @@ private:
                 out.push_back(Slot::single(state_.weights.front()));
                 state_.weights.pop_front();
                 break;
+            case StepTokenKind::WeightOf: {
+                const Op like = next_op_of(token.phase);
+                auto it = state_.weights.begin();
+                while (it != state_.weights.end() && !(it->pipeline == like.pipeline && it->stage == like.stage)) ++it;
+                if (it == state_.weights.end())
+                    reject(kStep, fmt::format("rank {}: a W token of phase {} with no W of it queued", rank_, token.phase));
+                out.push_back(Slot::single(*it));
+                state_.weights.erase(it);
+                break;
+            }
             case StepTokenKind::Pair: {
                 const Op f = next(OpKind::F, token.phase);
                 out.push_back(Slot::pair(f, next(OpKind::B, token.backward_phase)));
@@ -71,6 +82,12 @@ private:
             }
             default: break;  // communication: no op, no state
         }
+    }
+    // Where `phase` runs, as an op (kind and micro-batch unset), without taking a counter.
+    Op next_op_of(int phase) const {
+        if (phase >= static_cast<int>(program_.phases.size()))
+            reject(kStep, fmt::format("rank {}: a token of phase {}, which the program does not have", rank_, phase));
+        return Op{OpKind::W, program_.phases[phase].pipeline, program_.phases[phase].stage, 0};
     }
     Op next(OpKind kind, int phase) {
         if (phase >= static_cast<int>(program_.phases.size()))

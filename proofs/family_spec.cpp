@@ -13,11 +13,6 @@ namespace pp {
 
 namespace {
 
-const char* kZbvLemma =
-    "schedules/zbv.cpp: for M >= 2P-1 (n = M, nothing blanked) rank r runs fixed-count loops (2(P-r)-1 F; r x [F F]; "
-    "(P-r) x [F I W]), then `while f1 < f0 or f0 < n` whose iterations with an F(s0) grow by one per micro-batch "
-    "(the ones without it number f0 - f1, fixed), then fixed-count cool-down loops, every index a running counter: "
-    "a periodic word (proofs/method.md, lemma 'running-counter step programs').";
 
 // The greedy families (issue 33). Their generators are passes over integer slots; the argument is that every
 // decision is the same up to a shift once the warm-up is past, which the long op-for-op check below backs.
@@ -214,7 +209,6 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
             spec.structure_lemma = name == "1f1b-v" ? kV1F1BLemma : kVGreedyLemma;
     } else if (name == "zbv") {
         spec.m0 = 1, spec.step = 1, spec.precondition = "M >= 1 (below 2P - 1 PyTorch blanks the padding micro-batches)";
-        spec.structure_lemma = kZbvLemma;
     } else {
         // Probe the generator for the first admissible M and a step that keeps it admissible.
         auto ok = [&](int M) {

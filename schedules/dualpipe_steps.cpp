@@ -117,7 +117,8 @@ public:
                 commit();
                 if (t.send || t.kind == K::I) send_backward(t.phase);
                 break;
-            case K::W: commit(); break;
+            case K::W:
+            case K::WeightOf: commit(); break;
             case K::Pair:
                 if (t.recv) recv_forward(t.phase);
                 recv_backward(t.backward_phase);

@@ -131,18 +131,6 @@ FamilyStepProgram interleaved_step_program(const InterleavedShape& shape) {
     return program;
 }
 
-RankCells step_program_cells(const RankStepProgram& program, int t) {
-    struct Cells : StepObserver {
-        RankCells row;
-        void token(const StepToken& token, const Slot* slot) override {
-            if (slot) row.push_back(slot->ops[0]);
-            else if (token.kind == StepTokenKind::Idle) row.push_back(std::nullopt);
-        }
-    } cells;
-    run_step_program(program, t, &cells);
-    return std::move(cells.row);
-}
-
 std::vector<RankCells> interleaved_rows(const InterleavedShape& shape) {
     const int P = shape.ranks, M = shape.microbatches;
     std::vector<RankCells> rows;

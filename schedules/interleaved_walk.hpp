@@ -24,8 +24,6 @@ RankCells interleaved_rank_cells(const InterleavedShape& shape, int rank);
 // micro-batches and the warm-up is not cut short by M: m_origin = P, or 2P for interleaved 1F1B when rank 0's
 // warm-up (V-1)P + 2(P-1) exceeds V·P. Its Idle tokens are the walk's Nones. `shape.microbatches` is not read.
 FamilyStepProgram interleaved_step_program(const InterleavedShape& shape);
-// A rank's row from its program at t: the slots (single ops) as cells, Idle tokens as Nones.
-RankCells step_program_cells(const RankStepProgram& program, int t);
 // The rows at M: the step program's where M is one of its M, else the walk's.
 std::vector<RankCells> interleaved_rows(const InterleavedShape& shape);
 

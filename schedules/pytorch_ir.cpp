@@ -28,6 +28,18 @@ Schedule schedule_from_cells(Placement placement, const std::vector<RankCells>& 
     return schedule;
 }
 
+RankCells step_program_cells(const RankStepProgram& program, int t) {
+    struct Cells : StepObserver {
+        RankCells row;
+        void token(const StepToken& token, const Slot* slot) override {
+            if (slot) row.push_back(slot->ops[0]);
+            else if (token.kind == StepTokenKind::Idle) row.push_back(std::nullopt);
+        }
+    } cells;
+    run_step_program(program, t, &cells);
+    return std::move(cells.row);
+}
+
 void require_ranks_and_microbatches(const GenerateParams& params, const std::string& family) {
     if (params.ranks < 1)
         throw GenerateError(family + " needs at least one rank (P >= 1), but got P=" + std::to_string(params.ranks) +

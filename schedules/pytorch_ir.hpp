@@ -15,6 +15,10 @@ using RankCells = std::vector<Cell>;  // one rank's row, left to right
 
 inline Op op_at(OpKind kind, int stage, int microbatch) { return Op{kind, 0, stage, microbatch}; }
 
+// A rank's row from its step program at t (schedules/step_program.hpp): the slots (single ops) as cells, Idle
+// tokens as Nones.
+RankCells step_program_cells(const RankStepProgram& program, int t);
+
 // Slots in row order; gaps are recorded only when keep_gaps is set and some row has an idle cell.
 Schedule schedule_from_cells(Placement placement, const std::vector<RankCells>& rows, std::string source,
                              bool keep_gaps);

@@ -21,6 +21,7 @@ StepToken full_backward(int phase, bool recv, bool send) {
 }
 StepToken input_backward(int phase) { return StepToken{StepTokenKind::I, static_cast<std::uint8_t>(phase)}; }
 StepToken weight() { return StepToken{StepTokenKind::W}; }
+StepToken weight_of(int phase) { return StepToken{StepTokenKind::WeightOf, static_cast<std::uint8_t>(phase)}; }
 StepToken overlapped(int forward_phase, int backward_phase, bool recv_forward_input) {
     return StepToken{StepTokenKind::Pair, static_cast<std::uint8_t>(forward_phase),
                      static_cast<std::uint8_t>(backward_phase), recv_forward_input, true};
@@ -51,6 +52,19 @@ public:
                 if (queued_weights_.empty()) throw std::invalid_argument("step program: a W with no I queued before it");
                 const Op w = queued_weights_.front();
                 queued_weights_.pop_front();
+                emit(token, Slot::single(w));
+                break;
+            }
+            case StepTokenKind::WeightOf: {
+                const StepPhase& where = phase(token.phase);
+                const auto it = std::find_if(queued_weights_.begin(), queued_weights_.end(), [&](const Op& w) {
+                    return w.pipeline == where.pipeline && w.stage == where.stage;
+                });
+                if (it == queued_weights_.end())
+                    throw std::invalid_argument("step program: a W of phase " + std::to_string(token.phase) +
+                                                " with no I of that phase queued before it");
+                const Op w = *it;
+                queued_weights_.erase(it);
                 emit(token, Slot::single(w));
                 break;
             }
@@ -227,6 +241,7 @@ std::string format_step_tokens(const std::vector<StepToken>& body) {
             case StepTokenKind::B: out += "B" + p; break;
             case StepTokenKind::I: out += "I" + p; break;
             case StepTokenKind::W: out += "W"; break;
+            case StepTokenKind::WeightOf: out += "W" + p; break;
             case StepTokenKind::Pair: out += "(F" + p + ";B" + std::to_string(token.backward_phase) + ")"; break;
             case StepTokenKind::RecvForward: out += "recvF" + p; break;
             case StepTokenKind::SendForward: out += "sendF" + p; break;

@@ -35,6 +35,7 @@ enum class StepTokenKind : std::uint8_t {
     B,             // full backward of `phase`
     I,             // input-gradient backward of `phase`; its W joins the queue
     W,             // the oldest queued W
+    WeightOf,      // the oldest queued W of `phase` (per-stage W queues, as ZB-V's)
     Pair,          // overlapped (F of `phase` ; B of `backward_phase`)
     RecvForward,   // communication only (DeepSeek's _recv_forward etc. of `phase`)
     SendForward,
@@ -88,6 +89,7 @@ StepToken forward(int phase, bool recv = true, bool send = true);
 StepToken full_backward(int phase, bool recv = true, bool send = true);
 StepToken input_backward(int phase);
 StepToken weight();
+StepToken weight_of(int phase);
 StepToken overlapped(int forward_phase, int backward_phase, bool recv_forward_input = true);
 StepToken comm(StepTokenKind kind, int phase);
 StepToken idle();
@@ -104,6 +106,7 @@ public:
 // count, a phase out of range, a W with an empty queue.
 std::vector<Slot> run_step_program(const RankStepProgram& program, int t, StepObserver* observer = nullptr);
 
+// (The W's of every phase share one queue: W takes its front, WeightOf the first entry of its phase.)
 // Lemma 2's side conditions (proofs/method.md §1) on a family's program, for the prover: on every rank exactly one
 // loop of slope 1, the others of slope 0, no negative base; one iteration of the growing loop, from the state its
 // fixed iterations leave, raises both counters of every phase of pipeline p by one delta_p, the same on every rank,

@@ -71,11 +71,13 @@ pp::RankStepProgram random_program(std::mt19937& rng, std::vector<int>& delta) {
     if (phases == 2) where.push_back({two_pipelines ? 1 : 0, two_pipelines ? 0 : 1});
     delta.assign(two_pipelines ? 2 : 1, 0);
     auto token = [&](int phase) {
-        switch (pick(5)) {
+        switch (pick(7)) {
             case 0: return pp::forward(phase);
             case 1: return pp::full_backward(phase);
             case 2: return pp::input_backward(phase);
             case 3: return pp::weight();
+            case 4: return pp::weight_of(phase);
+            case 5: return pp::idle();
             default: return pp::overlapped(phase, pick(phases));
         }
     };
@@ -91,7 +93,7 @@ pp::RankStepProgram random_program(std::mt19937& rng, std::vector<int>& delta) {
             body.push_back(pp::forward(phase));
             const bool split = pick(2) == 0;
             body.push_back(split ? pp::input_backward(phase) : pp::full_backward(phase));
-            if (split) body.push_back(pp::weight());
+            if (split) body.push_back(pick(2) == 0 ? pp::weight() : pp::weight_of(phase));
         }
     std::shuffle(body.begin(), body.end(), rng);
     for (int& x : delta) x = d;
@@ -127,8 +129,8 @@ TEST_CASE("step programs: every family that runs one meets Lemma 2's side condit
             ++programs;
         }
     }
-    // 1f1b, zb-h1, zb-h2, dualpipev, interleaved-1f1b, zb1p at P = 1..16; dualpipe, chimera at even P
-    CHECK(programs == 6 * 16 + 2 * 8);
+    // 1f1b, zb-h1, zb-h2, dualpipev, interleaved-1f1b, zb1p, zbv at P = 1..16; dualpipe, chimera at even P
+    CHECK(programs == 7 * 16 + 2 * 8);
 }
 
 TEST_CASE("step programs: PyTorch's interleaved walk and its step program give the same rows, idle cells included",
