@@ -267,8 +267,9 @@ std::string constraint_text(const CertificateConstraint& k) {
 
 // Rebuilt from the numbers the steps re-derived, not from the certificate's own wording of them.
 std::string verified_claim(const Certificate& c) {
-    const std::string who = fmt::format("{} at P = {}{}", c.family, c.ranks,
-                                        c.stages_per_rank ? fmt::format(", V = {}", *c.stages_per_rank) : std::string());
+    const std::string who = fmt::format("{} at P = {}{}{}", c.family, c.ranks,
+                                        c.stages_per_rank ? fmt::format(", V = {}", *c.stages_per_rank) : std::string(),
+                                        c.group_size ? fmt::format(", G = {}", *c.group_size) : std::string());
     const std::string every_m = fmt::format("every admissible M (M = {} + {}k)", c.family_m0, c.family_step);
     if (c.property == "bubble-constant" && c.bubble) {
         const CertificateBubble& b = *c.bubble;

@@ -184,7 +184,9 @@ std::string check_step_program(const Certificate& c, const Placement& base) {
     if (!family || !family->step_program) reject(kStep, c.family + " has no step program");
     FamilyStepProgram program;
     try {
-        program = family->step_program(GenerateParams{c.ranks, 1, c.stages_per_rank});
+        GenerateParams params{c.ranks, 1, c.stages_per_rank};
+        params.group_size = c.group_size;
+        program = family->step_program(params);
     } catch (const std::exception& e) {
         reject(kStep, fmt::format("the family's step program at P = {}: {}", c.ranks, e.what()));
     }

@@ -22,6 +22,7 @@ Schedule generate(const Certificate& c, int microbatches) {
     const ScheduleFamily* family = find_family(c.family);
     if (!family) reject("claim", "'" + c.family + "' is not a schedule family of this build");
     GenerateParams params{c.ranks, microbatches, c.stages_per_rank};
+    params.group_size = c.group_size;
     if (c.ordered_for_costs) {
         if (!family->orders_for_costs) reject("claim", c.family + " does not order for costs, the certificate says it does");
         params.costs = c.costs;

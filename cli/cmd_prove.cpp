@@ -91,7 +91,7 @@ std::string prepare_certificate_dir(const std::string& dir) {
 struct ProveCommand {
     std::string family;
     int ranks = 0;
-    std::optional<int> stages_per_rank;
+    std::optional<int> stages_per_rank, group_size;
     std::optional<int> from_m;
     std::string property = "bubble-constant";
     std::optional<std::string> costs;
@@ -128,7 +128,7 @@ struct ProveCommand {
     int run() {
         start_budget(time_limit, memory_budget, json, "unknown", "verdict: UNKNOWN");
         std::string why;
-        auto spec = family_spec(family, ranks, &why, stages_per_rank);
+        auto spec = family_spec(family, ranks, &why, stages_per_rank, group_size);
         if (!spec) throw UsageError(why);
         note_default_stages_per_rank(family, ranks, stages_per_rank);
         const auto prop = parse_property(property);
@@ -248,6 +248,9 @@ Runner add_prove(CLI::App& app) {
     sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required()->check(CLI::Range(1, kMaxRanks));
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
                     "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)")->check(CLI::Range(1, kMaxStagesPerRank));
+    sub->add_option("--group-size", cmd->group_size,
+                    std::string(kGroupSizeHelp) + "; the statement is then for the M that are multiples of G")
+        ->check(CLI::Range(1, kMaxMicrobatches));
     sub->add_option("--from-M", cmd->from_m,
                     "bubble-constant: the statement for every admissible M >= this (default: the least such M0 is "
                     "found and printed)");

@@ -102,6 +102,7 @@ struct Certificate {
     std::string family;
     int ranks = 0;
     std::optional<int> stages_per_rank;
+    std::optional<int> group_size;       // Megatron's micro-batch group size G, for the families that take it
     int family_m0 = 1, family_step = 1;  // the admissible M: family_m0 + family_step * k
     std::string property;                // bubble-constant | memory-bound | deadlock-free | dependencies
     std::string timing_model = "dataflow";

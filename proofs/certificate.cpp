@@ -46,6 +46,7 @@ Certificate finish_certificate(const ProofResult& result, const FamilySpec& fami
     c.family = family.name;
     c.ranks = family.ranks;
     c.stages_per_rank = family.stages_per_rank;
+    c.group_size = family.group_size;
     c.family_m0 = family.m0;
     c.family_step = family.step;
     c.property = property_name(options.property);

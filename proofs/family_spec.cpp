@@ -152,7 +152,8 @@ void order_family_for_costs(FamilySpec& spec, const Costs& costs, const std::opt
                             " (its order depends on them)";
 }
 
-std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::string* why, std::optional<int> V) {
+std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::string* why, std::optional<int> V,
+                                      std::optional<int> G) {
     const ScheduleFamily* family = find_family(spelled);
     auto fail = [&](const std::string& reason) -> std::optional<FamilySpec> {
         if (why) *why = reason;
@@ -166,14 +167,32 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     if (V && !takes_v && !(name == "zbv" && *V == 2) && !(name == "chimera" && *V == 2))
         return fail(name + " has no stages-per-rank parameter V (" + family->parameters + ")");
     if (V && *V < 1) return fail("V must be at least 1");
+    if (G && !family_takes_group_size(name))
+        return fail(name + " has no micro-batch group size: --group-size applies to interleaved-1f1b and combined-1f1b");
+    if (G && (P < 2 || *G < P)) return fail("Megatron's group size needs P >= 2 and G >= P (P <= G <= M)");
     FamilySpec spec;
     spec.name = name;
     spec.ranks = P;
     if (takes_v) spec.stages_per_rank = V.value_or(name == "combined-1f1b" && P == 1 ? 1 : 2);
+    spec.group_size = G;
     const std::optional<int> v = spec.stages_per_rank;
-    spec.generate = [family, P, v](int M) { return family->generate({P, M, v}); };
+    const auto params_at = [P, v, G](int M) {
+        GenerateParams params{P, M, v};
+        params.group_size = G;
+        return params;
+    };
+    spec.generate = [family, params_at](int M) { return family->generate(params_at(M)); };
     if (family->step_program)
-        spec.check_structure = [family, P, v] { return step_program_structure_check(*family, GenerateParams{P, 1, v}); };
+        spec.check_structure = [family, params_at] { return step_program_structure_check(*family, params_at(1)); };
+    if (G) {
+        // Megatron: P <= G <= M and M mod G == 0 or >= P. The multiples of G are one progression; each other
+        // admissible residue is another, not proved here.
+        spec.m0 = *G, spec.step = *G;
+        spec.precondition = fmt::format("M a multiple of G = {} (Megatron admits P <= G <= M with M mod G = 0 or >= P; "
+                                        "the other residues are other progressions)",
+                                        *G);
+        return spec;
+    }
     if (name == "dualpipe") {
         if (P % 2 != 0) return fail("dualpipe needs an even P");
         spec.m0 = 2 * P, spec.step = 2, spec.precondition = "P even, M even, M >= 2P";
@@ -213,7 +232,7 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
         // Probe the generator for the first admissible M and a step that keeps it admissible.
         auto ok = [&](int M) {
             try {
-                family->generate({P, M, v});
+                family->generate(params_at(M));
                 return true;
             } catch (const std::exception&) {
                 return false;

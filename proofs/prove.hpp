@@ -45,6 +45,7 @@ struct FamilySpec {
     std::string name;
     int ranks = 0;
     std::optional<int> stages_per_rank;  // V, when the family takes it
+    std::optional<int> group_size;       // Megatron's G (--group-size), for the families that take it
     int m0 = 0, step = 1;
     std::string precondition;
     std::function<Schedule(int M)> generate;
@@ -66,9 +67,12 @@ struct FamilySpec {
     int microbatches(int t) const { return m0 + step * t; }
 };
 // The registry family at P (and V, the stages per rank, for the families that take it: interleaved-1f1b, zb1p,
-// looped-bfs; their default is 2); nullopt (with the reason) when P or V is not admissible or the family is unknown.
+// looped-bfs; their default is 2; and G, Megatron's group size, for interleaved-1f1b and combined-1f1b, whose
+// admissible M are then the multiples of G); nullopt (with the reason) when P, V or G is not admissible or the
+// family is unknown.
 std::optional<FamilySpec> family_spec(const std::string& name, int ranks, std::string* why = nullptr,
-                                      std::optional<int> stages_per_rank = std::nullopt);
+                                      std::optional<int> stages_per_rank = std::nullopt,
+                                      std::optional<int> group_size = std::nullopt);
 
 // For a family whose order depends on the costs (ScheduleFamily::orders_for_costs: v-zb): generate it for these
 // exact costs (and activation sizes, when given) and say so in order_assumption. No effect on the other families.

@@ -28,6 +28,18 @@
 
 namespace pp {
 
+// P > 1: Megatron's tunable order with the overlap, for M = 3G + G·t. P = 1 (combined_1f1b_schedule_for_no_pipelining):
+// F0, (F1+B0), ..., (F(M-1)+B(M-2)), B(M-1), for M = 1 + t.
+FamilyStepProgram step_program_combined_1f1b(const GenerateParams& params) {
+    const int P = params.ranks;
+    if (P > 1)
+        return megatron_step_program({P, params.stages_per_rank.value_or(2), group_size_or_default(params), 0, true});
+    FamilyStepProgram program{1, 1, {}};
+    program.ranks.push_back(
+        StepProgramBuilder({StepPhase{0, 0}}).once({forward(0)}).repeat(0, {overlapped(0, 0)}, 1).once({full_backward(0)}).take());
+    return program;
+}
+
 Schedule generate_combined_1f1b(const GenerateParams& params) {
     require_ranks_and_microbatches(params, "combined 1F1B");
     const int P = params.ranks, M = params.microbatches;
@@ -44,16 +56,8 @@ Schedule generate_combined_1f1b(const GenerateParams& params) {
         const int G = group_size_or_default(params);
         return megatron_tunable_schedule({P, V, G, M, true}, params.group_size ? group_label(label, G) : label);
     }
-    // P = 1 (combined_1f1b_schedule_for_no_pipelining): F0, (F1+B0), ..., (F(M-1)+B(M-2)), B(M-1).
-    Schedule schedule;
-    schedule.placement = Placement::single(1, loop_stage_map(1, 1), M);
-    schedule.ranks.assign(1, {});
-    schedule.source = label;
-    auto& slots = schedule.ranks[0];
-    slots.push_back(Slot::single(op_at(OpKind::F, 0, 0)));
-    for (int k = 0; k + 1 < M; ++k) slots.push_back(Slot::pair(op_at(OpKind::F, 0, k + 1), op_at(OpKind::B, 0, k)));
-    slots.push_back(Slot::single(op_at(OpKind::B, 0, M - 1)));
-    return schedule;
+    return schedule_from_step_program(step_program_combined_1f1b(params), Placement::single(1, loop_stage_map(1, 1), M), M,
+                                      label);
 }
 
 }  // namespace pp

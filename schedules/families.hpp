@@ -31,5 +31,6 @@ FamilyStepProgram step_program_chimera(const GenerateParams& params);
 FamilyStepProgram step_program_interleaved_1f1b(const GenerateParams& params);
 FamilyStepProgram step_program_zb1p(const GenerateParams& params);
 FamilyStepProgram step_program_zbv(const GenerateParams& params);
+FamilyStepProgram step_program_combined_1f1b(const GenerateParams& params);
 
 }  // namespace pp

@@ -46,10 +46,11 @@ Schedule generate_interleaved_1f1b(const GenerateParams& params) {
                                schedule_label("interleaved-1f1b", P, M, V), true);
 }
 
-// PyTorch's order only (Megatron's tunable order with --group-size has no step program yet).
+// PyTorch's order; with --group-size G Megatron's (for M a multiple of G).
 FamilyStepProgram step_program_interleaved_1f1b(const GenerateParams& params) {
-    if (params.group_size) throw GenerateError("interleaved-1f1b with --group-size has no step program");
-    return interleaved_step_program({params.ranks, stages_per_rank_or_default(params, "Interleaved 1F1B"), 0, false});
+    const int V = stages_per_rank_or_default(params, "Interleaved 1F1B");
+    if (params.group_size) return megatron_step_program({params.ranks, V, *params.group_size, 0, false});
+    return interleaved_step_program({params.ranks, V, 0, false});
 }
 
 }  // namespace pp

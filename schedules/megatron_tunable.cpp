@@ -76,9 +76,42 @@ int group_size_or_default(const GenerateParams& params) {
     return G;
 }
 
+FamilyStepProgram megatron_step_program(const MegatronTunableShape& shape) {
+    const int P = shape.ranks, V = shape.stages_per_rank, G = shape.group_size, m_origin = 3 * G;
+    require_megatron_group_size(P, G, m_origin);
+    const auto table = schedule_table(m_origin, V, G);
+    const int total = m_origin * V, period = V * G;
+    FamilyStepProgram program{m_origin, G, {}};
+    for (int r = 0; r < P; ++r) {
+        std::vector<StepPhase> chunks;
+        for (int c = 0; c < V; ++c) chunks.push_back(StepPhase{0, c * P + r});
+        const int warmup = 2 * (P - r - 1) + (V - 1) * G + (shape.overlap ? 1 : 0);
+        auto forward_chunk = [&](int k) { return table[static_cast<size_t>(k)].second; };
+        auto backward_chunk = [&](int k) { return V - 1 - table[static_cast<size_t>(k)].second; };
+        auto steady = [&](int k, std::vector<StepToken>& out) {
+            if (shape.overlap) {
+                out.push_back(overlapped(forward_chunk(k + warmup), backward_chunk(k)));
+            } else {
+                out.push_back(forward(forward_chunk(k + warmup)));
+                out.push_back(full_backward(backward_chunk(k)));
+            }
+        };
+        std::vector<StepToken> head, block, tail;
+        for (int k = 0; k < warmup; ++k) head.push_back(forward(forward_chunk(k)));
+        for (int k = 0; k < period; ++k) steady(k, block);
+        for (int k = 0; k + warmup < total; ++k) steady(k, tail);
+        for (int k = total - warmup; k < total; ++k) tail.push_back(full_backward(backward_chunk(k)));
+        program.ranks.push_back(StepProgramBuilder(chunks).once(head).repeat(0, block, 1).once(tail).take());
+    }
+    return program;
+}
+
 Schedule megatron_tunable_schedule(const MegatronTunableShape& shape, std::string label) {
     const int P = shape.ranks, V = shape.stages_per_rank, G = shape.group_size, M = shape.microbatches;
     require_megatron_group_size(P, G, M);
+    if (M % G == 0 && M >= 3 * G)  // the program's M
+        return schedule_from_step_program(megatron_step_program(shape), Placement::single(P, loop_stage_map(P, P * V), M),
+                                          M, std::move(label));
     Schedule schedule;
     schedule.placement = Placement::single(P, loop_stage_map(P, P * V), M);
     schedule.ranks.assign(static_cast<size_t>(P), {});

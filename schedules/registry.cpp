@@ -69,7 +69,7 @@ void attach_step_programs(std::vector<ScheduleFamily>& families) {
         {"1f1b", step_program_1f1b},       {"zb-h1", step_program_zb_h1},         {"zb-h2", step_program_zb_h2},
         {"dualpipe", step_program_dualpipe}, {"dualpipev", step_program_dualpipev}, {"chimera", step_program_chimera},
         {"interleaved-1f1b", step_program_interleaved_1f1b}, {"zb1p", step_program_zb1p},
-        {"zbv", step_program_zbv},
+        {"zbv", step_program_zbv}, {"combined-1f1b", step_program_combined_1f1b},
     };
     for (ScheduleFamily& family : families)
         for (const auto& [name, program] : programs)

@@ -81,6 +81,9 @@ TEST_CASE("certificates: the bubble at exact costs, CHECKED for every family wit
     // Unequal costs, and a larger P.
     require_checked("1f1b -P 3 --costs F=3,I=2,W=1", "bubble-1f1b-unequal");
     require_checked("dualpipe -P 6 --costs F=2,I=1,W=1,FB=3", "bubble-dualpipe-p6");
+    // Megatron's tunable order (the multiples of G) and combined 1F1B: step programs too.
+    require_checked("interleaved-1f1b -P 4 --group-size 6 --costs F=1,I=1,W=1", "bubble-megatron-g6");
+    require_checked("combined-1f1b -P 4 --costs F=1,I=1,W=1,FB=1.5", "bubble-combined-1f1b");
 }
 
 TEST_CASE("certificates: the V families' bubble, peaks and order, CHECKED", "[certificate]") {

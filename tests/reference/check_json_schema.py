@@ -136,7 +136,7 @@ CASES = [
     ("prove", "prove 1f1b -P 2 --costs F=1,I=1,W=1 --json", {0}),
     ("prove", "prove zb-h1 -P 2 --basis paper --json", {0}),
     ("prove", "prove v-min -P 2 --costs F=1,I=2,W=1 --json", {1}),
-    ("prove", "prove combined-1f1b -P 2 --json", {3}),
+    ("prove", "prove dualpipe -P 16 --time-limit 0.01 --json", {3}),  # UNKNOWN: the time limit
     ("prove", "prove 1f1b -P 2 --property memory-bound --memory-bound 1 --json", {1}),
     ("prove", "prove v-half -P 2 --property memory-bound --units rank --json", {0}),
     ("prove", "prove 1f1b -P 2 --property dependencies --json", {0}),
@@ -144,7 +144,7 @@ CASES = [
     ("prove", "prove nosuchfamily -P 2 --json", {2}),
     ("formula", "formula 1f1b -P 2 --json", {0}),
     ("formula", "formula zb-h1 -P 2 --basis paper --json", {0}),
-    ("formula", "formula combined-1f1b -P 2 --json", {3}),
+    ("formula", "formula dualpipe -P 16 --time-limit 0.01 --json", {3}),
     ("formula", "formula 1f1b -P 2 --chunk-costs symbolic --json", {2}),
     ("refute", "refute --claim 'bubble <= 0' 1f1b -P 2 -M 2..3 --json", {1}),
     ("refute", "refute --claim 'bubble == (P-1)*(F+B)' 1f1b -P 2..3 --json", {0}),
