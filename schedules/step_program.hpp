@@ -10,9 +10,10 @@
 // The comm tokens (and the recv/send flags) only describe DeepSeek's communication calls, and Idle tokens PyTorch's
 // empty cells; they run no op.
 //
-// The families whose generators run a program (1F1B, ZB-H1, ZB-H2, DualPipe, DualPipeV, Chimera, and interleaved
-// 1F1B and ZB1P on their M = kP) expose it through ScheduleFamily::step_program, and on the program's M their
-// generator's order is run_step_program of that program. (DualPipe and DualPipeV build the program per rank from
+// The families whose generators run a program (1F1B, ZB-H1, ZB-H2, DualPipe, DualPipeV, Chimera, combined 1F1B;
+// interleaved 1F1B and ZB1P on M = kP, ZB-V from M = 2P-1, Megatron's tunable order on M = kG from 3G) expose it
+// through ScheduleFamily::step_program, and on the program's M their generator's order is run_step_program of that
+// program. (DualPipe and DualPipeV build the program per rank from
 // a shape whose micro-batch count the program does not read; interleaved 1F1B and ZB1P run PyTorch's walk on the
 // other M, and ZB1P's bubble pass then adds idle cells only.)
 #include "model/op.hpp"
