@@ -80,17 +80,17 @@ private:
                 out.push_back(Slot::pair(f, next(OpKind::B, token.backward_phase)));
                 break;
             }
-            default: break;  // communication: no op, no state
+            default: break;  // communication and idle cells: no op, no state
         }
     }
     // Where `phase` runs, as an op (kind and micro-batch unset), without taking a counter.
     Op next_op_of(int phase) const {
-        if (phase >= static_cast<int>(program_.phases.size()))
+        if (phase < 0 || phase >= static_cast<int>(program_.phases.size()))
             reject(kStep, fmt::format("rank {}: a token of phase {}, which the program does not have", rank_, phase));
         return Op{OpKind::W, program_.phases[phase].pipeline, program_.phases[phase].stage, 0};
     }
     Op next(OpKind kind, int phase) {
-        if (phase >= static_cast<int>(program_.phases.size()))
+        if (phase < 0 || phase >= static_cast<int>(program_.phases.size()))
             reject(kStep, fmt::format("rank {}: a token of phase {}, which the program does not have", rank_, phase));
         int& counter = kind == OpKind::F ? state_.forwards[phase] : state_.backwards[phase];
         return Op{kind, program_.phases[phase].pipeline, program_.phases[phase].stage, counter++};

@@ -14,19 +14,19 @@ StepProgramBuilder& StepProgramBuilder::repeat(int base, std::vector<StepToken> 
 }
 
 StepToken forward(int phase, bool recv, bool send) {
-    return StepToken{StepTokenKind::F, static_cast<std::uint8_t>(phase), 0, recv, send};
+    return StepToken{StepTokenKind::F, phase, 0, recv, send};
 }
 StepToken full_backward(int phase, bool recv, bool send) {
-    return StepToken{StepTokenKind::B, static_cast<std::uint8_t>(phase), 0, recv, send};
+    return StepToken{StepTokenKind::B, phase, 0, recv, send};
 }
-StepToken input_backward(int phase) { return StepToken{StepTokenKind::I, static_cast<std::uint8_t>(phase)}; }
+StepToken input_backward(int phase) { return StepToken{StepTokenKind::I, phase}; }
 StepToken weight() { return StepToken{StepTokenKind::W}; }
-StepToken weight_of(int phase) { return StepToken{StepTokenKind::WeightOf, static_cast<std::uint8_t>(phase)}; }
+StepToken weight_of(int phase) { return StepToken{StepTokenKind::WeightOf, phase}; }
 StepToken overlapped(int forward_phase, int backward_phase, bool recv_forward_input) {
-    return StepToken{StepTokenKind::Pair, static_cast<std::uint8_t>(forward_phase),
-                     static_cast<std::uint8_t>(backward_phase), recv_forward_input, true};
+    return StepToken{StepTokenKind::Pair, forward_phase,
+                     backward_phase, recv_forward_input, true};
 }
-StepToken comm(StepTokenKind kind, int phase) { return StepToken{kind, static_cast<std::uint8_t>(phase)}; }
+StepToken comm(StepTokenKind kind, int phase) { return StepToken{kind, phase}; }
 StepToken idle() { return StepToken{StepTokenKind::Idle}; }
 
 namespace {
@@ -89,7 +89,7 @@ public:
 
 private:
     const StepPhase& phase(int index) const {
-        if (index >= static_cast<int>(program_.phases.size()))
+        if (index < 0 || index >= static_cast<int>(program_.phases.size()))
             throw std::invalid_argument("step program: phase " + std::to_string(index) + " out of range");
         return program_.phases[index];
     }

@@ -47,8 +47,8 @@ enum class StepTokenKind : std::uint8_t {
 
 struct StepToken {
     StepTokenKind kind = StepTokenKind::F;
-    std::uint8_t phase = 0;
-    std::uint8_t backward_phase = 0;  // Pair only
+    int phase = 0;
+    int backward_phase = 0;  // Pair only
     bool recv = true;                 // the compute wrapper queues its receive (DeepSeek's recv flag)
     bool send = true;                 // ... and its send
     friend bool operator==(const StepToken&, const StepToken&) = default;

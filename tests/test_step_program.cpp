@@ -159,6 +159,14 @@ TEST_CASE("step programs: PyTorch's interleaved walk and its step program give t
                     }
             }
     CHECK(rows > 1000);
+    // More local stages than a byte counts: phase 299 stays phase 299.
+    const pp::FamilyStepProgram wide = pp::interleaved_step_program({2, 300, 0, false});
+    for (int r = 0; r < 2; ++r) {
+        const pp::RankCells walk = pp::interleaved_rank_cells({2, 300, wide.m_origin + 2, false}, r),
+                            run = pp::step_program_cells(wide.ranks[r], 1);
+        REQUIRE(walk.size() == run.size());
+        for (size_t k = 0; k < walk.size(); ++k) REQUIRE(walk[k] == run[k]);
+    }
 }
 
 TEST_CASE("step programs: the interpreter's order is Lemma 2's periodic word, on random programs", "[step-program]") {
