@@ -23,7 +23,7 @@ namespace {
 struct FormulaCommand {
     std::string family;
     int ranks = 0;
-    std::optional<int> stages_per_rank;
+    std::optional<int> stages_per_rank, group_size;
     std::vector<std::string> assume;
     bool symbolic_comm = false;
     bool zb_basis = false;
@@ -41,7 +41,7 @@ struct FormulaCommand {
     int run() {
         start_budget(time_limit, memory_budget, json, "unknown", "formula: UNKNOWN");
         std::string why;
-        const auto spec = family_spec(family, ranks, &why, stages_per_rank);
+        const auto spec = family_spec(family, ranks, &why, stages_per_rank, group_size);
         if (!spec) throw UsageError(why);
         note_default_stages_per_rank(family, ranks, stages_per_rank);
         const std::string units_line = proof_units(units, family, ranks, stages_per_rank, false).line;
@@ -75,7 +75,9 @@ struct FormulaCommand {
             published = match_published(spec->name, spec->ranks, spec->stages_per_rank, *result.proof.bubble_symbolic,
                                         region);
         if (json) {
-            nlohmann::json j{{"family", spec->name}, {"ranks", spec->ranks}, {"basis", basis_name(b)},
+            nlohmann::json j{{"family", spec->name}, {"ranks", spec->ranks},
+                             {"stages_per_rank", optional_json(spec->stages_per_rank)},
+                             {"group_size", optional_json(spec->group_size)}, {"basis", basis_name(b)},
                              {"assumptions", result.proof.assumptions},
                              {"proof", verdict_name(result.proof.verdict)}};
             put_units(j, units_line);
@@ -113,6 +115,9 @@ Runner add_formula(CLI::App& app) {
     sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required()->check(CLI::Range(1, kMaxRanks));
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
                     "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)")->check(CLI::Range(1, kMaxStagesPerRank));
+    sub->add_option("--group-size", cmd->group_size,
+                    std::string(kGroupSizeHelp) + "; the formulas are then for the M that are multiples of G")
+        ->check(CLI::Range(1, kMaxMicrobatches));
     sub->add_option("--assume", cmd->assume, "extra linear assumption on the costs, e.g. 'FB >= B' (repeatable)");
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     add_basis_option(*sub, cmd->basis);

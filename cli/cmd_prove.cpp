@@ -25,6 +25,8 @@ nlohmann::json proof_json(const ProofResult& r, Basis basis) {
     nlohmann::json j;
     j["family"] = r.family;
     j["ranks"] = r.ranks;
+    j["stages_per_rank"] = optional_json(r.stages_per_rank);
+    j["group_size"] = optional_json(r.group_size);
     j["microbatches_from"] = r.m_origin;  // the statement is for every admissible M >= this
     j["step"] = r.step;
     j["statement"] = r.statement;

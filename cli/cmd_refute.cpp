@@ -55,7 +55,7 @@ struct RefuteCommand {
     std::string family;
     std::string ranks;
     std::optional<std::string> microbatches;
-    std::optional<int> stages_per_rank;
+    std::optional<int> stages_per_rank, group_size;
     std::string costs = "symbolic";
     std::vector<std::string> assume;
     bool symbolic_comm = false;
@@ -88,6 +88,7 @@ struct RefuteCommand {
         std::tie(options.p_lo, options.p_hi) = parse_range(ranks, "-P", kMaxRanks);
         if (microbatches) options.m_range = parse_range(*microbatches, "-M", std::numeric_limits<int>::max());
         options.stages_per_rank = stages_per_rank;
+        options.group_size = group_size;
         note_default_stages_per_rank(family, options.p_lo, stages_per_rank);
         const ProofUnits claim_units = proof_units(units, family, options.p_lo, stages_per_rank, true);
         const std::string& units_line = claim_units.line;
@@ -133,6 +134,7 @@ struct RefuteCommand {
             readable = readable_bubble(r.family, r.bubble_P, options.stages_per_rank, *r.bubble, *r.bubble_region);
         if (json) {
             nlohmann::json j{{"status", r.status == RefuteResult::Undecided ? kStatusUnknown : refute_status_name(r.status)}, {"claim", claim}, {"family", r.family},
+                             {"stages_per_rank", optional_json(resolved_stages_per_rank(family, options.p_lo, stages_per_rank))}, {"group_size", optional_json(group_size)},
                              {"basis", basis_name(b)}, {"claim_in_pytorch_letters", r.claim}};
             put_units(j, units_line);
             if (readable) {
@@ -155,7 +157,9 @@ struct RefuteCommand {
             std::cout << "claim: " << claim << "\n";
             if (claim_read != claim)  // the notations clash on B: say how the claim was read
                 std::cout << "letters: " << basis_legend(b) << "; read as: " << r.claim << " (PyTorch's letters)\n";
-            std::cout << "family: " << r.family << "\n";
+            const auto V = resolved_stages_per_rank(family, options.p_lo, stages_per_rank);
+            std::cout << "family: " << r.family << (V ? fmt::format("  V={}", *V) : "")
+                      << (group_size ? fmt::format("  G={}", *group_size) : "") << "\n";
             if (r.status == RefuteResult::Refuted) {
                 std::string costs_line;
                 for (int i = 0; i < kCostVars; ++i)  // in the basis' letters (no full-backward letter in the ZB paper's)
@@ -222,6 +226,9 @@ Runner add_refute(CLI::App& app) {
     sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches: N or A..B (default: every admissible M)");
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
                     "stages per rank (interleaved-1f1b, zb1p, looped-bfs; default 2)")->check(CLI::Range(1, kMaxStagesPerRank));
+    sub->add_option("--group-size", cmd->group_size,
+                    std::string(kGroupSizeHelp) + "; only the M that are multiples of G are searched")
+        ->check(CLI::Range(1, kMaxMicrobatches));
     sub->add_option("--costs", cmd->costs,
                     "'symbolic' (default: every cost point of the region, by Z3) or a grid such as "
                     "'F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5' (B defaults to I+W, FB to F+B)");

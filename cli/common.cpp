@@ -150,6 +150,14 @@ void note_default_stages_per_rank(const std::string& family, int ranks, std::opt
         print_default_stages_per_rank(family, *spec->stages_per_rank);
 }
 
+std::optional<int> resolved_stages_per_rank(const std::string& family, int ranks, std::optional<int> given) {
+    const ScheduleFamily* known = find_family(family);
+    if (!known || known->parameters.find('V') == std::string::npos) return std::nullopt;
+    if (given) return given;
+    const auto spec = family_spec(family, ranks);
+    return spec ? spec->stages_per_rank : std::nullopt;
+}
+
 Schedule ScheduleInput::load() const {
     if (!std::filesystem::exists(source) && source != "-") {
         if (const ScheduleFamily* family = find_family(source)) {

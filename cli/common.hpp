@@ -148,6 +148,8 @@ const std::string& tool_name();
 // Nothing is chosen silently: a family that takes V, used without -V, says on stderr which V it took.
 void note_default_stages_per_rank(const ScheduleFamily& family, const Schedule& schedule);
 void note_default_stages_per_rank(const std::string& family, int ranks, std::optional<int> given);
+// V as the family runs it at P = ranks: the given one, else its default (nullopt for a family without V).
+std::optional<int> resolved_stages_per_rank(const std::string& family, int ranks, std::optional<int> given);
 // Microseconds per cost unit in a trace, from --seconds-per-unit (exact text) or its old spelling
 // --trace-unit-us; 1000 (one unit = 1 ms) when neither is given. Usage error for both, or a non-positive value.
 // The values an option takes, as CLI::IsMember checks them, and a refusal that lists them and names the nearest
@@ -172,6 +174,10 @@ void write_schedule_output(const Schedule& schedule, const std::string& path, st
 // number -- a whole value that fits 64 bits as an integer, anything else as the nearest double -- and its exact
 // text ("7/3", "1557000000000000.908") sits under the "exact" object next to it, with the same key.
 nlohmann::json number_json(const Rational& value);
+// The value, or null when there is none.
+inline nlohmann::json optional_json(const std::optional<int>& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
 // object[key] = number_json(value), object["exact"][key] = its exact text.
 void put_number(nlohmann::json& object, const std::string& key, const Rational& value);
 // The same for a list: object[key] = [numbers], object["exact"][key] = [exact texts].

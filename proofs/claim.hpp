@@ -74,6 +74,7 @@ struct RefuteOptions {
     int p_lo = 0, p_hi = 0;
     std::optional<std::pair<int, int>> m_range;  // nullopt: every admissible M
     std::optional<int> stages_per_rank;          // V, for the families that take it
+    std::optional<int> group_size;               // Megatron's G, for the families that take it
     bool symbolic = true;
     std::string grid;            // costs grid when !symbolic: "F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5,comm=0"
     CostRegion region = CostRegion::standard(false);

@@ -329,7 +329,9 @@ std::string format_formula(const FormulaResult& fr, bool deepseek_basis) {
 
 std::string format_formula(const FormulaResult& fr, Basis basis) {
     const ProofResult& p = fr.proof;
-    std::string out = fmt::format("family: {}  P={}  M = {} + {}t\n", p.family, p.ranks, p.m_origin, p.step);
+    std::string out = fmt::format("family: {}  P={}{}{}  M = {} + {}t\n", p.family, p.ranks,
+                                  p.stages_per_rank ? fmt::format("  V={}", *p.stages_per_rank) : "",
+                                  p.group_size ? fmt::format("  G={}", *p.group_size) : "", p.m_origin, p.step);
     out += "cost region:\n";
     for (const auto& a : p.assumptions) out += "  - " + a + "\n";
     if (!fr.missing.empty()) {

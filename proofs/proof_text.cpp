@@ -104,8 +104,9 @@ std::string format_proof(const ProofResult& r, Basis basis) {
             early.emplace_back(from, fmt::format("bubble({}) = {}", m, deepseek_text_in(text, basis)));
             replace_all(summary, early.back().first, early.back().second);
         }
-    out += fmt::format("family: {}  P={}{}  M = {} + {}t\n", r.family, r.ranks,
-                       r.stages_per_rank ? fmt::format("  V={}", *r.stages_per_rank) : "", r.m_origin, r.step);
+    out += fmt::format("family: {}  P={}{}{}  M = {} + {}t\n", r.family, r.ranks,
+                       r.stages_per_rank ? fmt::format("  V={}", *r.stages_per_rank) : "",
+                       r.group_size ? fmt::format("  G={}", *r.group_size) : "", r.m_origin, r.step);
     out += "statement: " + r.statement + "\n";
     out += fmt::format("verdict: {}\n", verdict_name(r.verdict));
     if (symbolic) out += "letters: " + basis_legend(basis) + "\n";

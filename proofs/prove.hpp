@@ -138,6 +138,7 @@ struct ProofResult {
     std::string family;
     int ranks = 0;
     std::optional<int> stages_per_rank;
+    std::optional<int> group_size;  // Megatron's G, when the statement is for its tunable order
     std::string statement;
     std::vector<std::string> assumptions;
     std::vector<Obligation> obligations;

@@ -126,6 +126,7 @@ ProofResult& Prover::run() {
     res.family = family.name;
     res.ranks = family.ranks;
     res.stages_per_rank = family.stages_per_rank;
+    res.group_size = family.group_size;
     res.m_origin = family.m0;
     res.step = family.step;
     res.assumptions.push_back(fmt::format("M ranges over {} + {}t, t >= 0 ({})", family.m0, family.step,

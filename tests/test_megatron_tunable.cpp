@@ -7,6 +7,7 @@
 #include "verifier/verify.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -281,4 +282,59 @@ TEST_CASE("megatron tunable: --group-size on the command line, and its refusals 
     // list states Megatron's conditions.
     auto list = run_cli("list");
     CHECK(list.out.find("P <= G <= M, and M mod G == 0 or M mod G >= P") != std::string::npos);
+}
+
+TEST_CASE("megatron tunable: prove, formula and refute take --group-size, name V and G, and agree with the simulator",
+          "[issue43][cli]") {
+    // The simulator's bubble at unit costs, on instances the prover's statement covers (M = 4t, P = 4, V = 2, G = 4).
+    std::optional<long> simulated;
+    for (const int M : {8, 12, 16, 24}) {
+        auto s = run_cli("simulate interleaved-1f1b -P 4 -V 2 -M " + std::to_string(M) +
+                         " --group-size 4 --costs F=1,I=1,W=1 --json");
+        REQUIRE(s.exit_code == 0);
+        const auto j = nlohmann::json::parse(s.out);
+        if (!simulated) simulated = j.at("bubble").get<long>();
+        CHECK(j.at("bubble").get<long>() == *simulated);
+    }
+    const std::string unit = " --costs F=1,I=1,W=1 --json";
+
+    auto proved = run_cli("prove interleaved-1f1b -P 4 -V 2 --group-size 4" + unit);
+    REQUIRE(proved.exit_code == 0);
+    const auto p = nlohmann::json::parse(proved.out);
+    CHECK(p.at("status") == "proved");
+    CHECK(p.at("group_size") == 4);
+    CHECK(p.at("stages_per_rank") == 2);
+    CHECK(p.at("step") == 4);  // the statement is for the multiples of G
+    CHECK(p.at("bubble").get<long>() == *simulated);
+    // Without the flag, the field is there and null (one vocabulary: a member is never left out).
+    auto plain = run_cli("prove 1f1b -P 4" + unit);
+    REQUIRE(plain.exit_code == 0);
+    CHECK(nlohmann::json::parse(plain.out).at("group_size").is_null());
+    CHECK(nlohmann::json::parse(plain.out).at("stages_per_rank").is_null());
+    CHECK(run_cli("prove interleaved-1f1b -P 4 -V 2 --group-size 4 --costs F=1,I=1,W=1").out.find("V=2  G=4") !=
+          std::string::npos);
+
+    auto formula = run_cli("formula interleaved-1f1b -P 4 --group-size 4 --json");
+    REQUIRE(formula.exit_code == 0);
+    const auto f = nlohmann::json::parse(formula.out);
+    CHECK(f.at("status") == "proved");
+    CHECK(f.at("group_size") == 4);
+    CHECK(f.at("stages_per_rank") == 2);  // the default V, said
+    CHECK(run_cli("formula interleaved-1f1b -P 4 --group-size 4").out.find("V=2  G=4  M = 4 + 4t") != std::string::npos);
+
+    const std::string claim = "'bubble == " + std::to_string(*simulated) + "'";
+    auto holds = run_cli("refute --claim " + claim + " interleaved-1f1b -P 4 -M 4..32 --group-size 4" + unit);
+    CHECK(holds.exit_code == 0);
+    CHECK(nlohmann::json::parse(holds.out).at("group_size") == 4);
+    auto broken = run_cli("refute --claim 'bubble == " + std::to_string(*simulated - 1) +
+                          "' interleaved-1f1b -P 4 --group-size 4" + unit);
+    REQUIRE(broken.exit_code == 1);
+    const auto b = nlohmann::json::parse(broken.out);
+    CHECK(b.at("counterexample").at("microbatches").get<int>() % 4 == 0);
+    // G below P at the only P asked: nothing to check, said (exit 2).
+    auto below = run_cli("refute --claim " + claim + " interleaved-1f1b -P 4 --group-size 3" + unit);
+    CHECK(below.exit_code == 2);
+    CHECK(below.out.find("G >= P") != std::string::npos);
+    // A family without groups.
+    CHECK(run_cli("formula 1f1b -P 4 --group-size 4").exit_code == 2);
 }
