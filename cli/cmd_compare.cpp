@@ -59,6 +59,7 @@ struct CompareCommand {
     std::optional<std::string> seconds_per_unit;
     bool per_stage_costs = false;  // the old spelling of --units stage
     std::string units = "rank";
+    const CLI::Option* units_flag = nullptr;
     bool json = false;
     std::vector<std::optional<ChunkExposure>> exposures;  // per row, with chunk costs (issue 11)
     std::vector<nlohmann::json> instances;                // per row: its family (or null) and shape (cli/vocabulary.hpp)
@@ -85,7 +86,7 @@ struct CompareCommand {
     CompareOptions options(const ActivationModel& activations) const {
         CompareOptions o;
         o.comm_model = comm_model_from(comm_model);
-        o.model_share_costs = units == "rank" && !per_stage_costs;
+        o.model_share_costs = model_share_costs(costs, units, per_stage_costs, units_flag);
         o.activations = activations;
         // GPU-hours need the tokens and the seconds per unit (--seconds-per-unit, or --time-unit's); a time unit
         // alone only names the unit. A number after --time-unit is the old spelling of --seconds-per-unit.
@@ -141,7 +142,9 @@ struct CompareCommand {
             // v-zb: ordered for what its stages run at in this row
             schedules[k] = ordered_for_row(inputs[k], std::move(schedules[k]), costs, o.model_share_costs);
             const Schedule& schedule = schedules[k];
-            require_valid(schedule, o);
+            CompareOptions row_options = o;  // with --layout, each stage's stash is its block's layers
+            row_options.activations = costs.activations(&schedule);
+            require_valid(schedule, row_options);
             row_costs.push_back(costs.resolve(schedule, false));
             if (costs.chunk_table) {  // issue 11: a stage's chunk holds its share of the layers
                 StageChunks stage = chunks_at_share(schedule, *costs.chunk_table, o.model_share_costs);
@@ -154,7 +157,7 @@ struct CompareCommand {
                 exposures.push_back(std::nullopt);
                 patterns.push_back("");
             }
-            rows.push_back(compare_schedule(schedule, row_costs.back(), o));
+            rows.push_back(compare_schedule(schedule, row_costs.back(), row_options));
             nlohmann::json instance = instance_json(schedule);
             const ScheduleFamily* family = inputs[k].generated_family();
             instance["family"] = family ? nlohmann::json(family->name) : nlohmann::json(nullptr);
@@ -339,7 +342,7 @@ Runner add_compare(CLI::App& app) {
         ->check(CLI::Range(1, kMaxStagesPerRank));
     sub->add_option("--group-size", cmd->group_size, kGroupSizeHelp)->check(CLI::Range(1, kMaxMicrobatches));
     cmd->costs.add_options(*sub, false);
-    add_units_option(*sub, cmd->units);  // default rank: like for like across V
+    cmd->units_flag = add_units_option(*sub, cmd->units);  // default rank: like for like across V
     add_comm_model_option(*sub, cmd->comm_model);
     sub->add_option("--tokens-per-microbatch", cmd->tokens_per_microbatch, "tokens in one micro-batch (for GPU-hours)");
     sub->add_option("--seconds-per-unit", cmd->seconds_per_unit,

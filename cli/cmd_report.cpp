@@ -27,6 +27,7 @@ struct ReportCommand {
     std::optional<std::string> seconds_per_unit;
     bool per_stage_costs = false;  // the old spelling of --units stage
     std::string units = "rank";
+    const CLI::Option* units_flag = nullptr;
     std::string title = "pipeproof report";
 
     ScheduleInput input_for(const std::string& name) const {
@@ -41,7 +42,7 @@ struct ReportCommand {
     CompareOptions compare_options() const {
         CompareOptions options;
         options.comm_model = comm_model_from(comm_model);
-        options.model_share_costs = units == "rank" && !per_stage_costs;
+        options.model_share_costs = model_share_costs(costs, units, per_stage_costs, units_flag);
         options.activations = costs.activations();
         // GPU-hours need the tokens and the seconds per unit (--seconds-per-unit, or --time-unit's); a time unit
         // alone only names the unit.
@@ -58,8 +59,9 @@ struct ReportCommand {
         return options;
     }
 
-    ReportSchedule entry(const std::string& name, const Schedule& schedule, size_t index, const CompareOptions& options,
+    ReportSchedule entry(const std::string& name, const Schedule& schedule, size_t index, CompareOptions options,
                          std::string& costs_text) const {
+        options.activations = costs.activations(&schedule);  // with --layout, each stage's stash is its block's layers
         Costs given = costs.resolve(schedule, false);  // blocks checked over all schedules in run()
         std::optional<StageChunks> stage;  // issue 11: a stage's chunk holds its share of the layers
         if (costs.chunk_table) given = (stage = chunks_at_share(schedule, *costs.chunk_table, options.model_share_costs))->given;
@@ -139,7 +141,7 @@ Runner add_report(CLI::App& app) {
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank (generator)")
         ->check(CLI::Range(1, kMaxStagesPerRank));
     cmd->costs.add_options(*sub, false);
-    add_units_option(*sub, cmd->units);  // default rank: like for like across V
+    cmd->units_flag = add_units_option(*sub, cmd->units);  // default rank: like for like across V
     add_comm_model_option(*sub, cmd->comm_model);
     sub->add_option("-o,--output", cmd->output, "HTML file to write (default report.html)");
     sub->add_option("--title", cmd->title, "page title");

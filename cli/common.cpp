@@ -218,12 +218,19 @@ Schedule ordered_for_row(const ScheduleInput& input, Schedule schedule, const Co
     return input.ordered_for(std::move(schedule), stage, sizes);
 }
 
-void add_units_option(CLI::App& app, std::string& units) {
-    app.add_option("--units", units,
+CLI::Option* add_units_option(CLI::App& app, std::string& units) {
+    return app.add_option("--units", units,
                    "stage: costs and activation sizes per stage, as given; rank: those of a 1/P share of the model, each "
                    "stage run at its share P/blocks (a V stage at half), peaks and limits in the same units")
         ->check(one_of({"stage", "rank"}))
         ->capture_default_str();
+}
+
+bool model_share_costs(const CostInput& costs, const std::string& units, bool per_stage_costs, const CLI::Option* units_flag) {
+    if (!costs.layout) return units == "rank" && !per_stage_costs;
+    if (units == "rank" && units_flag && units_flag->count() > 0)
+        throw UsageError("--layout gives each block its layers' own costs; --units rank (a 1/P share per stage) does not apply");
+    return false;
 }
 
 void add_proof_units_option(CLI::App& app, std::string& units) {
@@ -257,6 +264,7 @@ ProofUnits proof_units(const std::string& units, const std::string& family, int 
 Rational CostInput::share(const Schedule& schedule) const { return rank_units() ? stage_share(schedule.placement) : Rational(1); }
 
 std::string CostInput::units_text(const Schedule& schedule) const {
+    if (layout) return fmt::format("stage, each block its layers' sum under --layout '{}' (--costs per decoder layer)", *layout);
     if (!rank_units()) return "stage";
     return fmt::format("rank, each stage at {} of the given costs", format_rational(share(schedule)));
 }
@@ -365,6 +373,14 @@ void CostInput::add_options(CLI::App& app, bool with_units) {
     app.add_option("--costs", costs, "durations, e.g. F=1,I=1,W=1,B=2,FB=3,comm=0 (exact: 1.75 or 7/4)");
     app.add_option("--stage-costs", stage_costs, "per-block override BLOCK:F=..,I=..,W=.. (repeatable)");
     app.add_option("--activation-sizes", activation, "activation sizes F=..,I=..: allocated by F, released by I (rest at W)");
+    app.add_option("--layout", layout,
+                   "uneven stages, Megatron's --pipeline-model-parallel-layout: blocks split by '|', E embedding, t decoder "
+                   "layer, m MTP, L loss, x*N and (..)*N repeat, e.g. 'Et*3|(tt|)*2,t|tL'; --costs are then one decoder "
+                   "layer's, and a block's costs and stash the sum of its layers'");
+    app.add_option("--layer-costs", layer_costs, "with --layout: one layer kind's costs, LAYER:F=..,I=..,W=.. (repeatable; "
+                                                 "E and L cost nothing unless given, m as t)");
+    app.add_option("--layer-sizes", layer_sizes, "with --layout: each layer kind's stash in decoder-layer units, e.g. "
+                                                 "E=0,L=3 (default t=1, m=1, E=0, L=0)");
     chunks.add_options(app);
     // A bad value is refused before any schedule is read or generated (which can take seconds and gigabytes).
     app.parse_complete_callback([this] { check_syntax(); });
@@ -379,6 +395,60 @@ void CostInput::check_syntax() const {
     opaque.stage_costs = stage_costs;
     (void)opaque.resolve(Schedule{}, false);
     (void)activations();
+    (void)resolved_layout();
+}
+
+std::optional<CostInput::ResolvedLayout> CostInput::resolved_layout() const {
+    if (!layout) {
+        if (!layer_costs.empty() || layer_sizes) throw UsageError("--layer-costs and --layer-sizes apply to --layout, which is not given");
+        return std::nullopt;
+    }
+    if (!costs) throw UsageError("--layout needs --costs: one decoder layer's costs (a block's are the sum of its layers')");
+    if (!stage_costs.empty()) throw UsageError("--layout and --stage-costs both give per-block costs: use one of them");
+    if (rank_units()) throw UsageError("--layout gives each block its own layers; --units rank (a 1/P share per stage) does not apply");
+    if (chunks.given()) throw UsageError("--layout with --chunk-costs: give the chunk costs per layer instead (--chunk-costs layers=..)");
+    const StageLayout parsed_layout = [&] {
+        try {
+            return parse_stage_layout(*layout);
+        } catch (const CostSyntaxError& e) {
+            throw UsageError(fmt::format("--layout: column {}: {}", e.offset + 1, e.message));
+        }
+    }();
+    const Costs decoder = [&] {
+        try {
+            return parse_costs(*costs);
+        } catch (const CostSyntaxError& e) {
+            throw UsageError("--costs: " + e.message);
+        }
+    }();
+    ResolvedLayout out{parsed_layout, LayerCosts(decoder.base), decoder.comm};
+    for (const auto& item : layer_costs) try {
+            out.layers.apply_costs(item);
+        } catch (const CostSyntaxError& e) {
+            throw UsageError(fmt::format("--layer-costs '{}': column {}: {}", item, e.offset + 1, e.message));
+        }
+    try {
+        if (layer_sizes) out.layers.apply_sizes(*layer_sizes);
+    } catch (const CostSyntaxError& e) {
+        throw UsageError(fmt::format("--layer-sizes: column {}: {}", e.offset + 1, e.message));
+    }
+    if (!layout_noted) {  // nothing inferred silently: the defaults a layer kind of the layout runs at
+        layout_noted = true;
+        std::vector<std::string> defaults;
+        for (int k = 0; k < kLayerKinds; ++k) {
+            bool used = false;
+            for (const BlockLayers& b : out.layout.blocks) used = used || b.count[k] > 0;
+            if (!used || k == static_cast<int>(LayerKind::Decoder)) continue;
+            if (!out.layers.costs_given[k])
+                defaults.push_back(fmt::format("{} costs {}", kLayerLetters[k], k == static_cast<int>(LayerKind::Mtp) ? "as t" : "nothing"));
+            if (!out.layers.size_given[k])
+                defaults.push_back(fmt::format("{} stashes {}", kLayerLetters[k], format_rational(out.layers.sizes[k])));
+        }
+        if (!defaults.empty())
+            std::cerr << fmt::format("note: --layout: {} (defaults; --layer-costs and --layer-sizes give them)\n",
+                                     fmt::join(defaults, ", "));
+    }
+    return out;
 }
 
 namespace {
@@ -400,6 +470,31 @@ void CostInput::check_stage_blocks(const std::vector<Schedule>& schedules) const
     }
 }
 
+namespace {
+
+void require_layout_blocks(const Schedule& schedule, const StageLayout& layout) {
+    const int blocks = schedule.placement.blocks();
+    if (static_cast<int>(layout.blocks.size()) != blocks)
+        throw UsageError(fmt::format("--layout '{}' has {} blocks, but {} has {} model blocks ({} ranks{})", layout.text,
+                                     layout.blocks.size(), schedule.source.empty() ? "the schedule" : schedule.source,
+                                     blocks, schedule.placement.ranks,
+                                     blocks == schedule.placement.ranks ? "" : fmt::format(", {} per rank", blocks / std::max(1, schedule.placement.ranks))));
+}
+
+// Each block at the sum of its layers' costs; comm from --costs.
+Costs layout_costs(const Schedule& schedule, const CostInput::ResolvedLayout& resolved) {
+    if (schedule.placement.ranks > 0) require_layout_blocks(schedule, resolved.layout);
+    Costs result = schedule.costs.value_or(Costs{});
+    result.per_block.clear();
+    result.base = resolved.layers.costs[static_cast<int>(LayerKind::Decoder)];
+    result.comm = resolved.comm;
+    for (size_t b = 0; b < resolved.layout.blocks.size(); ++b)
+        result.per_block[static_cast<int>(b)] = block_costs(resolved.layout.blocks[b], resolved.layers);
+    return result;
+}
+
+}  // namespace
+
 Costs CostInput::resolve(const Schedule& schedule, bool every_block_exists) const {
     if (rank_units()) {
         // Files hold stage costs (what was timed); rank units scale only what the command line gives.
@@ -412,6 +507,7 @@ Costs CostInput::resolve(const Schedule& schedule, bool every_block_exists) cons
     }
     chunk_table = chunks.resolve(schedule, costs.has_value() || !stage_costs.empty());
     if (chunk_table) return chunk_table->costs();
+    if (const auto resolved = resolved_layout()) return layout_costs(schedule, *resolved);
     Costs result = scaled_costs(resolve_as_given(schedule, every_block_exists), share(schedule));
     if (rank_units() && schedule.costs)  // a file's own block costs are stage costs: kept as written
         for (const auto& [block, c] : schedule.costs->per_block)
@@ -467,6 +563,16 @@ ActivationModel CostInput::activations(const Schedule* schedule) const {
     } catch (const CostSyntaxError& e) {
         throw UsageError("--activation-sizes: " + e.message);
     }
+    if (schedule && schedule->placement.ranks > 0)
+        if (const auto resolved = resolved_layout()) {  // a stage's stash: its block's layers
+            require_layout_blocks(*schedule, resolved->layout);
+            sizes.stage_scale.clear();
+            for (const Pipeline& pipeline : schedule->placement.pipelines) {
+                sizes.stage_scale.emplace_back();
+                for (const int block : pipeline.stage_block)
+                    sizes.stage_scale.back().push_back(block_stash(resolved->layout.blocks.at(block), resolved->layers));
+            }
+        }
     if (schedule && rank_units()) {  // a stage's stash is its share of a 1/P-of-the-model stash
         const Rational s = share(*schedule);
         sizes.forward_alloc *= s;

@@ -3,6 +3,7 @@
 // the costs, and exact numbers in JSON.
 #include "cli/chunk_cli.hpp"
 #include "formats/load.hpp"
+#include "model/layout.hpp"
 #include "model/schedule.hpp"
 #include "proofs/cost_space.hpp"
 
@@ -81,6 +82,9 @@ struct CostInput {
     std::optional<std::string> costs;        // "F=1,I=1,W=1,comm=0"
     std::vector<std::string> stage_costs;    // "BLOCK:F=2,I=2"
     std::optional<std::string> activation;   // "F=..,I=.." sizes: allocated by F, released by I
+    std::optional<std::string> layout;       // --layout: Megatron's layout string (model/layout.hpp)
+    std::vector<std::string> layer_costs;    // --layer-costs "E:F=..,I=..,W=.." (with --layout)
+    std::optional<std::string> layer_sizes;  // --layer-sizes "E=0,L=2" (with --layout)
     ChunkInput chunks;                       // --chunk-costs, --pattern (issue 11)
     mutable std::optional<ChunkTable> chunk_table;  // set by resolve() when the costs were derived from chunk costs
     // --units (issue 31): "stage" = costs and activation sizes as given, per stage; "rank" = those of a 1/P share
@@ -111,8 +115,18 @@ struct CostInput {
     void check_stage_blocks(const std::vector<Schedule>& schedules) const;  // usage error: a block none of them has
     // Every flag's syntax, without a schedule (UsageError); add_options runs it once the command line is parsed.
     void check_syntax() const;
-    // The flag's sizes, else the file's (`activation-sizes`), else one unit per stash.
+    // The flag's sizes, else the file's (`activation-sizes`), else one unit per stash; with --layout each stage's
+    // stash scaled by its block's layers.
     ActivationModel activations(const Schedule* schedule = nullptr) const;
+    // --layout with its layer costs and sizes, parsed and checked against the other flags (UsageError); nullopt
+    // without --layout. Notes on stderr which layer costs and sizes are defaults.
+    struct ResolvedLayout {
+        StageLayout layout;
+        LayerCosts layers;
+        Rational comm{0};
+    };
+    std::optional<ResolvedLayout> resolved_layout() const;
+    mutable bool layout_noted = false;  // the defaults note is printed once
 };
 
 // compare and report: `schedule` (loaded by `input`) generated again when its family orders for the costs (v-zb), for
@@ -121,7 +135,10 @@ struct CostInput {
 Schedule ordered_for_row(const ScheduleInput& input, Schedule schedule, const CostInput& costs, bool model_share);
 
 // --units stage|rank on a command (default given), with the description every timing command shares.
-void add_units_option(CLI::App& app, std::string& units);
+CLI::Option* add_units_option(CLI::App& app, std::string& units);
+// compare and report: whether each stage runs at its model share of the given costs (--units rank, their default).
+// With --layout the blocks' costs are their layers' own, so stage units apply, and an explicit --units rank is refused.
+bool model_share_costs(const CostInput& costs, const std::string& units, bool per_stage_costs, const CLI::Option* units_flag);
 // --units on prove, formula and refute, in the timing commands' words. "stage": costs and peaks per stage, as the
 // published formulas state them (DualPipeV's and ZB-V's per chunk). "rank": a stage runs at its share P / blocks of
 // a rank's costs (a V stage at 1/2, interleaved at 1/V) and holds that share of a rank's stash. Where a stage is a

@@ -1,10 +1,12 @@
 // libFuzzer harness: the cost parsers -- `--costs` / a native `costs` line (parse_costs, apply_cost_items),
 // `--stage-costs BLOCK:...` and `--activation-sizes` as the CLI reads them (cli/common.hpp), and exact
-// numbers (parse_rational). Properties: a parse either succeeds or throws the parser's own error type, and
-// what format_costs / format_rational print parses back to the same values.
+// numbers (parse_rational), and stage layouts (--layout, parse_stage_layout). Properties: a parse either succeeds or throws the parser's own error type, and
+// what format_costs / format_rational print parses back to the same values; a layout written out block by block
+// (`E*1t*3|...`) parses back to the same blocks, within the documented bounds.
 #include "cli/common.hpp"
 #include "fuzz/fuzz_common.hpp"
 #include "model/costs.hpp"
+#include "model/layout.hpp"
 #include "model/rational.hpp"
 
 #include <stdexcept>
@@ -39,6 +41,27 @@ void check_costs_round_trip(const pp::Costs& costs) {
         pp::fuzz::bug("costs changed in a round trip", text);
 }
 
+void check_layout_round_trip(const pp::StageLayout& layout) {
+    if (layout.blocks.empty() || static_cast<int>(layout.blocks.size()) > pp::kMaxLayoutBlocks)
+        pp::fuzz::bug("layout block count out of bounds", layout.text);
+    std::string text;
+    long layers = 0;
+    for (size_t b = 0; b < layout.blocks.size(); ++b) {
+        if (b) text += '|';
+        for (int k = 0; k < pp::kLayerKinds; ++k) {
+            const int n = layout.blocks[b].count[k];
+            layers += n;
+            if (n > 0) text += std::string(1, pp::kLayerLetters[k]) + "*" + std::to_string(n);
+        }
+    }
+    if (layers > pp::kMaxLayoutLayers) pp::fuzz::bug("layout layer count out of bounds", layout.text);
+    try {
+        if (pp::parse_stage_layout(text).blocks != layout.blocks) pp::fuzz::bug("layout changed in a round trip", layout.text);
+    } catch (const pp::CostSyntaxError& e) {
+        pp::fuzz::bug("a written-out layout does not parse", text + ": " + e.message);
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -49,7 +72,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace pp;
     if (size == 0) return 0;
-    const std::uint8_t which = data[0] % 4;
+    const std::uint8_t which = data[0] % 5;
     const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
     try {
         switch (which) {
@@ -82,6 +105,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 (void)input.activations();
                 break;
             }
+            case 4:
+                check_layout_round_trip(parse_stage_layout(text));
+                break;
         }
     } catch (const CostSyntaxError&) {
     } catch (const cli::UsageError&) {

@@ -67,13 +67,16 @@ seed fuzz_csv comms-swap.csv 00 '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1
 seed fuzz_csv bad-cells.csv 00 '(0F7;7B3)OVERLAP_F_B,1BW0,0F1xyz\n'
 printf '{"ranks": 1e400}' > "$out/fuzz_json/inf.json"
 printf '{"format":"pipeproof-schedule","version":1,"ranks":1,"pipelines":[{"microbatches":1,"stage_ranks":[0]}],"costs":{"F":18446744073709551615},"schedule":[{"rank":0,"ops":[{"kind":"F","stage":0,"microbatch":0},{"overlap":[{"kind":"F","stage":0,"microbatch":0},{"kind":"B","stage":0,"microbatch":0}]}]}]}' > "$out/fuzz_json/wrap.json"
-# Costs (first byte: 0 parse_costs, 1 parse_rational, 2 --costs + newline + --stage-costs, 3 --activation-sizes).
+# Costs (first byte: 0 parse_costs, 1 parse_rational, 2 --costs + newline + --stage-costs, 3 --activation-sizes,
+# 4 --layout).
 seed fuzz_costs costs.txt 00 'F=1,I=1.5,W=0.5,B=2,FB=2,comm=0'
 seed fuzz_costs zb-costs.txt 00 'F=18522 I=18086 W=9337 comm=601'
 seed fuzz_costs fraction.txt 01 '7/4'
 seed fuzz_costs decimal.txt 01 '0.000000001'
 seed fuzz_costs stage-costs.txt 02 'F=1,I=1,W=1,comm=1/1000037\n3:F=2,I=2,W=1'
 seed fuzz_costs activations.txt 03 'F=2,I=1'
+seed fuzz_costs layout.txt 04 'Et*3|(tt|)*29,m|L'
+seed fuzz_costs layout-empty.txt 04 'E||(t*2|)*3,tL'
 # Claims (first byte: 0 parse_claim, 1 parse_constraints, 2 parse_cost_grid).
 seed fuzz_claim dualpipe.txt 00 'bubble == (P/2-1)*(FB+B-3*W)'
 seed fuzz_claim calls.txt 00 'bubble(M+2) > bubble(M) || !(idle(0, M) <= 2*F) && peak(1) != P+1'

@@ -21,6 +21,11 @@ Rational Costs::duration(OpKind kind, int block) const {
     return c.F;
 }
 
+Rational ActivationModel::scale_of(int pipeline, int stage) const {
+    if (stage_scale.empty()) return Rational(1);
+    return stage_scale.at(static_cast<size_t>(pipeline)).at(static_cast<size_t>(stage));
+}
+
 Rational Costs::pair_duration(const Op& forward, int forward_block, const Op& backward, int backward_block) const {
     const auto& c = of_block(forward_block);
     if (backward.kind == OpKind::I && c.FI) return *c.FI;

@@ -48,6 +48,11 @@ std::string format_costs(const Costs& costs);
 struct ActivationModel {
     Rational forward_alloc{1};  // allocated at the start of F
     Rational input_grad_free{0};  // released at the end of I; the rest at the end of W (B releases all)
+    // Uneven stages (--layout): stage_scale[pipeline][stage] multiplies both sizes for that stage's stashes (its
+    // layers' share); empty when every stash is one size.
+    std::vector<std::vector<Rational>> stage_scale;
+    bool uniform() const { return stage_scale.empty(); }
+    Rational scale_of(int pipeline, int stage) const;
     bool operator==(const ActivationModel&) const = default;
 };
 

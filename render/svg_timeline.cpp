@@ -259,9 +259,10 @@ void draw_slot(std::string& out, const LaneContext& c, size_t rank, size_t posit
 Rational released_by(const Slot& slot, const ActivationModel& model) {
     Rational total{0};
     for (const Op& op : slot) {
-        if (op.kind == OpKind::I) total += model.input_grad_free;
-        if (op.kind == OpKind::W) total += model.forward_alloc - model.input_grad_free;
-        if (op.kind == OpKind::B) total += model.forward_alloc;
+        const Rational s = model.scale_of(op.pipeline, op.stage);
+        if (op.kind == OpKind::I) total += s * model.input_grad_free;
+        if (op.kind == OpKind::W) total += s * (model.forward_alloc - model.input_grad_free);
+        if (op.kind == OpKind::B) total += s * model.forward_alloc;
     }
     return total;
 }

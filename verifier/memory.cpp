@@ -6,51 +6,94 @@
 namespace pp {
 namespace {
 
-// Integer units over the denominators of the two activation sizes, so the sweep is exact and cheap.
+// One stash size in integer ticks: what an F allocates, what its I releases, what its W releases.
+struct StashTicks {
+    Ticks alloc = 1, free_at_i = 0, free_at_w = 1;
+};
+
+// Integer units over the denominators of the activation sizes (each stage's, when they differ), so the sweep is
+// exact and cheap.
 struct MemoryUnits {
     TimeScale scale;
-    Ticks alloc = 1, free_at_i = 0, free_at_w = 1;
+    StashTicks uniform;
+    std::vector<std::vector<StashTicks>> per_stage;  // [pipeline][stage], when the sizes differ by stage
     explicit MemoryUnits(const ActivationModel& model) {
-        scale.include(model.forward_alloc);
-        scale.include(model.input_grad_free);
-        alloc = scale.to_ticks(model.forward_alloc);
-        free_at_i = scale.to_ticks(model.input_grad_free);
-        free_at_w = alloc - free_at_i;
+        auto each_size = [&](auto&& visit) {
+            if (model.uniform()) return visit(Rational(1));
+            for (const auto& stages : model.stage_scale)
+                for (const Rational& s : stages) visit(s);
+        };
+        each_size([&](const Rational& s) {
+            scale.include(model.forward_alloc * s);
+            scale.include(model.input_grad_free * s);
+        });
+        auto ticks_of = [&](const Rational& s) {
+            StashTicks t;
+            t.alloc = scale.to_ticks(model.forward_alloc * s);
+            t.free_at_i = scale.to_ticks(model.input_grad_free * s);
+            t.free_at_w = t.alloc - t.free_at_i;
+            return t;
+        };
+        uniform = ticks_of(Rational(1));
+        for (const auto& stages : model.stage_scale) {
+            per_stage.emplace_back();
+            for (const Rational& s : stages) per_stage.back().push_back(ticks_of(s));
+        }
     }
-    // The live count is a sum of at most two terms per op, each at most alloc in size: machine integers
-    // cannot overflow when 2 x ops x alloc stays inline.
+    // The live count is a sum of at most two terms per op, each at most the largest alloc in size: machine
+    // integers cannot overflow when 2 x ops x alloc stays inline.
     bool fits_machine(size_t ops) const {
-        return free_at_i >= 0 && free_at_w >= 0 && alloc * Ticks(ops) * 2 <= Integer::kInlineMax;
+        Ticks largest = uniform.alloc;
+        bool nonnegative = uniform.free_at_i >= 0 && uniform.free_at_w >= 0;
+        for (const auto& stages : per_stage)
+            for (const StashTicks& t : stages) {
+                largest = std::max(largest, t.alloc);
+                nonnegative = nonnegative && t.free_at_i >= 0 && t.free_at_w >= 0;
+            }
+        return nonnegative && largest * Ticks(ops) * 2 <= Integer::kInlineMax;
     }
 };
 
 // The sweep in T = std::int64_t (when MemoryUnits::fits_machine) or T = Ticks.
 template <class T>
 struct Sweep {
-    T alloc, free_at_i, free_at_w;
-    explicit Sweep(const MemoryUnits& u) : alloc(convert(u.alloc)), free_at_i(convert(u.free_at_i)), free_at_w(convert(u.free_at_w)) {}
+    struct Sizes {
+        T alloc, free_at_i, free_at_w;
+    };
+    Sizes uniform;
+    std::vector<std::vector<Sizes>> per_stage;
+    explicit Sweep(const MemoryUnits& u) : uniform(convert(u.uniform)) {
+        for (const auto& stages : u.per_stage) {
+            per_stage.emplace_back();
+            for (const StashTicks& t : stages) per_stage.back().push_back(convert(t));
+        }
+    }
     static T convert(const Ticks& x) {
         if constexpr (std::is_same_v<T, Ticks>) return x;
         else return x.to_int64();
     }
+    static Sizes convert(const StashTicks& t) { return {convert(t.alloc), convert(t.free_at_i), convert(t.free_at_w)}; }
+    const Sizes& of(const Op& op) const {
+        return per_stage.empty() ? uniform : per_stage.at(op.pipeline).at(op.stage);
+    }
     // Per kind, what an op allocates when it starts and releases when it ends (F, I, W, B).
-    T allocates(OpKind kind) const { return kind == OpKind::F ? alloc : T(0); }
-    T releases(OpKind kind) const {
-        switch (kind) {
-            case OpKind::I: return free_at_i;
-            case OpKind::W: return free_at_w;
-            case OpKind::B: return alloc;
+    T allocates(const Op& op) const { return op.kind == OpKind::F ? of(op).alloc : T(0); }
+    T releases(const Op& op) const {
+        switch (op.kind) {
+            case OpKind::I: return of(op).free_at_i;
+            case OpKind::W: return of(op).free_at_w;
+            case OpKind::B: return of(op).alloc;
             default: return T(0);
         }
     }
     T allocated(const Slot& slot) const {
-        T total = allocates(slot.ops[0].kind);
-        if (slot.is_pair()) total += allocates(slot.ops[1].kind);
+        T total = allocates(slot.ops[0]);
+        if (slot.is_pair()) total += allocates(slot.ops[1]);
         return total;
     }
     T released(const Slot& slot) const {
-        T total = releases(slot.ops[0].kind);
-        if (slot.is_pair()) total += releases(slot.ops[1].kind);
+        T total = releases(slot.ops[0]);
+        if (slot.is_pair()) total += releases(slot.ops[1]);
         return total;
     }
     std::vector<Rational> profile(const std::vector<Slot>& slots, const TimeScale& scale) const {

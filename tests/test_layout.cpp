@@ -1,0 +1,173 @@
+// Uneven and empty stages from a Megatron layout string (--layout): the parser against layouts counted by hand
+// (including Megatron's documented example), its refusals with their columns and bounds, block costs summed by hand,
+// and on the command line the same timing as the per-block costs written out (--stage-costs) and per-rank peaks
+// against 1F1B's stash count P - r (M >= P) times the rank's layers.
+#include "cli_runner.hpp"
+#include "model/layout.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace pp;
+using pp::test::run_cli;
+
+namespace {
+
+BlockLayers layers(int E, int t, int m, int L) { return BlockLayers{{E, t, m, L}}; }
+
+size_t error_offset(const std::string& text) {
+    try {
+        (void)parse_stage_layout(text);
+    } catch (const CostSyntaxError& e) {
+        return e.offset;
+    }
+    FAIL("'" << text << "' was accepted");
+    return 0;
+}
+
+nlohmann::json simulate_json(const std::string& args) {
+    const auto r = run_cli("simulate " + args + " --json");
+    INFO(args << "\n" << r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("layout: Megatron's example and an empty block parse to the blocks counted by hand", "[layout]") {
+    // Megatron's docs: 'Et*3|(tt|)*29,m|L' -- 32 blocks: E and 3 t, then 29 blocks of two t, then the MTP layer, then loss.
+    const StageLayout layout = parse_stage_layout("Et*3|(tt|)*29,m|L");
+    REQUIRE(layout.blocks.size() == 32);
+    CHECK(layout.blocks[0] == layers(1, 3, 0, 0));
+    for (int b = 1; b <= 29; ++b) CHECK(layout.blocks[b] == layers(0, 2, 0, 0));
+    CHECK(layout.blocks[30] == layers(0, 0, 1, 0));
+    CHECK(layout.blocks[31] == layers(0, 0, 0, 1));
+    CHECK(format_block_layers(layout.blocks[0]) == "E+3t");
+
+    const StageLayout empty = parse_stage_layout("E||t, t|L");
+    REQUIRE(empty.blocks.size() == 4);
+    CHECK(empty.blocks[1].empty());
+    CHECK(format_block_layers(empty.blocks[1]) == "-");
+    CHECK(empty.blocks[2] == layers(0, 2, 0, 0));
+    CHECK(parse_stage_layout("((t)*2|)*2t").blocks.size() == 3);  // nested: tt|tt|t
+    CHECK(parse_stage_layout("((t)*2|)*2t").blocks[2] == layers(0, 1, 0, 0));
+}
+
+TEST_CASE("layout: bad layouts are refused at the column that is wrong, and repetition is bounded", "[layout]") {
+    CHECK(error_offset("Et*|t") == 3);   // a count after '*'
+    CHECK(error_offset("Ex|t") == 1);    // not a layer
+    CHECK(error_offset("(tt|") == 0);    // '(' without ')'
+    CHECK(error_offset("tt)") == 2);     // ')' without '('
+    CHECK(error_offset("(t)|t") == 3);   // a parenthesised piece needs '*N'
+    CHECK(error_offset("") == 0);        // no layer at all
+    CHECK(error_offset("|||") == 0);
+    // A million blocks of a million layers is refused before it is written out.
+    CHECK_THROWS_AS(parse_stage_layout("(t*1000000|)*1000000"), CostSyntaxError);
+    CHECK_THROWS_AS(parse_stage_layout("t*99999999999999999999999"), CostSyntaxError);
+    CHECK_THROWS_AS(parse_stage_layout(std::string(65, '(') + "t" + std::string(65, ')')), CostSyntaxError);
+    CHECK_THROWS_AS(parse_stage_layout("(|)*70000t"), CostSyntaxError);  // more than 65536 blocks
+}
+
+TEST_CASE("layout: a block costs and stashes the sum of its layers", "[layout]") {
+    LayerCosts costs(OpCosts{Rational(2), Rational(1), Rational(1), std::nullopt, std::nullopt, std::nullopt});
+    costs.apply_costs("E:F=1,I=0,W=0");
+    costs.apply_sizes("E=1/2,L=3");
+    const OpCosts c = block_costs(layers(1, 3, 0, 0), costs);
+    CHECK(c.F == Rational(7));  // 1 + 3*2
+    CHECK(c.I == Rational(3));
+    CHECK(c.W == Rational(3));
+    CHECK_FALSE(c.B.has_value());  // no layer gave its own B: I + W applies to the sums
+    CHECK(block_stash(layers(1, 3, 0, 0), costs) == Rational(7, 2));
+    CHECK(block_stash(layers(0, 0, 0, 1), costs) == Rational(3));
+    CHECK(block_stash(layers(0, 0, 0, 0), costs) == Rational(0));
+    const OpCosts m = block_costs(layers(0, 0, 2, 0), costs);  // MTP costs as a decoder layer by default
+    CHECK(m.F == Rational(4));
+    CHECK_THROWS_AS(costs.apply_costs("X:F=1"), CostSyntaxError);
+    CHECK_THROWS_AS(costs.apply_sizes("t=-1"), CostSyntaxError);
+}
+
+TEST_CASE("layout: simulate times a layout as its per-block costs written out, peaks as 1F1B's stash count",
+          "[layout][cli]") {
+    // Random decoder-only layouts of 1F1B at P = 4: block b holds n_b layers, so it runs at n_b times the layer's costs
+    // (the same run with --stage-costs), and 1F1B's rank r stashes P - r micro-batches (M >= P) of n_r layers each.
+    std::mt19937 rng(43);
+    const int P = 4;
+    for (int trial = 0; trial < 6; ++trial) {
+        const int M = P + static_cast<int>(rng() % 5);  // 1F1B takes M >= P
+        std::vector<int> n(P);
+        std::string layout, stage_costs;
+        for (int b = 0; b < P; ++b) {
+            n[b] = 1 + static_cast<int>(rng() % 4);
+            layout += (b ? "|" : "") + std::string("t*") + std::to_string(n[b]);
+            stage_costs += " --stage-costs " + std::to_string(b) + ":F=" + std::to_string(n[b]) + ",I=" +
+                           std::to_string(2 * n[b]) + ",W=" + std::to_string(n[b]);
+        }
+        const std::string instance = "1f1b -P 4 -M " + std::to_string(M) + " --costs F=1,I=2,W=1";
+        const auto by_layout = simulate_json(instance + " --layout '" + layout + "'");
+        const auto written_out = simulate_json(instance + stage_costs);
+        INFO(layout << " M=" << M);
+        CHECK(by_layout["exact"]["makespan"] == written_out["exact"]["makespan"]);
+        for (int r = 0; r < P; ++r)
+            CHECK(by_layout["per_rank"][r]["peak_activations"] == n[r] * (P - r));
+    }
+}
+
+TEST_CASE("layout: embedding and loss stash what --layer-sizes says, and the note names the defaults used",
+          "[layout][cli]") {
+    // Et|tt|tt|tL with L = 2: rank stashes 1, 2, 2, 3 layers per micro-batch, 1F1B at M = 8 holds 4, 3, 2, 1 of them.
+    const auto r = run_cli("simulate 1f1b -P 4 -M 8 --costs F=1,I=1,W=1 --layout 'Et|tt|tt|tL' --layer-sizes L=2 --json");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    const std::vector<int> expected = {4, 6, 4, 3};
+    for (int rank = 0; rank < 4; ++rank) CHECK(j["per_rank"][rank]["peak_activations"] == expected[rank]);
+    CHECK(j["units"] == "stage");
+    CHECK(r.err.find("E costs nothing, E stashes 0, L costs nothing") != std::string::npos);
+    // verify holds the file's limit against the uneven stashes: 5 is over rank 1's 6.
+    CHECK(run_cli("verify 1f1b -P 4 -M 8 --costs F=1,I=1,W=1 --layout 'Et|tt|tt|tL' --layer-sizes L=2 --memory-limit 5").exit_code ==
+          1);
+    CHECK(run_cli("verify 1f1b -P 4 -M 8 --costs F=1,I=1,W=1 --layout 'Et|tt|tt|tL' --layer-sizes L=2 --memory-limit 6").exit_code ==
+          0);
+    // compare gives the same peaks (each row its own stashes) and times the blocks as given.
+    const auto c = run_cli("compare 1f1b -P 4 -M 8 --costs F=1,I=1,W=1 --layout 'Et|tt|tt|tL' --layer-sizes L=2 --json");
+    REQUIRE(c.exit_code == 0);
+    const auto row = nlohmann::json::parse(c.out)["rows"][0];
+    CHECK(row["exact"]["makespan"] == j["exact"]["makespan"]);
+    for (int rank = 0; rank < 4; ++rank) CHECK(row["peak_activations"][rank] == expected[rank]);
+}
+
+TEST_CASE("layout: an interleaved layout maps block b to rank b mod P", "[layout][cli]") {
+    // P = 2, V = 2: blocks 0, 2 on rank 0 and 1, 3 on rank 1. Written out as stage costs, the same run.
+    const std::string instance = "interleaved-1f1b -P 2 -V 2 -M 4 --costs F=1,I=1,W=1";
+    const auto by_layout = simulate_json(instance + " --layout 't*3|t|t*2|t'");
+    const auto written_out = simulate_json(instance + " --stage-costs 0:F=3,I=3,W=3 --stage-costs 2:F=2,I=2,W=2");
+    CHECK(by_layout["exact"]["makespan"] == written_out["exact"]["makespan"]);
+    // Two layers in every block: every stash twice as large, so every rank's peak twice the even one's.
+    const auto doubled = simulate_json(instance + " --layout 't*2|t*2|t*2|t*2'");
+    const auto even = simulate_json(instance);
+    for (int rank = 0; rank < 2; ++rank)
+        CHECK(doubled["per_rank"][rank]["peak_activations"] == 2 * even["per_rank"][rank]["peak_activations"].get<int>());
+}
+
+TEST_CASE("layout: refusals name the flag and exit 2", "[layout][cli]") {
+    const std::string base = "simulate 1f1b -P 4 -M 4 ";
+    auto no_costs = run_cli(base + "--layout 't|t|t|t'");
+    CHECK(no_costs.exit_code == 2);
+    CHECK(no_costs.err.find("--layout needs --costs") != std::string::npos);
+    CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 't|t|t|t' --stage-costs 0:F=2").exit_code == 2);
+    auto blocks = run_cli(base + "--costs F=1,I=1,W=1 --layout 't|t|t'");
+    CHECK(blocks.exit_code == 2);
+    CHECK(blocks.err.find("has 3 blocks") != std::string::npos);
+    auto column = run_cli(base + "--costs F=1,I=1,W=1 --layout 't|t*|t|t'");
+    CHECK(column.exit_code == 2);
+    CHECK(column.err.find("column 5") != std::string::npos);
+    CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layer-sizes L=2").exit_code == 2);
+    CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 't|t|t|t' --layer-costs Q:F=1").exit_code == 2);
+    CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 't|t|t|t' --units rank").exit_code == 2);
+    CHECK(run_cli("compare 1f1b -P 4 -M 4 --costs F=1,I=1,W=1 --layout 't|t|t|t' --units rank").exit_code == 2);
+    CHECK(run_cli("prove 1f1b -P 4 --costs F=1,I=1,W=1 --layout 't|t|t|t'").exit_code == 2);
+    CHECK(run_cli("search -P 2 -M 2 --costs F=1,I=1,W=1 --layout 't|t'").exit_code == 2);
+}
