@@ -244,6 +244,8 @@ struct CompareCommand {
                             "runs each stage at P/S of them (V stages per rank: 1/V), so every row trains the same model; "
                             "peak activations are in the same 1/P units. --units stage times every stage at the costs as "
                             "given.\n"
+                          : costs.layout ? "Costs are one decoder layer's; each block runs at the sum of its layers' "
+                                           "costs under --layout '" + *costs.layout + "', and peaks count decoder-layer stashes.\n"
                           : "Costs are per stage as given (--units stage): a schedule with V stages per rank then runs a "
                             "model V times as large.\n");
     }
@@ -255,6 +257,7 @@ struct CompareCommand {
         j["cost_basis"] = o.model_share_costs ? "model-share" : "per-stage";
         j["time_unit"] = costs.time_unit.json();
         put_units(j, o.model_share_costs ? "rank (costs per 1/P of the model; each stage at stage_share of them)"
+                     : costs.layout      ? costs.units_text(Schedule{})
                                          : "stage (costs per stage, as given)");
         j["definitions"] = {
             {"bubble_fraction", "total idle / (ranks x makespan)"},

@@ -119,7 +119,8 @@ struct ReportCommand {
             options.model_share_costs
                 ? "per 1/P of the model (like for like: a schedule that cuts the model into S blocks runs each stage at P/S "
                   "of them; --units stage to time every stage at the costs as given)"
-                : "per stage, as given (--units stage)",
+                : costs.layout ? "per decoder layer, each block at its layers' sum under --layout '" + *costs.layout + "'"
+                               : "per stage, as given (--units stage)",
             comm_model);
         std::ofstream out(output, std::ios::binary);
         if (!out) throw UsageError("cannot write '" + output + "'");

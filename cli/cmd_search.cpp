@@ -175,6 +175,8 @@ struct SearchCommand {
     mutable std::string units_line = "stage (costs and cap per stage, as given)";
 
     std::optional<std::string> activation_sizes;  // --activation-sizes F=..,I=..
+    std::optional<std::string> layout, layer_sizes;  // --layout, --layer-sizes: uneven stages
+    std::vector<std::string> layer_costs;            // --layer-costs
     ChunkInput chunks;  // issue 11: op costs derived from chunk costs; --overlap chunk / chunk-FI = the derived F&B / F&I pair cost
 
     int run() {
@@ -197,6 +199,7 @@ struct SearchCommand {
                 throw UsageError("--activation-sizes: " + e.message);
             }
         }
+        apply_layout(problem);
         if ((chunk_fb || chunk_fi) && !chunks.chunk_costs && !file_chunks)
             throw UsageError("--overlap " + *overlap + " needs --chunk-costs (or a --placement file with a 'chunks' line)");
         std::optional<ChunkTable> chunk_table;
@@ -301,6 +304,7 @@ struct SearchCommand {
         refuse(overlap.has_value(), "--overlap");
         refuse(activation_sizes.has_value(), "--activation-sizes");
         refuse(chunks.given(), "--chunk-costs");
+        refuse(layout.has_value(), "--layout");
         if (!ranks || !microbatches) throw UsageError("search --placement " + placement + " needs -P and -M");
         ScopeRequest request;
         request.placements = names;
@@ -335,6 +339,48 @@ struct SearchCommand {
             problem.placement.blocks(), format_rational(share),
             problem.memory_limit ? fmt::format(", the cap is {} stage activations", format_rational(*problem.memory_limit)) : "");
         return share;
+    }
+
+    // --layout: each block runs at its layers' summed costs and each stage stashes its layers' size. The exact
+    // encodings and bounds count one stash size for every stage, so under a memory cap the stages must stash alike
+    // (the cap is then in decoder-layer stashes); without a cap the found schedule's peaks are verified per stage.
+    void apply_layout(SearchProblem& problem) const {
+        CostInput input;
+        input.costs = costs;
+        input.stage_costs = stage_costs;
+        input.layout = layout;
+        input.layer_costs = layer_costs;
+        input.layer_sizes = layer_sizes;
+        const auto resolved = input.resolved_layout();  // refuses --layer-* without --layout, and a bad layout
+        if (!resolved) return;
+        if (units == "rank") throw UsageError("--layout gives each block its layers' own costs; --units rank does not apply");
+        if (chunks.given()) throw UsageError("--layout with --chunk-costs: give the layers' op costs (--costs, --layer-costs)");
+        if (problem.overlap)
+            throw UsageError("search with --layout does not take F&B pairs (FB or --overlap): a pair's cost would differ per block");
+        Schedule shape;
+        shape.placement = problem.placement;
+        problem.costs = input.resolve(shape);  // checks that the layout has one block per model block
+        const auto stash = layout_stage_stash(problem.placement, *resolved);
+        std::vector<std::string> sizes;
+        bool alike = true;
+        for (const auto& pipeline : stash)
+            for (const Rational& size : pipeline) {
+                sizes.push_back(format_rational(size));
+                alike = alike && size == stash.front().front();
+            }
+        if (alike && stash.front().front() > Rational(0)) {
+            problem.activations.forward_alloc *= stash.front().front();
+            problem.activations.input_grad_free *= stash.front().front();
+        } else if (problem.memory_limit) {
+            throw UsageError(fmt::format("search counts one stash size for every stage under --memory-limit, and this layout's "
+                                         "stages stash {} decoder layers: drop --memory-limit (the schedule found is then "
+                                         "verified with each stage's own stash) or give a layout whose stages stash alike",
+                                         fmt::join(sizes, ", ")));
+        } else {
+            problem.activations.stage_scale = stash;
+        }
+        units_line = fmt::format("stage, each block its layers' sum under --layout '{}' (costs per decoder layer{})", *layout,
+                                 problem.memory_limit ? "; the cap in decoder-layer stashes" : "");
     }
 
     // A search can run for minutes: a result it could not write would be lost, so the output is checked first.
@@ -624,6 +670,7 @@ Runner add_search(CLI::App& app) {
                     "(DeepSeek's F&B); FI=..: an F and an input-gradient I (W runs on its own); chunk / chunk-FI: the F&B / F&I "
                     "cost derived from --chunk-costs");
     cmd->chunks.add_options(*sub);
+    add_layout_options(*sub, cmd->layout, cmd->layer_costs, cmd->layer_sizes);
     sub->add_option("--objective", cmd->objective, "makespan (default) or span (Zero Bubble's per-stage span)")
         ->check(one_of({"makespan", "span"}));
     sub->add_option("--time-limit", cmd->time_limit, "seconds for the whole search (default 60)")->check(CLI::PositiveNumber);

@@ -36,6 +36,7 @@ struct VerifyCommand {
 
     int run() {
         // v-zb: ordered for the costs given; the schedule may get its reference P2P program (batched model)
+        costs.memory_limit_flag_given = memory_limit.has_value();  // a file's own limit is then not used
         Schedule schedule = input.load(costs);
         std::optional<Rational> limit_override;
         if (memory_limit) {

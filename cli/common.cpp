@@ -226,6 +226,28 @@ CLI::Option* add_units_option(CLI::App& app, std::string& units) {
         ->capture_default_str();
 }
 
+void add_layout_options(CLI::App& app, std::optional<std::string>& layout, std::vector<std::string>& layer_costs,
+                        std::optional<std::string>& layer_sizes) {
+    app.add_option("--layout", layout,
+                   "uneven stages, Megatron's --pipeline-model-parallel-layout: blocks split by '|', E embedding, t decoder "
+                   "layer, m MTP, L loss, x*N and (..)*N repeat, e.g. 'Et*3|(t*4|)*2,t*3L' (4 blocks); --costs are then one decoder "
+                   "layer's, and a block's costs and stash the sum of its layers'");
+    app.add_option("--layer-costs", layer_costs, "with --layout: one layer kind's costs, LAYER:F=..,I=..,W=.. (repeatable; "
+                                                 "E and L cost nothing unless given, m as t)");
+    app.add_option("--layer-sizes", layer_sizes, "with --layout: each layer kind's stash in decoder-layer units, e.g. "
+                                                 "E=0,L=3 (default t=1, m=1, E=0, L=0)");
+}
+
+std::vector<std::vector<Rational>> layout_stage_stash(const Placement& placement, const CostInput::ResolvedLayout& resolved) {
+    std::vector<std::vector<Rational>> stash;
+    for (const Pipeline& pipeline : placement.pipelines) {
+        stash.emplace_back();
+        for (const int block : pipeline.stage_block)
+            stash.back().push_back(block_stash(resolved.layout.blocks.at(static_cast<size_t>(block)), resolved.layers));
+    }
+    return stash;
+}
+
 bool model_share_costs(const CostInput& costs, const std::string& units, bool per_stage_costs, const CLI::Option* units_flag) {
     if (!costs.layout) return units == "rank" && !per_stage_costs;
     if (units == "rank" && units_flag && units_flag->count() > 0)
@@ -373,14 +395,7 @@ void CostInput::add_options(CLI::App& app, bool with_units) {
     app.add_option("--costs", costs, "durations, e.g. F=1,I=1,W=1,B=2,FB=3,comm=0 (exact: 1.75 or 7/4)");
     app.add_option("--stage-costs", stage_costs, "per-block override BLOCK:F=..,I=..,W=.. (repeatable)");
     app.add_option("--activation-sizes", activation, "activation sizes F=..,I=..: allocated by F, released by I (rest at W)");
-    app.add_option("--layout", layout,
-                   "uneven stages, Megatron's --pipeline-model-parallel-layout: blocks split by '|', E embedding, t decoder "
-                   "layer, m MTP, L loss, x*N and (..)*N repeat, e.g. 'Et*3|(tt|)*2,t|tL'; --costs are then one decoder "
-                   "layer's, and a block's costs and stash the sum of its layers'");
-    app.add_option("--layer-costs", layer_costs, "with --layout: one layer kind's costs, LAYER:F=..,I=..,W=.. (repeatable; "
-                                                 "E and L cost nothing unless given, m as t)");
-    app.add_option("--layer-sizes", layer_sizes, "with --layout: each layer kind's stash in decoder-layer units, e.g. "
-                                                 "E=0,L=3 (default t=1, m=1, E=0, L=0)");
+    add_layout_options(app, layout, layer_costs, layer_sizes);
     chunks.add_options(app);
     // A bad value is refused before any schedule is read or generated (which can take seconds and gigabytes).
     app.parse_complete_callback([this] { check_syntax(); });
@@ -406,7 +421,9 @@ std::optional<CostInput::ResolvedLayout> CostInput::resolved_layout() const {
     if (!costs) throw UsageError("--layout needs --costs: one decoder layer's costs (a block's are the sum of its layers')");
     if (!stage_costs.empty()) throw UsageError("--layout and --stage-costs both give per-block costs: use one of them");
     if (rank_units()) throw UsageError("--layout gives each block its own layers; --units rank (a 1/P share per stage) does not apply");
-    if (chunks.given()) throw UsageError("--layout with --chunk-costs: give the chunk costs per layer instead (--chunk-costs layers=..)");
+    if (chunks.given())
+        throw UsageError("--layout takes op costs per layer (--costs, --layer-costs), not chunk costs (--chunk-costs, --pattern)");
+    if (layout_cache) return layout_cache;
     const StageLayout parsed_layout = [&] {
         try {
             return parse_stage_layout(*layout);
@@ -427,6 +444,10 @@ std::optional<CostInput::ResolvedLayout> CostInput::resolved_layout() const {
         } catch (const CostSyntaxError& e) {
             throw UsageError(fmt::format("--layer-costs '{}': column {}: {}", item, e.offset + 1, e.message));
         }
+    for (const OpCosts& c : out.layers.costs)
+        if (c.FB || c.FI)
+            throw UsageError("--layout: a pair's cost (FB, FI) would join two blocks' layers, so it is not given per layer; "
+                             "pairs run at the sum of their two ops");
     try {
         if (layer_sizes) out.layers.apply_sizes(*layer_sizes);
     } catch (const CostSyntaxError& e) {
@@ -448,6 +469,7 @@ std::optional<CostInput::ResolvedLayout> CostInput::resolved_layout() const {
             std::cerr << fmt::format("note: --layout: {} (defaults; --layer-costs and --layer-sizes give them)\n",
                                      fmt::join(defaults, ", "));
     }
+    layout_cache = out;
     return out;
 }
 
@@ -484,6 +506,9 @@ void require_layout_blocks(const Schedule& schedule, const StageLayout& layout) 
 // Each block at the sum of its layers' costs; comm from --costs.
 Costs layout_costs(const Schedule& schedule, const CostInput::ResolvedLayout& resolved) {
     if (schedule.placement.ranks > 0) require_layout_blocks(schedule, resolved.layout);
+    if (schedule.costs && !schedule.costs->per_block.empty())
+        throw UsageError(fmt::format("{} gives blocks their own costs (stage-costs); --layout gives every block's: use one of them",
+                                     schedule.source.empty() ? "the schedule" : schedule.source));
     Costs result = schedule.costs.value_or(Costs{});
     result.per_block.clear();
     result.base = resolved.layers.costs[static_cast<int>(LayerKind::Decoder)];
@@ -566,12 +591,11 @@ ActivationModel CostInput::activations(const Schedule* schedule) const {
     if (schedule && schedule->placement.ranks > 0)
         if (const auto resolved = resolved_layout()) {  // a stage's stash: its block's layers
             require_layout_blocks(*schedule, resolved->layout);
-            sizes.stage_scale.clear();
-            for (const Pipeline& pipeline : schedule->placement.pipelines) {
-                sizes.stage_scale.emplace_back();
-                for (const int block : pipeline.stage_block)
-                    sizes.stage_scale.back().push_back(block_stash(resolved->layout.blocks.at(block), resolved->layers));
-            }
+            if (schedule->memory_limit && !memory_limit_flag_given)
+                throw UsageError(fmt::format("{}'s memory-limit counts stage stashes, and under --layout peaks count "
+                                             "decoder-layer stashes: give the limit with verify --memory-limit",
+                                             schedule->source.empty() ? "the schedule" : schedule->source));
+            sizes.stage_scale = layout_stage_stash(schedule->placement, *resolved);
         }
     if (schedule && rank_units()) {  // a stage's stash is its share of a 1/P-of-the-model stash
         const Rational s = share(*schedule);

@@ -127,6 +127,8 @@ struct CostInput {
     };
     std::optional<ResolvedLayout> resolved_layout() const;
     mutable bool layout_noted = false;  // the defaults note is printed once
+    mutable std::optional<ResolvedLayout> layout_cache;  // parsed once per command
+    bool memory_limit_flag_given = false;  // verify --memory-limit: a file's own limit is then not used
 };
 
 // compare and report: `schedule` (loaded by `input`) generated again when its family orders for the costs (v-zb), for
@@ -136,6 +138,12 @@ Schedule ordered_for_row(const ScheduleInput& input, Schedule schedule, const Co
 
 // --units stage|rank on a command (default given), with the description every timing command shares.
 CLI::Option* add_units_option(CLI::App& app, std::string& units);
+// --layout, --layer-costs and --layer-sizes (help texts shared by every command that takes them).
+void add_layout_options(CLI::App& app, std::optional<std::string>& layout, std::vector<std::string>& layer_costs,
+                        std::optional<std::string>& layer_sizes);
+// The stash of every (pipeline, stage) of `placement` in decoder-layer units under a layout (its block's layers).
+std::vector<std::vector<Rational>> layout_stage_stash(const Placement& placement, const CostInput::ResolvedLayout& resolved);
+
 // compare and report: whether each stage runs at its model share of the given costs (--units rank, their default).
 // With --layout the blocks' costs are their layers' own, so stage units apply, and an explicit --units rank is refused.
 bool model_share_costs(const CostInput& costs, const std::string& units, bool per_stage_costs, const CLI::Option* units_flag);

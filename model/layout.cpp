@@ -6,24 +6,36 @@ namespace pp {
 namespace {
 
 constexpr int kMaxNesting = 64;
-constexpr size_t kMaxTokens = static_cast<size_t>(kMaxLayoutLayers) + kMaxLayoutBlocks;
+// Letters written while expanding, discarded pieces (`(..)*0`) included: bounds the work of any input.
+constexpr long kMaxExpansionWork = 32 * (kMaxLayoutLayers + kMaxLayoutBlocks);
 
-// The layout expanded to a flat string of layer letters and '|', repetitions bounded before they are made.
+// A piece of the layout expanded: its letters and '|', and how many of each.
+struct Expanded {
+    std::string text;
+    long layers = 0, bars = 0;
+};
+
+// The layout expanded to a flat string of layer letters and '|', every count bounded before it is made.
 class LayoutExpander {
 public:
     explicit LayoutExpander(std::string_view text) : text_(text) {}
 
     std::string expand() {
-        std::string out = sequence(0);
+        Expanded out = sequence(0);
         if (pos_ < text_.size()) fail("')' without its '('", pos_);
-        return out;
+        return std::move(out.text);
     }
 
 private:
     [[noreturn]] void fail(const std::string& what, size_t at) const { throw CostSyntaxError{what, at}; }
 
-    std::string sequence(int depth) {
-        std::string out;
+    static std::string shown(char c) {
+        const auto byte = static_cast<unsigned char>(c);
+        return byte >= 0x20 && byte < 0x7f ? fmt::format("'{}'", c) : fmt::format("the byte 0x{:02X}", byte);
+    }
+
+    Expanded sequence(int depth) {
+        Expanded out;
         while (pos_ < text_.size()) {
             const char c = text_[pos_];
             if (c == ')') break;
@@ -32,7 +44,7 @@ private:
                 continue;
             }
             const size_t start = pos_;
-            std::string piece;
+            Expanded piece;
             if (c == '(') {
                 if (depth + 1 > kMaxNesting) fail(fmt::format("more than {} nested '('", kMaxNesting), pos_);
                 ++pos_;
@@ -41,29 +53,38 @@ private:
                 ++pos_;  // ')'
                 if (pos_ >= text_.size() || text_[pos_] != '*') fail("expected '*N' after a parenthesised piece", pos_);
             } else if (c == '|' || kLayerLetters.find(c) != std::string_view::npos) {
-                piece = std::string(1, c);
+                piece.text = std::string(1, c);
+                (c == '|' ? piece.bars : piece.layers) = 1;
                 ++pos_;
             } else {
-                fail(fmt::format("expected a layer (E embedding, t decoder, m MTP, L loss), '|', '(' or ',', got '{}'", c),
-                     pos_);
+                fail("expected a layer (E embedding, t decoder, m MTP, L loss), '|', '(' or ',', got " + shown(c), pos_);
             }
-            const size_t times = repetition();
-            if (times > 0 && piece.size() > (kMaxTokens - out.size()) / times)
-                fail(fmt::format("the layout would hold more than {} layers and {} blocks", kMaxLayoutLayers, kMaxLayoutBlocks),
-                     start);
-            for (size_t i = 0; i < times; ++i) out += piece;
+            const size_t count_at = pos_ < text_.size() && text_[pos_] == '*' ? pos_ + 1 : start;
+            const long times = repetition();
+            if (out.layers + times * piece.layers > kMaxLayoutLayers)
+                fail(fmt::format("the layout would hold more than {} layers", kMaxLayoutLayers), count_at);
+            if (out.bars + times * piece.bars >= kMaxLayoutBlocks)
+                fail(fmt::format("the layout would hold more than {} blocks", kMaxLayoutBlocks), count_at);
+            work_ += times * static_cast<long>(piece.text.size());
+            if (work_ > kMaxExpansionWork)
+                fail(fmt::format("the layout takes more than {} letters of expansion (repeated pieces included)", kMaxExpansionWork),
+                     count_at);
+            for (long i = 0; i < times; ++i) out.text += piece.text;
+            out.layers += times * piece.layers;
+            out.bars += times * piece.bars;
         }
         return out;
     }
 
     // "*N" after a piece (1 without it).
-    size_t repetition() {
+    long repetition() {
         if (pos_ >= text_.size() || text_[pos_] != '*') return 1;
         const size_t star = pos_++;
-        size_t value = 0, digits = 0;
+        long value = 0, digits = 0;
         while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
-            value = value * 10 + static_cast<size_t>(text_[pos_] - '0');
-            if (value > kMaxTokens) fail(fmt::format("a repetition count above {}", kMaxTokens), star + 1);
+            value = value * 10 + (text_[pos_] - '0');
+            if (value > kMaxLayoutLayers + kMaxLayoutBlocks)
+                fail(fmt::format("a repetition count above {}", kMaxLayoutLayers + kMaxLayoutBlocks), star + 1);
             ++pos_;
             ++digits;
         }
@@ -73,6 +94,7 @@ private:
 
     std::string_view text_;
     size_t pos_ = 0;
+    long work_ = 0;
 };
 
 int kind_index(char letter) { return static_cast<int>(kLayerLetters.find(letter)); }
@@ -85,15 +107,12 @@ StageLayout parse_stage_layout(std::string_view text) {
     const std::string flat = LayoutExpander(text).expand();
     layout.blocks.emplace_back();
     long layers = 0;
-    for (const char c : flat) {
+    for (const char c : flat) {  // the expander has bounded both counts
         if (c == '|') {
-            if (static_cast<int>(layout.blocks.size()) >= kMaxLayoutBlocks)
-                throw CostSyntaxError{fmt::format("the layout holds more than {} blocks", kMaxLayoutBlocks), 0};
             layout.blocks.emplace_back();
             continue;
         }
-        if (++layers > kMaxLayoutLayers)
-            throw CostSyntaxError{fmt::format("the layout holds more than {} layers", kMaxLayoutLayers), 0};
+        ++layers;
         ++layout.blocks.back().count[kind_index(c)];
     }
     if (layers == 0) throw CostSyntaxError{"the layout holds no layer", 0};
@@ -122,6 +141,11 @@ void LayerCosts::apply_costs(std::string_view item) {
     if (colon != 1 || kLayerLetters.find(item[0]) == std::string_view::npos)
         throw CostSyntaxError{"expected LAYER:F=..,I=..,W=.. with LAYER one of E, t, m, L", 0};
     const int k = kind_index(item[0]);
+    if (k == static_cast<int>(LayerKind::Decoder))
+        throw CostSyntaxError{"a decoder layer's costs are --costs; --layer-costs sets E, m and L", 0};
+    if (costs_given[k]) throw CostSyntaxError{fmt::format("{} is given twice", item[0]), 0};
+    if (item.find_first_not_of(" \t", colon + 1) == std::string_view::npos)
+        throw CostSyntaxError{"expected costs after ':', e.g. F=1,I=1,W=1", colon + 1};
     try {
         apply_cost_items(item.substr(colon + 1), costs[k], nullptr);
     } catch (CostSyntaxError& e) {
@@ -137,16 +161,21 @@ void LayerCosts::apply_sizes(std::string_view text) {
         const size_t start = pos;
         size_t end = text.find(',', pos);
         if (end == std::string_view::npos) end = text.size();
-        const std::string_view item = text.substr(start, end - start);
+        std::string_view item = text.substr(start, end - start);
         pos = end + 1;
-        if (item.empty()) continue;
+        const size_t first = item.find_first_not_of(" \t");
+        if (first == std::string_view::npos) continue;
+        const size_t at = start + first;  // the item's offset, blanks around it ignored as --costs does
+        item = item.substr(first, item.find_last_not_of(" \t") - first + 1);
         const size_t eq = item.find('=');
         if (eq != 1 || kLayerLetters.find(item[0]) == std::string_view::npos)
-            throw CostSyntaxError{"expected LAYER=SIZE with LAYER one of E, t, m, L", start};
+            throw CostSyntaxError{"expected LAYER=SIZE with LAYER one of E, t, m, L", at};
+        const int k = kind_index(item[0]);
+        if (size_given[k]) throw CostSyntaxError{fmt::format("{} is given twice", item[0]), at};
         const auto value = parse_rational(item.substr(2));
-        if (!value) throw CostSyntaxError{"expected a non-negative number such as 1, 0.5 or 3/2", start + 2};
-        sizes[kind_index(item[0])] = *value;
-        size_given[kind_index(item[0])] = true;
+        if (!value) throw CostSyntaxError{"expected a non-negative number such as 1, 0.5 or 3/2", at + 2};
+        sizes[k] = *value;
+        size_given[k] = true;
     }
 }
 

@@ -45,7 +45,8 @@ StageLayout parse_stage_layout(std::string_view text);
 std::string format_block_layers(const BlockLayers& block);
 
 // What one layer of each kind costs and stashes. Defaults: a decoder or MTP layer costs `decoder` (the command's
-// --costs) and stashes one unit; embedding and loss cost and stash nothing until given.
+// --costs) and stashes one unit; embedding and loss cost and stash nothing until given. No layer names an F&B or
+// F&I pair cost: a pair joins two blocks' layers, so the callers refuse FB and FI under a layout.
 struct LayerCosts {
     std::array<OpCosts, kLayerKinds> costs{};
     std::array<Rational, kLayerKinds> sizes{Rational(0), Rational(1), Rational(1), Rational(0)};
@@ -53,7 +54,7 @@ struct LayerCosts {
     std::array<bool, kLayerKinds> size_given{};
 
     explicit LayerCosts(const OpCosts& decoder);
-    // "E:F=1,I=0.5,W=0.5" (one item of --layer-costs); throws CostSyntaxError.
+    // "E:F=1,I=0.5,W=0.5" (one item of --layer-costs: E, m or L, once each); throws CostSyntaxError.
     void apply_costs(std::string_view item);
     // "E=0,L=2,m=1" (--layer-sizes): a layer's stash in decoder-layer units; throws CostSyntaxError.
     void apply_sizes(std::string_view text);

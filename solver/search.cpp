@@ -247,7 +247,9 @@ Evaluation evaluate_schedule(const Instance& inst, Schedule& schedule) {
     }
     schedule.costs = inst.problem.costs;
     schedule.memory_limit = inst.problem.memory_limit;  // exact, as given
-    if (!(inst.problem.activations == ActivationModel{})) schedule.activation_sizes = inst.problem.activations;
+    ActivationModel written = inst.problem.activations;  // a file's activation-sizes line has no per-stage sizes
+    written.stage_scale.clear();
+    if (!(written == ActivationModel{})) schedule.activation_sizes = written;
     const ScheduleGraph graph = build_schedule_graph(schedule);
     VerifyOptions vo;
     vo.memory_limit = schedule.memory_limit;

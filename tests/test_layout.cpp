@@ -4,6 +4,7 @@
 // against 1F1B's stash count P - r (M >= P) times the rank's layers.
 #include "cli_runner.hpp"
 #include "model/layout.hpp"
+#include "model/rational.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -70,6 +71,11 @@ TEST_CASE("layout: bad layouts are refused at the column that is wrong, and repe
     CHECK_THROWS_AS(parse_stage_layout("t*99999999999999999999999"), CostSyntaxError);
     CHECK_THROWS_AS(parse_stage_layout(std::string(65, '(') + "t" + std::string(65, ')')), CostSyntaxError);
     CHECK_THROWS_AS(parse_stage_layout("(|)*70000t"), CostSyntaxError);  // more than 65536 blocks
+    // Pieces repeated zero times still count as work: many of them are refused, not expanded for a minute.
+    std::string discarded;
+    for (int k = 0; k < 200; ++k) discarded += "(t*1000000)*0";
+    CHECK_THROWS_AS(parse_stage_layout(discarded + "t"), CostSyntaxError);
+    CHECK(parse_stage_layout("(t)*0|t").blocks.size() == 2);
 }
 
 TEST_CASE("layout: a block costs and stashes the sum of its layers", "[layout]") {
@@ -169,5 +175,75 @@ TEST_CASE("layout: refusals name the flag and exit 2", "[layout][cli]") {
     CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 't|t|t|t' --units rank").exit_code == 2);
     CHECK(run_cli("compare 1f1b -P 4 -M 4 --costs F=1,I=1,W=1 --layout 't|t|t|t' --units rank").exit_code == 2);
     CHECK(run_cli("prove 1f1b -P 4 --costs F=1,I=1,W=1 --layout 't|t|t|t'").exit_code == 2);
-    CHECK(run_cli("search -P 2 -M 2 --costs F=1,I=1,W=1 --layout 't|t'").exit_code == 2);
+    CHECK(run_cli("search -P 2 -M 2 --costs F=1,I=1,W=1 --layout 't|t' --placement any").exit_code == 2);
+    CHECK(run_cli("search -P 2 -M 2 --costs F=1,I=1,W=1,FB=2 --layout 't|t'").exit_code == 2);  // pairs per block
+    // E stashes nothing, so Et|t stashes alike (1, 1) and the cap applies; Et|tt does not (1, 2).
+    CHECK(run_cli("search -P 2 -M 2 --costs F=1,I=1,W=1 --layout 'Et|t' --memory-limit 2").exit_code == 0);
+    auto uneven_cap = run_cli("search -P 2 -M 2 --costs F=1,I=1,W=1 --layout 'Et|tt' --memory-limit 2");
+    CHECK(uneven_cap.exit_code == 2);
+    CHECK(uneven_cap.err.find("stash 1, 2") != std::string::npos);
+    // Pairs join two blocks' layers: no per-layer pair cost.
+    CHECK(run_cli(base + "--costs F=1,I=1,W=1,FB=2 --layout 't|t|t|t'").exit_code == 2);
+    CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 'Et|t|t|t' --layer-costs E:F=1,FB=1").exit_code == 2);
+    // A decoder layer's costs are --costs; each kind once; costs after ':'.
+    CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 't|t|t|m' --layer-costs t:F=5").exit_code == 2);
+    CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 'Et|t|t|t' --layer-costs E:F=1 --layer-costs E:F=2").exit_code == 2);
+    CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 'Et|t|t|t' --layer-costs E:").exit_code == 2);
+    CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 'Et|t|t|t' --layer-sizes E=1,E=2").exit_code == 2);
+    CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 'Et|t|t|t' --layer-sizes 'E=1 , L=2'").exit_code == 0);
+    auto pattern = run_cli(base + "--costs F=1,I=1,W=1 --layout 't|t|t|t' --pattern megatron");
+    CHECK(pattern.exit_code == 2);
+    CHECK(pattern.err.find("--pattern") != std::string::npos);
+    // Counts are refused at the count, a byte that is no character is shown as a byte.
+    CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 't*1114112'").err.find("column 3") != std::string::npos);
+    CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout \"$(printf 't\\303|t')\"").err.find("0xC3") != std::string::npos);
+}
+
+TEST_CASE("layout: a schedule file's own block costs and memory limit are not mixed with a layout", "[layout][cli]") {
+    const std::string file = pp::test::write_temp(
+        "layout-file.txt", "ranks 2\nmicrobatches 2\nstages 2\nplacement loop\ncosts F=1,I=1,W=1\nstage-costs 1 F=20,I=20,W=10\n"
+                           "rank 0: 0F0 0F1 0I0 0W0 0I1 0W1\nrank 1: 1F0 1I0 1W0 1F1 1I1 1W1\n");
+    auto stage_costs = run_cli("simulate " + file + " --costs F=1,I=1,W=1 --layout 'tt|t'");
+    CHECK(stage_costs.exit_code == 2);
+    CHECK(stage_costs.err.find("stage-costs") != std::string::npos);
+    const std::string limited = pp::test::write_temp(
+        "layout-limit.txt", "ranks 2\nmicrobatches 2\nstages 2\nplacement loop\nmemory-limit 3\n"
+                            "rank 0: 0F0 0F1 0I0 0W0 0I1 0W1\nrank 1: 1F0 1I0 1W0 1F1 1I1 1W1\n");
+    auto limit = run_cli("simulate " + limited + " --costs F=1,I=1,W=1 --layout 'tt|t'");
+    CHECK(limit.exit_code == 2);
+    CHECK(limit.err.find("memory-limit") != std::string::npos);
+    // verify --memory-limit states the limit in decoder-layer stashes: rank 0 holds two of two layers.
+    CHECK(run_cli("verify " + limited + " --costs F=1,I=1,W=1 --layout 'tt|t' --memory-limit 4").exit_code == 0);
+    CHECK(run_cli("verify " + limited + " --costs F=1,I=1,W=1 --layout 'tt|t' --memory-limit 3").exit_code == 1);
+}
+
+TEST_CASE("layout: stashes scale any activation sizes, whatever their denominators", "[layout][cli]") {
+    // Every block twice a layer: every peak twice the plain run's at the same sizes (I releases part of the stash).
+    for (const std::string sizes : {"F=1,I=1/2", "F=1/3,I=0", "F=2/3,I=1/7"}) {
+        const std::string instance = "zb-h1 -P 2 -M 4 --costs F=1,I=1,W=1 --activation-sizes " + sizes;
+        const auto doubled = simulate_json(instance + " --layout 'tt|tt'");
+        const auto plain = simulate_json(instance);
+        for (int rank = 0; rank < 2; ++rank) {
+            const Rational two_plain = Rational(2) * *parse_rational(plain["per_rank"][rank]["exact"]["peak_activations"].get<std::string>());
+            CHECK(*parse_rational(doubled["per_rank"][rank]["exact"]["peak_activations"].get<std::string>()) == two_plain);
+        }
+    }
+}
+
+TEST_CASE("layout: search optimises a layout as the same instance written out, and its cap counts decoder layers",
+          "[layout][cli][search]") {
+    auto search = [](const std::string& args) {
+        const auto r = run_cli("search -P 4 -M 6 --time-limit 60 --json " + args);
+        INFO(args << "\n" << r.err);
+        REQUIRE(r.exit_code == 0);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j["status"] == "optimal");
+        return j["exact"]["makespan"].get<std::string>();
+    };
+    // Two decoder layers a block, a cap of 4 decoder-layer stashes: two micro-batches of F=I=W=2 in flight.
+    CHECK(search("--costs F=1,I=1,W=1 --layout 't*2|t*2|t*2|t*2' --memory-limit 4") ==
+          search("--costs F=2,I=2,W=2 --memory-limit 2"));
+    // Uneven blocks without a cap: the per-block costs written out.
+    CHECK(search("--costs F=1,I=1,W=1 --layout 'Et|tt|tt|tL'") ==
+          search("--costs F=1,I=1,W=1 --stage-costs 1:F=2,I=2,W=2 --stage-costs 2:F=2,I=2,W=2"));
 }

@@ -34,7 +34,7 @@ struct MemoryUnits {
             t.free_at_w = t.alloc - t.free_at_i;
             return t;
         };
-        uniform = ticks_of(Rational(1));
+        if (model.uniform()) uniform = ticks_of(Rational(1));  // else the scale need not hold the unscaled sizes
         for (const auto& stages : model.stage_scale) {
             per_stage.emplace_back();
             for (const Rational& s : stages) per_stage.back().push_back(ticks_of(s));
@@ -43,8 +43,8 @@ struct MemoryUnits {
     // The live count is a sum of at most two terms per op, each at most the largest alloc in size: machine
     // integers cannot overflow when 2 x ops x alloc stays inline.
     bool fits_machine(size_t ops) const {
-        Ticks largest = uniform.alloc;
-        bool nonnegative = uniform.free_at_i >= 0 && uniform.free_at_w >= 0;
+        Ticks largest = per_stage.empty() ? uniform.alloc : Ticks(0);
+        bool nonnegative = !per_stage.empty() || (uniform.free_at_i >= 0 && uniform.free_at_w >= 0);
         for (const auto& stages : per_stage)
             for (const StashTicks& t : stages) {
                 largest = std::max(largest, t.alloc);
