@@ -125,7 +125,7 @@ struct CompareCommand {
                 const ScheduleFamily* family = std::filesystem::exists(name) ? nullptr : find_family(name);
                 return family && family_takes_group_size(family->name);
             }))
-            throw UsageError("--group-size applies to interleaved-1f1b and combined-1f1b, and none is compared");
+            throw UsageError("--group-size applies to interleaved-1f1b, combined-1f1b and group-interleaved, and none is compared");
         std::vector<ScheduleInput> inputs;
         std::vector<Schedule> schedules;
         for (const auto& name : names) {

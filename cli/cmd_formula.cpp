@@ -111,6 +111,7 @@ struct FormulaCommand {
 Runner add_formula(CLI::App& app) {
     auto cmd = std::make_shared<FormulaCommand>();
     auto* sub = app.add_subcommand("formula", "each rank's idle time as a piecewise-linear formula in the costs, for every M");
+    refuse_layout_options(*sub, "its formulas are in one cost set per stage");
     sub->add_option("family", cmd->family, "schedule family (see `pipeproof list`)")->required();
     sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required()->check(CLI::Range(1, kMaxRanks));
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,

@@ -167,6 +167,7 @@ struct PlanCommand {
 Runner add_plan(CLI::App& app) {
     auto cmd = std::make_shared<PlanCommand>();
     auto* sub = app.add_subcommand("plan", "recommend a pipeline strategy (PP degree, schedule family, M) for a cluster and a model");
+    refuse_layout_options(*sub, "its estimates split the model evenly");
     sub->add_flag("--json", cmd->json, "the whole plan as one JSON document");
     sub->add_option("--config", cmd->config, "file of `key = value` lines with the settings below (flags win)");
     for (const auto& [key, help] : plan::setting_keys()) {

@@ -246,6 +246,7 @@ struct ProveCommand {
 Runner add_prove(CLI::App& app) {
     auto cmd = std::make_shared<ProveCommand>();
     auto* sub = app.add_subcommand("prove", "prove a property of a schedule family for every micro-batch count");
+    refuse_layout_options(*sub, "its lemmas and certificates count one stash size and one cost set per stage");
     sub->add_option("family", cmd->family, "schedule family (see `pipeproof list`)")->required();
     sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required()->check(CLI::Range(1, kMaxRanks));
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,

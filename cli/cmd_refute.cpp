@@ -219,6 +219,7 @@ struct RefuteCommand {
 Runner add_refute(CLI::App& app) {
     auto cmd = std::make_shared<RefuteCommand>();
     auto* sub = app.add_subcommand("refute", "search for the smallest instance and costs that break a claim");
+    refuse_layout_options(*sub, "its cost regions are in one cost set per stage");
     sub->add_option("--claim", cmd->claim, "the claim, e.g. 'bubble == (P/2-1)*(FB+B-3*W)' or 'bubble(M+2) > bubble(M)'")
         ->required();
     sub->add_option("family", cmd->family, "schedule family (see `pipeproof list`)")->required();

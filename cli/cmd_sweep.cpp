@@ -189,6 +189,7 @@ struct SweepCommand {
 Runner add_sweep(CLI::App& app) {
     auto cmd = std::make_shared<SweepCommand>();
     auto* sub = app.add_subcommand("sweep", "run search (or compare the schedule library) over a grid of instances, one JSON line each");
+    refuse_layout_options(*sub, "its grid takes one cost set per instance");
     sub->add_option("--mode", cmd->mode, "search (default) or compare (library schedules against the lower bound, no solver)")
         ->check(one_of({"search", "compare"}));
     sub->add_option("--placement", cmd->placements, "placements: 1f1b, v, interleaved:V, dualpipe (comma-separated or repeated)")

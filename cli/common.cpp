@@ -172,7 +172,7 @@ Schedule ScheduleInput::load() const {
         throw InputError(source, 0, 0, "no such file, and not a schedule family: " + unknown_family_message(source));
     }
     if (group_size)
-        throw UsageError(fmt::format("--group-size is a generator parameter (interleaved-1f1b, combined-1f1b), but '{}' is a file",
+        throw UsageError(fmt::format("--group-size is a generator parameter (interleaved-1f1b, combined-1f1b, group-interleaved), but '{}' is a file",
                                      source));
     TorchCsvOptions csv;
     csv.era = parse_era(torch_era);
@@ -236,6 +236,19 @@ void add_layout_options(CLI::App& app, std::optional<std::string>& layout, std::
                                                  "E and L cost nothing unless given, m as t)");
     app.add_option("--layer-sizes", layer_sizes, "with --layout: each layer kind's stash in decoder-layer units, e.g. "
                                                  "E=0,L=3 (default t=1, m=1, E=0, L=0)");
+}
+
+void refuse_layout_options(CLI::App& app, const std::string& reason) {
+    const std::string command = app.get_name();
+    for (const std::string name : {"--layout", "--layer-costs", "--layer-sizes"})
+        app.add_option(
+               name,
+               [command, reason, name](const CLI::results_t&) -> bool {
+                   throw UsageError(fmt::format("{}: {} does not take uneven stages (--layout) yet: {}; verify, simulate, "
+                                                "show, compare, report and search take them", name, command, reason));
+               },
+               "")
+            ->group("");
 }
 
 std::vector<std::vector<Rational>> layout_stage_stash(const Placement& placement, const CostInput::ResolvedLayout& resolved) {

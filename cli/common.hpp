@@ -22,10 +22,11 @@ namespace pp::cli {
 enum ExitCode { kOk = 0, kViolations = 1, kBadInput = 2, kUndecided = 3 };
 
 // --group-size G on every command that generates by family name (Megatron-Core's
-// --microbatch-group-size-per-virtual-pipeline-stage; interleaved-1f1b and combined-1f1b take it).
+// --microbatch-group-size-per-virtual-pipeline-stage; interleaved-1f1b and combined-1f1b take it; group-interleaved
+// its own group size, the reference's --interleave-group-size).
 inline constexpr const char* kGroupSizeHelp =
     "micro-batch group size G (generator: interleaved-1f1b runs Megatron-Core's tunable order with it, combined-1f1b "
-    "takes it, default P; Megatron requires P <= G <= M and M mod G == 0 or >= P)";
+    "takes it, default P; Megatron requires P <= G <= M and M mod G == 0 or >= P; group-interleaved requires it, 1 <= G <= P)";
 
 // Ranges of the count flags (-P, -M, -V, --stages) wherever they appear; the readers allow the same.
 inline constexpr int kMaxRanks = kMaxStagesPerPipeline;  // 65536: one stage per rank at the least
@@ -141,6 +142,9 @@ CLI::Option* add_units_option(CLI::App& app, std::string& units);
 // --layout, --layer-costs and --layer-sizes (help texts shared by every command that takes them).
 void add_layout_options(CLI::App& app, std::optional<std::string>& layout, std::vector<std::string>& layer_costs,
                         std::optional<std::string>& layer_sizes);
+// On a command that does not take a layout yet: --layout, --layer-costs and --layer-sizes refused with the reason
+// (exit 2), not as unknown flags.
+void refuse_layout_options(CLI::App& app, const std::string& reason);
 // The stash of every (pipeline, stage) of `placement` in decoder-layer units under a layout (its block's layers).
 std::vector<std::vector<Rational>> layout_stage_stash(const Placement& placement, const CostInput::ResolvedLayout& resolved);
 

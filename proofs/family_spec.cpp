@@ -168,8 +168,11 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
         return fail(name + " has no stages-per-rank parameter V (" + family->parameters + ")");
     if (V && *V < 1) return fail("V must be at least 1");
     if (G && !family_takes_group_size(name))
-        return fail(name + " has no micro-batch group size: --group-size applies to interleaved-1f1b and combined-1f1b");
-    if (G && (P < 2 || *G < P)) return fail("Megatron's group size needs P >= 2 and G >= P (P <= G <= M)");
+        return fail(name + " has no micro-batch group size: --group-size applies to interleaved-1f1b, combined-1f1b and "
+                           "group-interleaved");
+    if (G && name == "group-interleaved" && (*G < 1 || *G > P)) return fail("group-interleaved takes 1 <= G <= P");
+    if (G && name != "group-interleaved" && (P < 2 || *G < P))
+        return fail("Megatron's group size needs P >= 2 and G >= P (P <= G <= M)");
     FamilySpec spec;
     spec.name = name;
     spec.ranks = P;
@@ -188,9 +191,12 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
         // Megatron: P <= G <= M and M mod G == 0 or >= P. The multiples of G are one progression; each other
         // admissible residue is another, not proved here.
         spec.m0 = *G, spec.step = *G;
-        spec.precondition = fmt::format("M a multiple of G = {} (Megatron admits P <= G <= M with M mod G = 0 or >= P; "
-                                        "the other residues are other progressions)",
-                                        *G);
+        spec.precondition =
+            name == "group-interleaved"
+                ? fmt::format("M a multiple of G = {} (the generator admits every M >= 1; the other residues are other "
+                              "progressions)", *G)
+                : fmt::format("M a multiple of G = {} (Megatron admits P <= G <= M with M mod G = 0 or >= P; the other "
+                              "residues are other progressions)", *G);
         return spec;
     }
     if (name == "dualpipe") {

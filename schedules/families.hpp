@@ -8,6 +8,7 @@ Schedule generate_gpipe(const GenerateParams& params);
 Schedule generate_1f1b(const GenerateParams& params);
 Schedule generate_interleaved_1f1b(const GenerateParams& params);
 Schedule generate_looped_bfs(const GenerateParams& params);
+Schedule generate_group_interleaved(const GenerateParams& params);
 Schedule generate_zb1p(const GenerateParams& params);
 Schedule generate_zbv(const GenerateParams& params);
 Schedule generate_zb_h1(const GenerateParams& params);

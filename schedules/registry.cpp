@@ -12,7 +12,9 @@
 
 namespace pp {
 
-bool family_takes_group_size(std::string_view name) { return name == "interleaved-1f1b" || name == "combined-1f1b"; }
+bool family_takes_group_size(std::string_view name) {
+    return name == "interleaved-1f1b" || name == "combined-1f1b" || name == "group-interleaved";
+}
 
 namespace {
 
@@ -52,7 +54,7 @@ std::function<Schedule(const GenerateParams&)> named(std::string family, Schedul
     return [family, generate, stages_per_rank, rows](const GenerateParams& params) {
         if (params.group_size && !family_takes_group_size(family))
             throw GenerateError(family + " has no micro-batch group size: --group-size applies to interleaved-1f1b "
-                                         "(Megatron-Core's tunable order) and combined-1f1b");
+                                         "(Megatron-Core's tunable order), combined-1f1b and group-interleaved");
         require_generated_size(family, params, stages_per_rank, rows);
         Schedule schedule = generate(params);
         if (schedule.source.empty())
@@ -92,6 +94,13 @@ const std::vector<ScheduleFamily>& schedule_families() {
          "or M mod G >= P",
          "PyTorch ScheduleInterleaved1F1B; with G Megatron-Core get_schedule_table / get_pp_rank_microbatches (schedules.py)",
          named("interleaved-1f1b", generate_interleaved_1f1b, 2, Rows::LockStep)},
+        {"group-interleaved", "group-interleaved 1F1B (PipeOffload's compute order): groups of G micro-batches sweep the V "
+                              "chunks forward then backward, I and W split; loop map",
+         "P, M, V; G (--group-size, the reference's --interleave-group-size; required)",
+         "P, M, V >= 1, 1 <= G <= P; the order is the reference's at equal F, I, W costs (its min group size grows when F "
+         "or I dominates, not modelled)",
+         "sail-sg/zero-bubble-pipeline-parallelism@39f2c186 group_interleaved_1f1b.py (PipeOffload, ICML 2025)",
+         named("group-interleaved", generate_group_interleaved, 2)},
         {"looped-bfs", "all forwards of each local stage, then backwards in reverse", "P, M, V", "P >= 1, M >= 1",
          "PyTorch ScheduleLoopedBFS", named("looped-bfs", generate_looped_bfs, 2, Rows::LockStep)},
         {"zb1p", "interleaved zero bubble (I/W split, loop map)", "P, M, V", "as interleaved-1f1b",

@@ -174,7 +174,13 @@ TEST_CASE("layout: refusals name the flag and exit 2", "[layout][cli]") {
     CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 't|t|t|t' --layer-costs Q:F=1").exit_code == 2);
     CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 't|t|t|t' --units rank").exit_code == 2);
     CHECK(run_cli("compare 1f1b -P 4 -M 4 --costs F=1,I=1,W=1 --layout 't|t|t|t' --units rank").exit_code == 2);
-    CHECK(run_cli("prove 1f1b -P 4 --costs F=1,I=1,W=1 --layout 't|t|t|t'").exit_code == 2);
+    for (const std::string command : {"prove 1f1b -P 4", "formula 1f1b -P 4", "refute --claim 'bubble >= 0' 1f1b -P 4",
+                                      "sweep -P 4 -M 4", "plan --gpus 8"}) {
+        auto refused = run_cli(command + " --layout 't|t|t|t'");
+        INFO(command);
+        CHECK(refused.exit_code == 2);
+        CHECK((refused.err + refused.out).find("does not take uneven stages (--layout) yet") != std::string::npos);
+    }
     CHECK(run_cli("search -P 2 -M 2 --costs F=1,I=1,W=1 --layout 't|t' --placement any").exit_code == 2);
     CHECK(run_cli("search -P 2 -M 2 --costs F=1,I=1,W=1,FB=2 --layout 't|t'").exit_code == 2);  // pairs per block
     // E stashes nothing, so Et|t stashes alike (1, 1) and the cap applies; Et|tt does not (1, 2).

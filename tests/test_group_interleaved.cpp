@@ -1,0 +1,119 @@
+// Group-interleaved 1F1B (PipeOffload's compute order): every rank's order against the orders the reference's own
+// scheduler produced (tests/reference/pipeoffload_orders.txt, made by scripts/reference-pipeoffload-orders.py; the
+// offload pass's transfer and barrier ops are set aside, it never reorders compute), the reference's device peak
+// before offload against our memory count, every instance P <= 8, M <= 4P+1 verified clean, and the refusals.
+#include "cli_runner.hpp"
+#include "schedules/registry.hpp"
+#include "verifier/verify.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace pp;
+using pp::test::run_cli;
+
+namespace {
+
+struct ReferenceInstance {
+    int P = 0, V = 0, M = 0, G = 0, K = 0;
+    bool rejected = false;
+    std::vector<int> peak_before;
+    std::vector<std::vector<std::string>> ranks;  // compute ops as "F3.1" (micro-batch 3, chunk 1)
+};
+
+std::vector<ReferenceInstance> read_reference() {
+    std::ifstream in(std::filesystem::path(PP_SOURCE_DIR) / "tests/reference/pipeoffload_orders.txt");
+    REQUIRE(in);
+    std::vector<ReferenceInstance> all;
+    const std::regex header(R"(instance P=(\d+) V=(\d+) M=(\d+) G=(\d+) K=(\d+) .*)");
+    const std::regex compute(R"([FIW]\d+\.\d+)");
+    std::string line;
+    while (std::getline(in, line)) {
+        std::smatch m;
+        if (std::regex_match(line, m, header)) {
+            all.push_back({std::stoi(m[1]), std::stoi(m[2]), std::stoi(m[3]), std::stoi(m[4]), std::stoi(m[5])});
+        } else if (line.rfind("rejected:", 0) == 0) {
+            all.back().rejected = true;
+        } else if (line.rfind("memory: before=[", 0) == 0) {
+            std::string list = line.substr(16, line.find(']') - 16);
+            std::replace(list.begin(), list.end(), ',', ' ');
+            std::istringstream numbers(list);
+            for (int x; numbers >> x;) all.back().peak_before.push_back(x);
+        } else if (line.rfind("rank ", 0) == 0) {
+            std::istringstream words(line.substr(line.find(':') + 1));
+            all.back().ranks.emplace_back();
+            for (std::string w; words >> w;)
+                if (std::regex_match(w, compute)) all.back().ranks.back().push_back(w);
+        }
+    }
+    return all;
+}
+
+// Our op as the reference writes it: letter, micro-batch, '.', chunk (stage = chunk * P + rank).
+std::string reference_name(const Op& op, int P) {
+    return std::string(1, op.kind == OpKind::F ? 'F' : op.kind == OpKind::I ? 'I' : 'W') + std::to_string(op.microbatch) + "." +
+           std::to_string(op.stage / P);
+}
+
+Schedule generate(int P, int M, int V, int G) {
+    GenerateParams params{P, M, V};
+    params.group_size = G;
+    return find_family("group-interleaved")->generate(params);
+}
+
+}  // namespace
+
+TEST_CASE("group-interleaved: every rank's compute order is the reference's, and so is its device peak", "[group-interleaved]") {
+    const auto reference = read_reference();
+    int compared = 0, peaks = 0;
+    for (const ReferenceInstance& ref : reference) {
+        if (ref.rejected) continue;  // refused by the offload pass: no order written
+        const Schedule schedule = generate(ref.P, ref.M, ref.V, ref.G);
+        INFO("P=" << ref.P << " V=" << ref.V << " M=" << ref.M << " G=" << ref.G << " K=" << ref.K);
+        REQUIRE(static_cast<int>(ref.ranks.size()) == ref.P);
+        for (int r = 0; r < ref.P; ++r) {
+            std::vector<std::string> ours;
+            for (const Slot& slot : schedule.ranks[r])
+                for (const Op& op : slot) ours.push_back(reference_name(op, ref.P));
+            INFO("rank " << r);
+            CHECK(ours == ref.ranks[r]);
+        }
+        ++compared;
+        if (ref.K == 0) {  // without offload the reference's peak is the stash count, F to W, in chunk stashes
+            const VerifyReport report = verify(schedule);
+            REQUIRE(report.ok());
+            for (int r = 0; r < ref.P; ++r) CHECK(report.peak_activations[r] == Rational(ref.peak_before[r]));
+            ++peaks;
+        }
+    }
+    CHECK(compared >= 150);
+    CHECK(peaks >= 70);
+}
+
+TEST_CASE("group-interleaved: every instance P <= 8, M <= 4P+1, V <= 3, 1 <= G <= P verifies clean", "[group-interleaved]") {
+    for (int P = 1; P <= 8; ++P)
+        for (int V = 1; V <= 3; ++V)
+            for (int G = 1; G <= P; ++G)
+                for (int M = 1; M <= 4 * P + 1; ++M) {
+                    const VerifyReport report = verify(generate(P, M, V, G));
+                    INFO("P=" << P << " V=" << V << " G=" << G << " M=" << M);
+                    REQUIRE(report.ok());
+                }
+}
+
+TEST_CASE("group-interleaved: G is required and at most P, and list states it", "[group-interleaved][cli]") {
+    auto missing = run_cli("generate group-interleaved -P 4 -M 8");
+    CHECK(missing.exit_code == 2);
+    CHECK(missing.err.find("needs --group-size") != std::string::npos);
+    CHECK(run_cli("generate group-interleaved -P 4 -M 8 --group-size 5").exit_code == 2);
+    CHECK(run_cli("generate group-interleaved -P 4 -M 8 --group-size 0").exit_code == 2);
+    CHECK(run_cli("verify group-interleaved -P 4 -M 8 -V 2 --group-size 2").exit_code == 0);
+    CHECK(run_cli("list").out.find("group-interleaved") != std::string::npos);
+}
