@@ -46,6 +46,7 @@ struct GenerateCommand {
         }
         Schedule schedule = family->generate(params);
         if (!stages_per_rank) note_default_stages_per_rank(*family, schedule);
+        note_default_group_size(*family, ranks, group_size);
         // The file carries what it was generated for: simulate and verify then time and check it at the same.
         schedule.costs = params.costs;
         schedule.activation_sizes = params.activation_sizes;

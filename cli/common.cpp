@@ -143,6 +143,11 @@ void note_default_stages_per_rank(const ScheduleFamily& family, const Schedule& 
     print_default_stages_per_rank(family.name, schedule.placement.pipelines[0].stages() / schedule.placement.ranks);
 }
 
+void note_default_group_size(const ScheduleFamily& family, int ranks, std::optional<int> given) {
+    if (!given && family.name == "group-interleaved")
+        fmt::print(stderr, "note: group-interleaved: G = {} (its default, ceil(P/2); --group-size chooses)\n", (ranks + 1) / 2);
+}
+
 void note_default_stages_per_rank(const std::string& family, int ranks, std::optional<int> given) {
     const ScheduleFamily* known = find_family(family);
     if (given || !known || known->parameters.find('V') == std::string::npos) return;
@@ -167,6 +172,7 @@ Schedule ScheduleInput::load() const {
             params.group_size = group_size;
             Schedule schedule = family->generate(params);
             if (!stages_per_rank) note_default_stages_per_rank(*family, schedule);
+            note_default_group_size(*family, *ranks, group_size);
             return schedule;
         }
         throw InputError(source, 0, 0, "no such file, and not a schedule family: " + unknown_family_message(source));

@@ -26,7 +26,7 @@ enum ExitCode { kOk = 0, kViolations = 1, kBadInput = 2, kUndecided = 3 };
 // its own group size, the reference's --interleave-group-size).
 inline constexpr const char* kGroupSizeHelp =
     "micro-batch group size G (generator: interleaved-1f1b runs Megatron-Core's tunable order with it, combined-1f1b "
-    "takes it, default P; Megatron requires P <= G <= M and M mod G == 0 or >= P; group-interleaved requires it, 1 <= G <= P)";
+    "takes it, default P; Megatron requires P <= G <= M and M mod G == 0 or >= P; group-interleaved takes 1 <= G <= P, default ceil(P/2))";
 
 // Ranges of the count flags (-P, -M, -V, --stages) wherever they appear; the readers allow the same.
 inline constexpr int kMaxRanks = kMaxStagesPerPipeline;  // 65536: one stage per rank at the least
@@ -177,6 +177,8 @@ const std::string& tool_name();
 // Nothing is chosen silently: a family that takes V, used without -V, says on stderr which V it took.
 void note_default_stages_per_rank(const ScheduleFamily& family, const Schedule& schedule);
 void note_default_stages_per_rank(const std::string& family, int ranks, std::optional<int> given);
+// group-interleaved without --group-size: the default G = ceil(P/2) it runs at, on stderr.
+void note_default_group_size(const ScheduleFamily& family, int ranks, std::optional<int> given);
 // V as the family runs it at P = ranks: the given one, else its default (nullopt for a family without V).
 std::optional<int> resolved_stages_per_rank(const std::string& family, int ranks, std::optional<int> given);
 // Microseconds per cost unit in a trace, from --seconds-per-unit (exact text) or its old spelling

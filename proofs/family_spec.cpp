@@ -173,6 +173,7 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     if (G && name == "group-interleaved" && (*G < 1 || *G > P)) return fail("group-interleaved takes 1 <= G <= P");
     if (G && name != "group-interleaved" && (P < 2 || *G < P))
         return fail("Megatron's group size needs P >= 2 and G >= P (P <= G <= M)");
+    if (!G && name == "group-interleaved") G = (P + 1) / 2;  // its generator's default, named in the spec's family line
     FamilySpec spec;
     spec.name = name;
     spec.ranks = P;

@@ -17,7 +17,8 @@
 // A group's G forwards sweep the chunks 0..V-1, its backwards sweep them back: 1F1B over chunks in the steady
 // state, with a peak that grows with G instead of with P.
 // Preconditions: P, M, V >= 1 and 1 <= G <= P (the reference treats G > P as P, with a print; here that is refused
-// rather than changed silently; G = 0, its option's default, crashes the reference).
+// rather than changed silently). G defaults to ceil(P/2), the least of the range the reference's README recommends
+// ("ceil(d/2) to d"); its option's own default, 0, crashes the reference.
 #include "schedules/families.hpp"
 #include "schedules/pytorch_ir.hpp"
 
@@ -68,9 +69,7 @@ Schedule generate_group_interleaved(const GenerateParams& params) {
     require_ranks_and_microbatches(params, "Group-interleaved 1F1B");
     const int P = params.ranks, M = params.microbatches;
     const int V = stages_per_rank_or_default(params, "Group-interleaved 1F1B");
-    if (!params.group_size)
-        throw GenerateError("group-interleaved needs --group-size G, the reference's --interleave-group-size (1 <= G <= P)");
-    const int G = *params.group_size;
+    const int G = params.group_size.value_or((P + 1) / 2);  // the least the reference recommends ("ceil(d/2) to d")
     if (G < 1 || G > P)
         throw GenerateError("group-interleaved takes 1 <= G <= P (the reference treats G > P as P), got G = " + std::to_string(G));
     std::vector<RankCells> rows(static_cast<size_t>(P));

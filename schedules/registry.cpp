@@ -94,13 +94,6 @@ const std::vector<ScheduleFamily>& schedule_families() {
          "or M mod G >= P",
          "PyTorch ScheduleInterleaved1F1B; with G Megatron-Core get_schedule_table / get_pp_rank_microbatches (schedules.py)",
          named("interleaved-1f1b", generate_interleaved_1f1b, 2, Rows::LockStep)},
-        {"group-interleaved", "group-interleaved 1F1B (PipeOffload's compute order): groups of G micro-batches sweep the V "
-                              "chunks forward then backward, I and W split; loop map",
-         "P, M, V; G (--group-size, the reference's --interleave-group-size; required)",
-         "P, M, V >= 1, 1 <= G <= P; the order is the reference's at equal F, I, W costs (its min group size grows when F "
-         "or I dominates, not modelled)",
-         "sail-sg/zero-bubble-pipeline-parallelism@39f2c186 group_interleaved_1f1b.py (PipeOffload, ICML 2025)",
-         named("group-interleaved", generate_group_interleaved, 2)},
         {"looped-bfs", "all forwards of each local stage, then backwards in reverse", "P, M, V", "P >= 1, M >= 1",
          "PyTorch ScheduleLoopedBFS", named("looped-bfs", generate_looped_bfs, 2, Rows::LockStep)},
         {"zb1p", "interleaved zero bubble (I/W split, loop map)", "P, M, V", "as interleaved-1f1b",
@@ -143,6 +136,13 @@ const std::vector<ScheduleFamily>& schedule_families() {
         {"1f1b-v", "1F1B-V: 1F1B on the V map with a fused full backward B per chunk", "P, M",
          "P >= 1, M >= 1, V = 2 (the reference's runtime also asserts P > 1)",
          "sail-sg/zero-bubble-pipeline-parallelism@39f2c186 v1f1b.py (--enable-1f1b-v)", named("1f1b-v", generate_1f1b_v, 2), false, "v"},
+        {"group-interleaved", "group-interleaved 1F1B (PipeOffload's compute order): groups of G micro-batches sweep the V "
+                              "chunks forward then backward, I and W split; loop map",
+         "P, M, V; G (--group-size, the reference's --interleave-group-size; default ceil(P/2))",
+         "P, M, V >= 1, 1 <= G <= P; the order is the reference's at equal F, I, W costs (its min group size grows when F "
+         "or I dominates, not modelled)",
+         "sail-sg/zero-bubble-pipeline-parallelism@39f2c186 group_interleaved_1f1b.py (PipeOffload, ICML 2025)",
+         named("group-interleaved", generate_group_interleaved, 2)},
         };
         attach_step_programs(all);
         return all;

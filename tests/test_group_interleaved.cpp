@@ -108,10 +108,11 @@ TEST_CASE("group-interleaved: every instance P <= 8, M <= 4P+1, V <= 3, 1 <= G <
                 }
 }
 
-TEST_CASE("group-interleaved: G is required and at most P, and list states it", "[group-interleaved][cli]") {
-    auto missing = run_cli("generate group-interleaved -P 4 -M 8");
-    CHECK(missing.exit_code == 2);
-    CHECK(missing.err.find("needs --group-size") != std::string::npos);
+TEST_CASE("group-interleaved: G is at most P, its default ceil(P/2) is noted, and list states it", "[group-interleaved][cli]") {
+    auto defaulted = run_cli("generate group-interleaved -P 5 -M 8 -V 2");
+    CHECK(defaulted.exit_code == 0);
+    CHECK(defaulted.err.find("G = 3 (its default") != std::string::npos);
+    CHECK(defaulted.out == run_cli("generate group-interleaved -P 5 -M 8 -V 2 --group-size 3").out);
     CHECK(run_cli("generate group-interleaved -P 4 -M 8 --group-size 5").exit_code == 2);
     CHECK(run_cli("generate group-interleaved -P 4 -M 8 --group-size 0").exit_code == 2);
     CHECK(run_cli("verify group-interleaved -P 4 -M 8 -V 2 --group-size 2").exit_code == 0);
