@@ -44,6 +44,7 @@ struct FormulaCommand {
         const auto spec = family_spec(family, ranks, &why, stages_per_rank, group_size);
         if (!spec) throw UsageError(why);
         note_default_stages_per_rank(family, ranks, stages_per_rank);
+        note_default_group_size(family, ranks, group_size);
         const std::string units_line = proof_units(units, family, ranks, stages_per_rank, false).line;
         if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic") {
             // Its output is text only; in JSON mode that is said as a JSON error rather than printed as text.

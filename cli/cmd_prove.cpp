@@ -133,6 +133,7 @@ struct ProveCommand {
         auto spec = family_spec(family, ranks, &why, stages_per_rank, group_size);
         if (!spec) throw UsageError(why);
         note_default_stages_per_rank(family, ranks, stages_per_rank);
+        note_default_group_size(family, ranks, group_size);
         const auto prop = parse_property(property);
         if (!prop) throw UsageError("unknown property '" + property + "'");
         // Only the bubble is a formula in a stage's costs; peaks are restated in rank units, and the order properties

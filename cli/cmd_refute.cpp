@@ -90,6 +90,10 @@ struct RefuteCommand {
         options.stages_per_rank = stages_per_rank;
         options.group_size = group_size;
         note_default_stages_per_rank(family, options.p_lo, stages_per_rank);
+        note_default_group_size(family, options.p_lo, group_size);
+        if (!group_size && options.p_lo != options.p_hi && resolved_group_size(family, options.p_lo, std::nullopt))
+            throw UsageError("group-interleaved over a range of P needs --group-size: its default ceil(P/2) changes with P");
+        const std::optional<int> G = resolved_group_size(family, options.p_lo, group_size);
         const ProofUnits claim_units = proof_units(units, family, options.p_lo, stages_per_rank, true);
         const std::string& units_line = claim_units.line;
         options.rank_share = claim_units.share;
@@ -134,7 +138,7 @@ struct RefuteCommand {
             readable = readable_bubble(r.family, r.bubble_P, options.stages_per_rank, *r.bubble, *r.bubble_region);
         if (json) {
             nlohmann::json j{{"status", r.status == RefuteResult::Undecided ? kStatusUnknown : refute_status_name(r.status)}, {"claim", claim}, {"family", r.family},
-                             {"stages_per_rank", optional_json(resolved_stages_per_rank(family, options.p_lo, stages_per_rank))}, {"group_size", optional_json(group_size)},
+                             {"stages_per_rank", optional_json(resolved_stages_per_rank(family, options.p_lo, stages_per_rank))}, {"group_size", optional_json(G)},
                              {"basis", basis_name(b)}, {"claim_in_pytorch_letters", r.claim}};
             put_units(j, units_line);
             if (readable) {
@@ -159,7 +163,7 @@ struct RefuteCommand {
                 std::cout << "letters: " << basis_legend(b) << "; read as: " << r.claim << " (PyTorch's letters)\n";
             const auto V = resolved_stages_per_rank(family, options.p_lo, stages_per_rank);
             std::cout << "family: " << r.family << (V ? fmt::format("  V={}", *V) : "")
-                      << (group_size ? fmt::format("  G={}", *group_size) : "") << "\n";
+                      << (G ? fmt::format("  G={}", *G) : "") << "\n";
             if (r.status == RefuteResult::Refuted) {
                 std::string costs_line;
                 for (int i = 0; i < kCostVars; ++i)  // in the basis' letters (no full-backward letter in the ZB paper's)

@@ -177,6 +177,11 @@ struct SearchCommand {
     std::optional<std::string> activation_sizes;  // --activation-sizes F=..,I=..
     std::optional<std::string> layout, layer_sizes;  // --layout, --layer-sizes: uneven stages
     std::vector<std::string> layer_costs;            // --layer-costs
+    // With --layout, the schedule -o writes holds the order and one decoder layer's costs and sizes, so that
+    // `verify/simulate FILE --costs .. --layout ..` re-derives exactly what was searched (the proof directory keeps
+    // the per-block costs and sizes searched, so that it reads on its own).
+    mutable std::optional<Costs> layout_file_costs;
+    mutable ActivationModel layout_file_activations;
     ChunkInput chunks;  // issue 11: op costs derived from chunk costs; --overlap chunk / chunk-FI = the derived F&B / F&I pair cost
 
     int run() {
@@ -239,7 +244,19 @@ struct SearchCommand {
             r.schedule->costs.reset();
         }
         if (r.schedule && output) {
-            write_schedule_output(*r.schedule, *output, parse_optional_format(format));
+            Schedule written = *r.schedule;
+            if (layout_file_costs) {  // the order with one decoder layer's costs: --layout re-derives the rest
+                written.costs = layout_file_costs;
+                written.memory_limit.reset();
+                if (layout_file_activations == ActivationModel{}) written.activation_sizes.reset();
+                else written.activation_sizes = layout_file_activations;
+                std::cerr << fmt::format("note: --layout: {} holds the order and one decoder layer's costs; re-check it "
+                                         "with the same --costs and --layout{}\n",
+                                         *output, problem.memory_limit ? fmt::format(" (verify --memory-limit {})",
+                                                                                     format_rational(*problem.memory_limit))
+                                                                       : std::string());
+            }
+            write_schedule_output(written, *output, parse_optional_format(format));
         }
         if (proof_dir) write_proof(r, *proof_dir, problem);
         stall_for_tests();
@@ -353,6 +370,9 @@ struct SearchCommand {
         input.layer_sizes = layer_sizes;
         const auto resolved = input.resolved_layout();  // refuses --layer-* without --layout, and a bad layout
         if (!resolved) return;
+        if (std::filesystem::exists(placement))
+            throw UsageError("--layout applies to a placement searched from -P and -M; --placement " + placement +
+                             " takes its costs, limit and sizes from the file");
         if (units == "rank") throw UsageError("--layout gives each block its layers' own costs; --units rank does not apply");
         if (chunks.given()) throw UsageError("--layout with --chunk-costs: give the layers' op costs (--costs, --layer-costs)");
         if (problem.overlap)
@@ -368,6 +388,10 @@ struct SearchCommand {
                 sizes.push_back(format_rational(size));
                 alike = alike && size == stash.front().front();
             }
+        layout_file_costs = Costs{resolved->layers.costs[static_cast<int>(LayerKind::Decoder)], {}, resolved->comm};
+        layout_file_activations = problem.activations;  // per decoder layer, as --activation-sizes gave them
+        if (alike && stash.front().front() == Rational(0) && problem.memory_limit)
+            throw UsageError("every stage of this layout stashes nothing (--layer-sizes), so --memory-limit has nothing to count");
         if (alike && stash.front().front() > Rational(0)) {
             problem.activations.forward_alloc *= stash.front().front();
             problem.activations.input_grad_free *= stash.front().front();

@@ -148,6 +148,16 @@ void note_default_group_size(const ScheduleFamily& family, int ranks, std::optio
         fmt::print(stderr, "note: group-interleaved: G = {} (its default, ceil(P/2); --group-size chooses)\n", (ranks + 1) / 2);
 }
 
+void note_default_group_size(const std::string& family, int ranks, std::optional<int> given) {
+    if (const ScheduleFamily* known = find_family(family)) note_default_group_size(*known, ranks, given);
+}
+
+std::optional<int> resolved_group_size(const std::string& family, int ranks, std::optional<int> given) {
+    const ScheduleFamily* known = find_family(family);
+    if (given || !known || known->name != "group-interleaved") return given;
+    return (ranks + 1) / 2;
+}
+
 void note_default_stages_per_rank(const std::string& family, int ranks, std::optional<int> given) {
     const ScheduleFamily* known = find_family(family);
     if (given || !known || known->parameters.find('V') == std::string::npos) return;
@@ -610,6 +620,9 @@ ActivationModel CostInput::activations(const Schedule* schedule) const {
     if (schedule && schedule->placement.ranks > 0)
         if (const auto resolved = resolved_layout()) {  // a stage's stash: its block's layers
             require_layout_blocks(*schedule, resolved->layout);
+            if (schedule->costs && !schedule->costs->per_block.empty())
+                throw UsageError(fmt::format("{} gives blocks their own costs (stage-costs); --layout gives every block's: "
+                                             "use one of them", schedule->source.empty() ? "the schedule" : schedule->source));
             if (schedule->memory_limit && !memory_limit_flag_given)
                 throw UsageError(fmt::format("{}'s memory-limit counts stage stashes, and under --layout peaks count "
                                              "decoder-layer stashes: give the limit with verify --memory-limit",

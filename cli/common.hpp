@@ -179,6 +179,9 @@ void note_default_stages_per_rank(const ScheduleFamily& family, const Schedule& 
 void note_default_stages_per_rank(const std::string& family, int ranks, std::optional<int> given);
 // group-interleaved without --group-size: the default G = ceil(P/2) it runs at, on stderr.
 void note_default_group_size(const ScheduleFamily& family, int ranks, std::optional<int> given);
+void note_default_group_size(const std::string& family, int ranks, std::optional<int> given);
+// G as the family runs it at P = ranks: the given one, else group-interleaved's default ceil(P/2), else none.
+std::optional<int> resolved_group_size(const std::string& family, int ranks, std::optional<int> given);
 // V as the family runs it at P = ranks: the given one, else its default (nullopt for a family without V).
 std::optional<int> resolved_stages_per_rank(const std::string& family, int ranks, std::optional<int> given);
 // Microseconds per cost unit in a trace, from --seconds-per-unit (exact text) or its old spelling

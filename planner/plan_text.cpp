@@ -49,7 +49,7 @@ std::string inputs(const PlanRequest& r) {
 }
 
 std::string table(const PlanResult& result) {
-    constexpr const char* kRow = "{:>3}  {:<34} {:>4} {:>6} {:>7} {:>9} {:>9} {:>10} {:>10} {:>7} {:>8} {:>4}\n";
+    constexpr const char* kRow = "{:>3}  {:<40} {:>4} {:>6} {:>7} {:>9} {:>9} {:>10} {:>10} {:>7} {:>8} {:>4}\n";
     std::string text = fmt::format(kRow, "#", "option", "DP", "copies", "bubble", "step (s)", "DP AR (s)", "GPU-h/Mtok", "weights GB",
                                    "act GB", "total GB", "fits");
     const size_t shown = std::min(result.options.size(), static_cast<size_t>(result.request.top));

@@ -183,8 +183,10 @@ NothingFits what_would_fit(const PlanResult& result) {
 
 std::string PlanOption::label() const {
     if (pp == 1) return fmt::format("no pipeline (PP=1) M={}", microbatches);
-    return fmt::format("{} PP={}{} M={}{}", family, pp, stages_per_rank ? fmt::format(" V={}", *stages_per_rank) : "", microbatches,
-                       requested_microbatches ? fmt::format(" (not {})", *requested_microbatches) : "");
+    // group-interleaved runs at its generator's default group size, ceil(PP/2): named, as V is.
+    const std::string group = family == "group-interleaved" ? fmt::format(" G={}", (pp + 1) / 2) : "";
+    return fmt::format("{} PP={}{}{} M={}{}", family, pp, stages_per_rank ? fmt::format(" V={}", *stages_per_rank) : "", group,
+                       microbatches, requested_microbatches ? fmt::format(" (not {})", *requested_microbatches) : "");
 }
 
 bool PlanResult::any_fits() const {

@@ -173,7 +173,10 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     if (G && name == "group-interleaved" && (*G < 1 || *G > P)) return fail("group-interleaved takes 1 <= G <= P");
     if (G && name != "group-interleaved" && (P < 2 || *G < P))
         return fail("Megatron's group size needs P >= 2 and G >= P (P <= G <= M)");
-    if (!G && name == "group-interleaved") G = (P + 1) / 2;  // its generator's default, named in the spec's family line
+    // group-interleaved's generator defaults G to ceil(P/2): named in the spec (the family line), but M is then not
+    // restricted to its multiples, as it is when G is given.
+    const bool default_group_size = !G && name == "group-interleaved";
+    if (default_group_size) G = (P + 1) / 2;
     FamilySpec spec;
     spec.name = name;
     spec.ranks = P;
@@ -188,7 +191,7 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     spec.generate = [family, params_at](int M) { return family->generate(params_at(M)); };
     if (family->step_program)
         spec.check_structure = [family, params_at] { return step_program_structure_check(*family, params_at(1)); };
-    if (G) {
+    if (G && !default_group_size) {
         // Megatron: P <= G <= M and M mod G == 0 or >= P. The multiples of G are one progression; each other
         // admissible residue is another, not proved here.
         spec.m0 = *G, spec.step = *G;

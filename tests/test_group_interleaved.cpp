@@ -117,4 +117,13 @@ TEST_CASE("group-interleaved: G is at most P, its default ceil(P/2) is noted, an
     CHECK(run_cli("generate group-interleaved -P 4 -M 8 --group-size 0").exit_code == 2);
     CHECK(run_cli("verify group-interleaved -P 4 -M 8 -V 2 --group-size 2").exit_code == 0);
     CHECK(run_cli("list").out.find("group-interleaved") != std::string::npos);
+    // prove, formula and refute say which G they ran at; refute over several P needs it given (the default moves).
+    for (const std::string command : {"prove group-interleaved -P 4 -V 2", "formula group-interleaved -P 4 -V 2",
+                                      "refute --claim 'bubble >= 0' group-interleaved -P 4 -V 2 -M 1..5"}) {
+        auto r = run_cli(command + (command.rfind("formula", 0) == 0 ? "" : " --costs F=1,I=1,W=1"));
+        INFO(command << "\n" << r.err);
+        CHECK(r.err.find("G = 2 (its default") != std::string::npos);
+        CHECK(r.out.find("G=2") != std::string::npos);
+    }
+    CHECK(run_cli("refute --claim 'bubble >= 0' group-interleaved -P 3..4 -V 2 -M 1..5 --costs F=1,I=1,W=1").exit_code == 2);
 }

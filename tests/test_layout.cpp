@@ -209,9 +209,11 @@ TEST_CASE("layout: a schedule file's own block costs and memory limit are not mi
     const std::string file = pp::test::write_temp(
         "layout-file.txt", "ranks 2\nmicrobatches 2\nstages 2\nplacement loop\ncosts F=1,I=1,W=1\nstage-costs 1 F=20,I=20,W=10\n"
                            "rank 0: 0F0 0F1 0I0 0W0 0I1 0W1\nrank 1: 1F0 1I0 1W0 1F1 1I1 1W1\n");
-    auto stage_costs = run_cli("simulate " + file + " --costs F=1,I=1,W=1 --layout 'tt|t'");
-    CHECK(stage_costs.exit_code == 2);
-    CHECK(stage_costs.err.find("stage-costs") != std::string::npos);
+    for (const std::string command : {"simulate ", "verify "}) {
+        auto stage_costs = run_cli(command + file + " --costs F=1,I=1,W=1 --layout 'tt|t'");
+        CHECK(stage_costs.exit_code == 2);
+        CHECK(stage_costs.err.find("stage-costs") != std::string::npos);
+    }
     const std::string limited = pp::test::write_temp(
         "layout-limit.txt", "ranks 2\nmicrobatches 2\nstages 2\nplacement loop\nmemory-limit 3\n"
                             "rank 0: 0F0 0F1 0I0 0W0 0I1 0W1\nrank 1: 1F0 1I0 1W0 1F1 1I1 1W1\n");
@@ -252,4 +254,13 @@ TEST_CASE("layout: search optimises a layout as the same instance written out, a
     // Uneven blocks without a cap: the per-block costs written out.
     CHECK(search("--costs F=1,I=1,W=1 --layout 'Et|tt|tt|tL'") ==
           search("--costs F=1,I=1,W=1 --stage-costs 1:F=2,I=2,W=2 --stage-costs 2:F=2,I=2,W=2"));
+    // The file -o writes re-checks with the same flags: the makespan found, the peaks within the cap.
+    const std::string out = (pp::test::scratch_dir() / "layout-search.txt").string();
+    const std::string flags = " --costs F=1,I=1,W=1 --layout 't*2|t*2|t*2|t*2'";
+    const std::string found = search(flags.substr(1) + " --memory-limit 4 -o " + out);
+    CHECK(simulate_json(out + flags)["exact"]["makespan"] == found);
+    CHECK(run_cli("verify " + out + flags + " --memory-limit 4").exit_code == 0);
+    CHECK(run_cli("verify " + out + flags + " --memory-limit 3").exit_code == 1);
+    // A file placement takes its own costs and limit: no layout over them.
+    CHECK(run_cli("search --placement " + out + flags).exit_code == 2);
 }
