@@ -6,10 +6,13 @@
 #include "render/html_report.hpp"
 #include "render/markup.hpp"
 #include "render/svg_timeline.hpp"
+#include "schedules/registry.hpp"
 #include "verifier/compare.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -19,7 +22,7 @@ namespace {
 
 struct ReportCommand {
     std::vector<std::string> names;
-    std::optional<int> ranks, microbatches, stages_per_rank;
+    std::optional<int> ranks, microbatches, stages_per_rank, group_size;
     CostInput costs;
     std::string output = "report.html";
     std::string comm_model = "dataflow";
@@ -36,6 +39,9 @@ struct ReportCommand {
         input.ranks = ranks;
         input.microbatches = microbatches;
         input.stages_per_rank = stages_per_rank;
+        if (!std::filesystem::exists(name))  // the families that take G get it, as in compare
+            if (const ScheduleFamily* family = find_family(name); family && family_takes_group_size(family->name))
+                input.group_size = group_size;
         return input;
     }
 
@@ -100,6 +106,11 @@ struct ReportCommand {
     }
 
     int run() {
+        if (group_size && std::none_of(names.begin(), names.end(), [](const std::string& name) {
+                const ScheduleFamily* family = std::filesystem::exists(name) ? nullptr : find_family(name);
+                return family && family_takes_group_size(family->name);
+            }))
+            throw UsageError("--group-size applies to interleaved-1f1b, combined-1f1b and group-interleaved, and none is in the report");
         const CompareOptions options = compare_options();
         ReportPage page;
         page.title = title;
@@ -141,6 +152,7 @@ Runner add_report(CLI::App& app) {
     sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (generator)")->check(CLI::Range(1, kMaxMicrobatches));
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank (generator)")
         ->check(CLI::Range(1, kMaxStagesPerRank));
+    sub->add_option("--group-size", cmd->group_size, kGroupSizeHelp)->check(CLI::Range(1, kMaxMicrobatches));
     cmd->costs.add_options(*sub, false);
     cmd->units_flag = add_units_option(*sub, cmd->units);  // default rank: like for like across V
     add_comm_model_option(*sub, cmd->comm_model);

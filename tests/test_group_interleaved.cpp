@@ -126,4 +126,9 @@ TEST_CASE("group-interleaved: G is at most P, its default ceil(P/2) is noted, an
         CHECK(r.out.find("G=2") != std::string::npos);
     }
     CHECK(run_cli("refute --claim 'bubble >= 0' group-interleaved -P 3..4 -V 2 -M 1..5 --costs F=1,I=1,W=1").exit_code == 2);
+    // report takes G as compare does, and refuses it when no family in the report takes one.
+    const std::string page = (pp::test::scratch_dir() / "group-report.html").string();
+    CHECK(run_cli("report group-interleaved 1f1b -P 4 -M 8 --group-size 4 -o " + page).exit_code == 0);
+    CHECK(pp::test::slurp(page).find("group-interleaved(P=4,V=2,M=8,G=4)") != std::string::npos);
+    CHECK(run_cli("report 1f1b -P 4 -M 8 --group-size 4 -o " + page).exit_code == 2);
 }
