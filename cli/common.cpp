@@ -482,8 +482,7 @@ std::optional<CostInput::ResolvedLayout> CostInput::resolved_layout() const {
     } catch (const CostSyntaxError& e) {
         throw UsageError(fmt::format("--layer-sizes: column {}: {}", e.offset + 1, e.message));
     }
-    if (!layout_noted) {  // nothing inferred silently: the defaults a layer kind of the layout runs at
-        layout_noted = true;
+    {  // nothing inferred silently: the defaults a layer kind of the layout runs at (once: the result is cached)
         std::vector<std::string> defaults;
         for (int k = 0; k < kLayerKinds; ++k) {
             bool used = false;

@@ -127,8 +127,7 @@ struct CostInput {
         Rational comm{0};
     };
     std::optional<ResolvedLayout> resolved_layout() const;
-    mutable bool layout_noted = false;  // the defaults note is printed once
-    mutable std::optional<ResolvedLayout> layout_cache;  // parsed once per command
+    mutable std::optional<ResolvedLayout> layout_cache;  // parsed (and its defaults noted) once per command
     bool memory_limit_flag_given = false;  // verify --memory-limit: a file's own limit is then not used
 };
 

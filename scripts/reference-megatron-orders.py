@@ -39,34 +39,19 @@ OP = LETTER MICROBATCH . CHUNK; F forward, B full backward; chunk c of rank r is
 import argparse
 import ast
 import os
-import subprocess
 import sys
 import types
 from typing import Optional
+from reference_source import commit_of, read_source, top_level
 
 SCHEDULES = "megatron/core/pipeline_parallel/schedules.py"
 CUDA_GRAPHS = "megatron/core/transformer/cuda_graphs.py"
 
 
-def read_source(repo, rev, rel):
-    path = os.path.join(repo, rel)
-    if os.path.isfile(path):
-        with open(path) as f:
-            return f.read()
-    return subprocess.run(["git", "-C", repo, "show", f"{rev}:{rel}"], check=True, capture_output=True,
-                          text=True).stdout
 
 
-def commit_of(repo, rev):
-    out = subprocess.run(["git", "-C", repo, "rev-parse", rev], capture_output=True, text=True)
-    return out.stdout.strip() if out.returncode == 0 else "unknown"
 
 
-def function_source(tree, source, name):
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return ast.get_source_segment(source, node)
-    raise SystemExit(f"{name} not found")
 
 
 def group_checks_source(tree, source):
@@ -105,9 +90,9 @@ def load(repo, rev, dump):
     graphs_src = read_source(repo, rev, CUDA_GRAPHS)
     sched_tree, graphs_tree = ast.parse(sched_src), ast.parse(graphs_src)
     parts = {
-        "get_pp_rank_microbatches": function_source(sched_tree, sched_src, "get_pp_rank_microbatches"),
-        "get_schedule_table": function_source(sched_tree, sched_src, "get_schedule_table"),
-        "convert_schedule_table_to_order": function_source(graphs_tree, graphs_src, "convert_schedule_table_to_order"),
+        "get_pp_rank_microbatches": top_level(sched_tree, sched_src, "get_pp_rank_microbatches"),
+        "get_schedule_table": top_level(sched_tree, sched_src, "get_schedule_table"),
+        "convert_schedule_table_to_order": top_level(graphs_tree, graphs_src, "convert_schedule_table_to_order"),
     }
     checks = "def group_checks(config, num_microbatches, pipeline_parallel_size):\n" + "\n".join(
         "    " + line for line in group_checks_source(sched_tree, sched_src).splitlines())

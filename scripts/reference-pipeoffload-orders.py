@@ -71,10 +71,10 @@ import ast
 import contextlib
 import io
 import os
-import subprocess
 import sys
 import time
 import types
+from reference_source import commit_of, read_source
 
 REPO_NAME = "sail-sg/zero-bubble-pipeline-parallelism"
 SCHED = "megatron/core/pipeline_parallel/zerobubble/scheduler"
@@ -97,18 +97,8 @@ KIND = {
 COMM = {"SEND_FORWARD", "RECV_FORWARD", "SEND_BACKWARD", "RECV_BACKWARD"}
 
 
-def read_source(repo, rev, rel):
-    path = os.path.join(repo, rel)
-    if os.path.isfile(path):
-        with open(path) as f:
-            return f.read()
-    return subprocess.run(["git", "-C", repo, "show", f"{rev}:{rel}"], check=True, capture_output=True,
-                          text=True).stdout
 
 
-def commit_of(repo, rev):
-    out = subprocess.run(["git", "-C", repo, "rev-parse", rev], capture_output=True, text=True)
-    return out.stdout.strip() if out.returncode == 0 else "unknown"
 
 
 def load(repo, rev):

@@ -51,10 +51,10 @@ import ast
 import contextlib
 import io
 import os
-import subprocess
 import sys
 import time
 import types
+from reference_source import commit_of, read_source, top_level
 
 SAIL_REPO = "sail-sg/zero-bubble-pipeline-parallelism"
 SCHED_DIR = "megatron/core/pipeline_parallel/zerobubble/scheduler"
@@ -68,25 +68,10 @@ TH_SP_UTILS = "megatron/core/pipeline_parallel/sp_utils.py"
 TH_PRETRAIN = "pretrain_gpt.py"
 
 
-def read_source(repo, rev, rel):
-    path = os.path.join(repo, rel)
-    if os.path.isfile(path):
-        with open(path) as f:
-            return f.read()
-    return subprocess.run(["git", "-C", repo, "show", f"{rev}:{rel}"], check=True, capture_output=True,
-                          text=True).stdout
 
 
-def commit_of(repo, rev):
-    out = subprocess.run(["git", "-C", repo, "rev-parse", rev], capture_output=True, text=True)
-    return out.stdout.strip() if out.returncode == 0 else "unknown"
 
 
-def top_level(tree, source, name, kind=ast.FunctionDef):
-    for node in tree.body:
-        if isinstance(node, kind) and node.name == name:
-            return ast.get_source_segment(source, node)
-    raise SystemExit(f"{name} not found")
 
 
 # ---------------------------------------------------------------------------------------------------------------
