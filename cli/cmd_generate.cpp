@@ -18,7 +18,7 @@ namespace {
 struct GenerateCommand {
     std::string name;
     int ranks = 0, microbatches = 0;
-    std::optional<int> stages_per_rank, group_size;
+    std::optional<int> stages_per_rank, group_size, segments;
     std::string output = "-";
     std::optional<std::string> format;
     std::string era = "current";
@@ -30,6 +30,7 @@ struct GenerateCommand {
         if (!family) throw UsageError(unknown_family_message(name));
         GenerateParams params{ranks, microbatches, stages_per_rank};
         params.group_size = group_size;
+        params.segments = segments;
         try {
             if (costs) params.costs = parse_costs(*costs);
         } catch (const CostSyntaxError& e) {
@@ -47,6 +48,7 @@ struct GenerateCommand {
         Schedule schedule = family->generate(params);
         if (!stages_per_rank) note_default_stages_per_rank(*family, schedule);
         note_default_group_size(*family, ranks, group_size);
+        note_default_segments(family->name, segments);
         // The file carries what it was generated for: simulate and verify then time and check it at the same.
         schedule.costs = params.costs;
         schedule.activation_sizes = params.activation_sizes;
@@ -105,6 +107,8 @@ Runner add_generate(CLI::App& app) {
     sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (total)")->required()->check(CLI::Range(1, kMaxMicrobatches));
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank")->check(CLI::Range(1, kMaxStagesPerRank));
     sub->add_option("--group-size", cmd->group_size, kGroupSizeHelp)->check(CLI::Range(1, kMaxMicrobatches));
+    sub->add_option("--segments", cmd->segments, "sequence segments per micro-batch k (seq1f1b, default 2)")
+        ->check(CLI::Range(1, kMaxSegments));
     sub->add_option("-o,--output", cmd->output, "output file (format from its extension; - = stdout)");
     sub->add_option("--format", cmd->format, "native, torch-csv or json");
     sub->add_option("--costs", cmd->costs,

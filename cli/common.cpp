@@ -29,6 +29,8 @@ void ScheduleInput::add_options(CLI::App& app, bool positional_required) {
         ->check(CLI::Range(1, kMaxMicrobatches));
     app.add_option("-V,--stages-per-rank", stages_per_rank, "stages per rank (generator)")->check(CLI::Range(1, kMaxStagesPerRank));
     app.add_option("--group-size", group_size, kGroupSizeHelp)->check(CLI::Range(1, kMaxMicrobatches));
+    app.add_option("--segments", segments, "sequence segments per micro-batch k (generator: seq1f1b, default 2)")
+        ->check(CLI::Range(1, kMaxSegments));
     app.add_option("--stages", stages, "PyTorch CSV: number of stages, if not inferred from the file")
         ->check(CLI::Range(1, kMaxMicrobatches));
     app.add_option("--format", format, "input format: native, torch-csv or json (default: from the extension)");
@@ -152,6 +154,13 @@ void note_default_group_size(const std::string& family, int ranks, std::optional
     if (const ScheduleFamily* known = find_family(family)) note_default_group_size(*known, ranks, given);
 }
 
+void note_default_segments(const std::string& family, std::optional<int> given) {
+    const ScheduleFamily* known = find_family(family);
+    if (!given && known && family_takes_segments(known->name))
+        fmt::print(stderr, "note: {}: k = {} segments per micro-batch (its default; --segments chooses)\n", known->name,
+                   kDefaultSegments);
+}
+
 std::optional<int> resolved_group_size(const std::string& family, int ranks, std::optional<int> given) {
     const ScheduleFamily* known = find_family(family);
     if (given || !known || known->name != "group-interleaved") return given;
@@ -180,9 +189,11 @@ Schedule ScheduleInput::load() const {
                 throw UsageError(fmt::format("generating '{}' needs -P (ranks) and -M (micro-batches)", source));
             GenerateParams params{*ranks, *microbatches, stages_per_rank};
             params.group_size = group_size;
+            params.segments = segments;
             Schedule schedule = family->generate(params);
             if (!stages_per_rank) note_default_stages_per_rank(*family, schedule);
             note_default_group_size(*family, *ranks, group_size);
+            note_default_segments(family->name, segments);
             return schedule;
         }
         throw InputError(source, 0, 0, "no such file, and not a schedule family: " + unknown_family_message(source));
@@ -190,6 +201,9 @@ Schedule ScheduleInput::load() const {
     if (group_size)
         throw UsageError(fmt::format("--group-size is a generator parameter (interleaved-1f1b, combined-1f1b, group-interleaved), but '{}' is a file",
                                      source));
+    if (segments)
+        throw UsageError(fmt::format("--segments is a generator parameter (seq1f1b), but '{}' is a file (a native or JSON "
+                                     "file states its own segments)", source));
     TorchCsvOptions csv;
     csv.era = parse_era(torch_era);
     csv.ranks = ranks;
@@ -208,6 +222,7 @@ Schedule ScheduleInput::ordered_for(Schedule schedule, const Costs& stage_costs,
     if (!family || !family->orders_for_costs || !ranks || !microbatches) return schedule;
     GenerateParams params{*ranks, *microbatches, stages_per_rank};
     params.group_size = group_size;
+    params.segments = segments;
     params.costs = stage_costs;
     params.activation_sizes = sizes;
     return family->generate(params);

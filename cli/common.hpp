@@ -45,6 +45,7 @@ struct ScheduleInput {
     std::string source;                  // FILE, or a family name from `pipeproof list`
     std::optional<int> ranks, microbatches, stages_per_rank;
     std::optional<int> group_size;       // --group-size: Megatron's micro-batch group size (interleaved-1f1b, combined-1f1b)
+    std::optional<int> segments;         // --segments: Seq1F1B's sequence segments per micro-batch (seq1f1b)
     std::optional<std::string> format;   // native | torch-csv | json
     std::string torch_era = "current";   // current | 2024
     std::optional<int> stages;           // PyTorch CSV: number of stages, if not inferred
@@ -179,6 +180,9 @@ void note_default_stages_per_rank(const std::string& family, int ranks, std::opt
 // group-interleaved without --group-size: the default G = ceil(P/2) it runs at, on stderr.
 void note_default_group_size(const ScheduleFamily& family, int ranks, std::optional<int> given);
 void note_default_group_size(const std::string& family, int ranks, std::optional<int> given);
+// seq1f1b without --segments: the default k it runs at, on stderr.
+void note_default_segments(const std::string& family, std::optional<int> given);
+inline constexpr int kMaxSegments = 1'000;
 // G as the family runs it at P = ranks: the given one, else group-interleaved's default ceil(P/2), else none.
 std::optional<int> resolved_group_size(const std::string& family, int ranks, std::optional<int> given);
 // V as the family runs it at P = ranks: the given one, else its default (nullopt for a family without V).

@@ -26,7 +26,8 @@ int stages_of(const Schedule& schedule) {
 
 nlohmann::json instance_json(const Schedule& schedule) {
     return {{"ranks", schedule.placement.ranks},
-            {"microbatches", schedule.placement.total_microbatches()},
+            {"microbatches", schedule.placement.total_microbatches() / schedule.segments},  // not segment units
+            {"segments", schedule.segments},
             {"stages", stages_of(schedule)},
             {"pipelines", schedule.placement.pipeline_count()},
             {"placement", placement_name(schedule.placement)},
@@ -51,8 +52,11 @@ void put_memory_limit(nlohmann::json& out, const std::optional<Rational>& limit)
 
 std::string shape_text(const Schedule& schedule) {
     const Placement& p = schedule.placement;
-    return fmt::format("{} ranks, {} micro-batches, {} stages{}, placement {}", p.ranks, p.total_microbatches(),
-                       stages_of(schedule), p.pipeline_count() > 1 ? fmt::format(" in each of {} pipelines", p.pipeline_count()) : "",
+    const std::string microbatches =
+        schedule.segments > 1 ? fmt::format("{} micro-batches x {} sequence segments", p.total_microbatches() / schedule.segments,
+                                            schedule.segments)
+                              : fmt::format("{} micro-batches", p.total_microbatches());
+    return fmt::format("{} ranks, {}, {} stages{}, placement {}", p.ranks, microbatches, stages_of(schedule), p.pipeline_count() > 1 ? fmt::format(" in each of {} pipelines", p.pipeline_count()) : "",
                        placement_name(p));
 }
 

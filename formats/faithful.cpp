@@ -79,7 +79,8 @@ std::vector<FormatLoss> format_losses(const Schedule& schedule, FileFormat forma
                                        "part of what verify checks)"});
         return losses;
     }
-    if (schedule.placement.pipeline_count() > 1) return losses;  // not writable at all: the writer says why
+    // Not writable at all (two pipelines, sequence segments): the writer says why.
+    if (schedule.placement.pipeline_count() > 1 || schedule.segments > 1) return losses;
     add_header_losses(schedule, losses);
     add_csv_read_back_losses(schedule, era, losses);
     return losses;

@@ -20,7 +20,8 @@ const std::vector<std::string>& format_loss_keys();
 
 // Native text and JSON keep everything but a compute_comms file's SEND/RECV actions. PyTorch's CSV keeps
 // no costs or memory model, and its reader infers the placement and the letters' era: the written text is
-// read back to see whether they come back the same. A schedule the CSV cannot hold at all (two pipelines)
+// read back to see whether they come back the same. A schedule the CSV cannot hold at all (two pipelines,
+// sequence segments)
 // is the writer's error, not a loss.
 std::vector<FormatLoss> format_losses(const Schedule& schedule, FileFormat format, TorchEra era);
 

@@ -50,6 +50,7 @@ public:
         const json& pipes = member(root, "", "pipelines");
         if (!pipes.is_array() || pipes.empty()) fail("/pipelines", "expected a non-empty array of pipelines");
         for (size_t k = 0; k < pipes.size(); ++k) s.placement.pipelines.push_back(pipeline(pipes[k], fmt::format("/pipelines/{}", k)));
+        if (root.contains("segments")) split_into_segments(count(root, "", "segments", 1), s);
         try {
             s.placement.validate();
         } catch (const std::invalid_argument& e) {
@@ -76,6 +77,19 @@ public:
 
 private:
     std::string file_;
+
+    // "segments": k -- each pipeline's micro-batches become k segment units (ops number units, Schedule::segments).
+    void split_into_segments(int k, Schedule& s) const {
+        for (size_t p = 0; p < s.placement.pipelines.size(); ++p) {
+            Pipeline& pipe = s.placement.pipelines[p];
+            const long long units = static_cast<long long>(pipe.microbatches) * k;
+            if (units > std::numeric_limits<std::int32_t>::max())
+                fail(fmt::format("/pipelines/{}/microbatches", p),
+                     fmt::format("{} micro-batches x {} segments pass the largest micro-batch number", pipe.microbatches, k));
+            pipe.microbatches = static_cast<int>(units);
+        }
+        s.segments = k;
+    }
 
     [[noreturn]] void fail(const std::string& pointer, const std::string& message) const {
         throw InputError(file_, 0, 0, fmt::format("at {}: {}", pointer.empty() ? "/" : pointer, message));
@@ -327,9 +341,11 @@ nlohmann::ordered_json schedule_head_json(const Schedule& schedule) {
     using json = nlohmann::ordered_json;
     json j = {{"format", "pipeproof-schedule"}, {"version", 1}, {"ranks", schedule.placement.ranks}};
     json pipes = json::array();
-    for (const auto& p : schedule.placement.pipelines)
-        pipes.push_back({{"microbatches", p.microbatches}, {"stage_ranks", p.stage_rank}, {"stage_blocks", p.stage_block}});
+    for (const auto& p : schedule.placement.pipelines)  // micro-batches, not segment units
+        pipes.push_back({{"microbatches", p.microbatches / schedule.segments}, {"stage_ranks", p.stage_rank},
+                         {"stage_blocks", p.stage_block}});
     j["pipelines"] = pipes;
+    if (schedule.segments > 1) j["segments"] = schedule.segments;
     if (schedule.costs) {
         j["costs"] = costs_to_json(schedule.costs->base);
         j["costs"]["comm"] = format_rational(schedule.costs->comm);

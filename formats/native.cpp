@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -86,6 +87,11 @@ private:
             size_at_ = {line_, words[1].column};
             return;
         }
+        if (head == "segments") {
+            segments_ = read_count_directive(words, "the number of sequence segments per micro-batch", 1);
+            segments_at_ = {line_, words[1].column};
+            return;
+        }
         if (head == "stages") {
             stages_ = read_count_directive(words, "the number of stages", 1);
             if (*stages_ > kMaxStagesPerPipeline)
@@ -125,7 +131,7 @@ private:
             return;
         }
         fail(words[0].column, fmt::format("unknown directive '{}' (expected ranks, microbatches, stages, placement, "
-                                          "pipeline, costs, stage-costs, chunks, chunk-pattern, memory-limit, activation-sizes or rank)",
+                                          "pipeline, segments, costs, stage-costs, chunks, chunk-pattern, memory-limit, activation-sizes or rank)",
                                           head));
     }
 
@@ -298,6 +304,7 @@ private:
                 placement = Placement::single(P, map, *microbatches_);
             }
         }
+        if (segments_ > 1) split_into_segments(placement);
         // Nothing proportional to the declared size is allocated before this check (model/size_budget.hpp).
         try {
             require_placement_size(placement);
@@ -316,6 +323,21 @@ private:
         rank_seen_.assign(P, false);
         placement_ready_ = true;
     }
+    // `segments k`: each pipeline's micro-batches become k segment units (ops number units, Schedule::segments).
+    void split_into_segments(Placement& placement) {
+        for (Pipeline& p : placement.pipelines) {
+            const long long units = static_cast<long long>(p.microbatches) * segments_;
+            if (units > std::numeric_limits<std::int32_t>::max()) {
+                line_ = segments_at_.line;
+                fail(segments_at_.column, fmt::format("{} micro-batches x {} segments pass the largest micro-batch number {}",
+                                                      p.microbatches, segments_, std::numeric_limits<std::int32_t>::max()));
+            }
+            p.microbatches = static_cast<int>(units);
+        }
+        schedule_.segments = segments_;
+    }
+    int segments_ = 1;
+    SourceLoc segments_at_{};
     int placement_line_ = 0;
     SourceLoc size_at_{};  // the micro-batch count (or last pipeline line) that sets the size, for the size check
     int line_of_placement() const { return placement_line_; }
@@ -508,6 +530,9 @@ private:
         const auto& p = placement.pipelines[op.pipeline];
         if (op.stage >= p.stages())
             fail(column, fmt::format("{}: stage {} is not in 0..{}", op.text(), op.stage, p.stages() - 1));
+        if (segments_ > 1)
+            fail(column, fmt::format("{}: segment unit {} is not in 0..{} ({} micro-batches x {} segments)", op.text(),
+                                     op.microbatch, p.microbatches - 1, p.microbatches / segments_, segments_));
         fail(column, fmt::format("{}: micro-batch {} is not in 0..{}", op.text(), op.microbatch, p.microbatches - 1));
     }
 
@@ -576,7 +601,14 @@ std::string write_native(const Schedule& schedule) {
     std::string text = "# pipeproof schedule\n";
     if (!schedule.source.empty()) text += fmt::format("# from {}\n", schedule.source);
     text += fmt::format("ranks {}\n", schedule.placement.ranks);
-    text += placement_header(schedule.placement);
+    if (schedule.segments > 1) {
+        Placement per_microbatch = schedule.placement;  // the header counts micro-batches; ops number segment units
+        for (Pipeline& p : per_microbatch.pipelines) p.microbatches /= schedule.segments;
+        text += placement_header(per_microbatch);
+        text += fmt::format("segments {}\n", schedule.segments);
+    } else {
+        text += placement_header(schedule.placement);
+    }
     if (schedule.costs) {
         text += "costs " + format_costs(*schedule.costs) + "\n";
         for (const auto& [block, c] : schedule.costs->per_block) {

@@ -751,6 +751,11 @@ std::string torch_slot_text(const Slot& slot, TorchEra era) {
 
 std::string write_torch_csv(const Schedule& schedule, TorchCsvFormat format, TorchEra era) {
     check_single_pipeline(schedule);
+    if (schedule.segments > 1)
+        throw std::invalid_argument(
+            "PyTorch's CSV has no sequence segments: this schedule splits each micro-batch into " +
+            std::to_string(schedule.segments) + " (Seq1F1B), and its ops would read back as " +
+            std::to_string(schedule.placement.total_microbatches()) + " micro-batches; write native text or JSON");
     bool comms = format == TorchCsvFormat::ComputeComms;
     if (comms && !schedule.actions)
         throw std::invalid_argument("compute_comms output needs the schedule's action list (lower it first)");

@@ -33,6 +33,26 @@ Rational Costs::pair_duration(const Op& forward, int forward_block, const Op& ba
     return duration(forward.kind, forward_block) + duration(backward.kind, backward_block);
 }
 
+Costs scaled_op_costs(const Costs& costs, const Rational& factor) {
+    auto scale = [&](OpCosts c) {
+        c.F = c.F * factor, c.I = c.I * factor, c.W = c.W * factor;
+        if (c.B) c.B = *c.B * factor;
+        if (c.FB) c.FB = *c.FB * factor;
+        if (c.FI) c.FI = *c.FI * factor;
+        return c;
+    };
+    Costs out = costs;
+    out.base = scale(costs.base);
+    for (auto& [block, c] : out.per_block) c = scale(c);
+    return out;
+}
+
+ActivationModel scaled_sizes(ActivationModel sizes, const Rational& factor) {
+    sizes.forward_alloc = sizes.forward_alloc * factor;
+    sizes.input_grad_free = sizes.input_grad_free * factor;
+    return sizes;
+}
+
 std::vector<Rational> Costs::all_values() const {
     std::vector<Rational> values{comm};
     auto add = [&](const OpCosts& c) {

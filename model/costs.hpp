@@ -35,6 +35,9 @@ struct Costs {
     std::vector<Rational> all_values() const;
 };
 
+// Every op and pair cost times `factor`; comm (a latency) unchanged. A sequence segment runs at 1/k of the costs.
+Costs scaled_op_costs(const Costs& costs, const Rational& factor);
+
 // "F=1,I=1.5,W=0.5,B=2,FB=2,comm=0" (commas or spaces). Throws CostSyntaxError on bad input.
 struct CostSyntaxError {
     std::string message;
@@ -55,6 +58,9 @@ struct ActivationModel {
     Rational scale_of(int pipeline, int stage) const;
     bool operator==(const ActivationModel&) const = default;
 };
+
+// Both sizes times `factor` (the per-stage scales unchanged): a sequence segment stashes 1/k of a micro-batch.
+ActivationModel scaled_sizes(ActivationModel sizes, const Rational& factor);
 
 // "F=1,I=11/16": what F allocates and I releases (keys F and I only; I at most F). Throws CostSyntaxError.
 ActivationModel parse_activation_sizes(std::string_view text);

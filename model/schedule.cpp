@@ -22,6 +22,16 @@ size_t Schedule::op_count() const {
     return n;
 }
 
+Costs costs_per_unit(const Schedule& schedule, const Costs& costs) {
+    if (schedule.segments <= 1) return costs;
+    return scaled_op_costs(costs, Rational(Integer(1), Integer(schedule.segments)));
+}
+
+ActivationModel sizes_per_unit(const Schedule& schedule, const ActivationModel& sizes) {
+    if (schedule.segments <= 1) return sizes;
+    return scaled_sizes(sizes, Rational(Integer(1), Integer(schedule.segments)));
+}
+
 size_t Schedule::slot_count() const {
     size_t n = 0;
     for (const auto& rank : ranks) n += rank.size();

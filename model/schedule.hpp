@@ -89,11 +89,25 @@ struct Schedule {
     // DualPipeV); batched timing uses the generic rule without it. Not written to files.
     std::optional<CommProgram> comm_program;
     InferredShape inferred;  // what the reader inferred (nothing, for generated schedules and explicit formats)
+    // Sequence segments per micro-batch (Seq1F1B): with k > 1, op micro-batch number u is segment u mod k of
+    // micro-batch u div k, each pipeline holds k x its micro-batches as such units, and a unit runs at 1/k of the
+    // costs and stashes 1/k of the activation sizes (equal segments). Two extra rules per stage: the forwards of a
+    // micro-batch run in segment order, its input-gradient backwards (I or B) in reverse segment order
+    // (verifier: segment-order).
+    int segments = 1;
+
+    // The micro-batch and segment a unit number stands for.
+    int microbatch_of(int unit) const { return unit / segments; }
+    int segment_of(int unit) const { return unit % segments; }
 
     int rank_count() const { return placement.ranks; }
     size_t op_count() const;
     size_t slot_count() const;
 };
+
+// What one op of `schedule` runs at and stashes: the given costs and sizes, or 1/k of them for k sequence segments.
+Costs costs_per_unit(const Schedule& schedule, const Costs& costs);
+ActivationModel sizes_per_unit(const Schedule& schedule, const ActivationModel& sizes);
 
 // Dense numbering of every op a placement admits: (pipeline, stage, micro-batch, kind).
 class OpIndex {

@@ -272,10 +272,14 @@ void apply_preset(PlanRequest& request, std::string_view name) {
 
 std::vector<std::string> candidate_families(const PlanRequest& request) {
     std::vector<std::string> out;
-    if (request.families.empty())
-        for (const ScheduleFamily& family : schedule_families()) out.push_back(family.name);
-    else
+    if (request.families.empty()) {
+        for (const ScheduleFamily& family : schedule_families())
+            // Not ranked by default: its equal segments leave out attention's growth along the sequence and the
+            // efficiency of shorter kernels, so its gain over 1F1B would be the model's, not the GPU's.
+            if (!family_takes_segments(family.name)) out.push_back(family.name);
+    } else {
         out = request.families;
+    }
     std::erase_if(out, [&](const std::string& name) {
         return std::any_of(request.excluded_families.begin(), request.excluded_families.end(), [&](const std::string& excluded) {
             const ScheduleFamily* a = find_family(name);

@@ -162,6 +162,10 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     if (!family) return fail(unknown_family_message(spelled));
     const std::string& name = family->name;
     if (P < 1) return fail("P must be at least 1");
+    // Its ops are segment units at 1/k of the costs, with dependencies inside a rank the prover's words do not carry.
+    if (family_takes_segments(name))
+        return fail(name + ": the prover does not model sequence segments yet (verify, simulate, show and compare time "
+                           "and check it)");
     // V as `generate` takes it: the families whose parameters name V (list), and V = 2 where it is fixed.
     const bool takes_v = family->parameters.find('V') != std::string::npos;
     if (V && !takes_v && !(name == "zbv" && *V == 2) && !(name == "chimera" && *V == 2))

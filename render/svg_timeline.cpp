@@ -272,7 +272,8 @@ Rational released_by(const Slot& slot, const ActivationModel& model) {
 // down by the slot's releases when it ends. All lanes share one vertical scale, the largest peak.
 void draw_memory(std::string& out, const LaneContext& c, size_t rank, size_t first_global, double y, double peak_all) {
     const auto& slots = c.schedule.ranks[rank];
-    const auto profile = activation_profile(slots, c.options.activations);
+    const auto profile = activation_profile(c.schedule, static_cast<int>(rank), c.options.activations);
+    const ActivationModel sizes = sizes_per_unit(c.schedule, c.options.activations);
     const double base = y + c.layout.mem_h - 1;
     const double scale = peak_all > 0 ? (c.layout.mem_h - 3) / peak_all : 0;
     auto level = [&](const Rational& v) { return base - to_double(v) * scale; };
@@ -283,7 +284,7 @@ void draw_memory(std::string& out, const LaneContext& c, size_t rank, size_t fir
     for (size_t k = 0; k < slots.size(); ++k) {
         const size_t g = first_global + k;
         d += fmt::format("H{}V{}H{}V{}", px(c.layout.x(c.sim.start[g])), px(level(profile[k])), px(c.layout.x(c.sim.end[g])),
-                         px(level(profile[k] - released_by(slots[k], c.options.activations))));
+                         px(level(profile[k] - released_by(slots[k], sizes))));
     }
     d += fmt::format("H{}V{}Z", px(c.layout.x(c.sim.makespan)), px(base));
     out += fmt::format("<path class=\"memory\" data-rank=\"{}\" d=\"{}\" fill=\"#7b8a97\" fill-opacity=\"0.35\" "

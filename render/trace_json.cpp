@@ -96,7 +96,7 @@ void add_flows(JsonStream& events, const Schedule& schedule, const Simulation& s
 // show up at the next sample. That is enough to read peaks; the SVG draws the exact step curve.
 void add_counters(JsonStream& events, const Schedule& schedule, const Simulation& sim, size_t rank, size_t first,
                   const TraceOptions& options) {
-    const auto profile = activation_profile(schedule.ranks[rank], options.activations);
+    const auto profile = activation_profile(schedule, static_cast<int>(rank), options.activations);
     for (size_t k = 0; k < profile.size(); ++k) {
         const Rational& v = profile[k];
         events.value(json{{"name", "activations"}, {"ph", "C"}, {"pid", rank}, {"tid", 0},

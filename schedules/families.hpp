@@ -21,6 +21,7 @@ Schedule generate_v_min(const GenerateParams& params);
 Schedule generate_v_half(const GenerateParams& params);
 Schedule generate_v_zb(const GenerateParams& params);
 Schedule generate_1f1b_v(const GenerateParams& params);
+Schedule generate_seq1f1b(const GenerateParams& params);
 
 // The generators above that run a step program, and their programs (ScheduleFamily::step_program).
 FamilyStepProgram step_program_1f1b(const GenerateParams& params);

@@ -16,6 +16,8 @@ bool family_takes_group_size(std::string_view name) {
     return name == "interleaved-1f1b" || name == "combined-1f1b" || name == "group-interleaved";
 }
 
+bool family_takes_segments(std::string_view name) { return name == "seq1f1b"; }
+
 namespace {
 
 // How a family builds its ranks: straight from its order, or as PyTorch does for its interleaved and zero
@@ -32,7 +34,8 @@ void require_generated_size(const std::string& family, const GenerateParams& par
     const int v = params.stages_per_rank.value_or(stages_per_rank);
     if (params.ranks < 1 || params.microbatches < 1 || v < 1) return;  // the generator says what is wrong
     const auto P = static_cast<std::uint64_t>(params.ranks), V = static_cast<std::uint64_t>(v),
-               M = static_cast<std::uint64_t>(params.microbatches);
+               M = saturating_mul(static_cast<std::uint64_t>(params.microbatches),
+                                  static_cast<std::uint64_t>(std::max(params.segments.value_or(1), 1)));
     // Every family's pipelines have at most P x V stages.
     if (saturating_mul(P, V) > static_cast<std::uint64_t>(kMaxStagesPerPipeline))
         throw SizeLimitError(fmt::format("{} with {} ranks x {} stages per rank = {} stages: a pipeline holds at most {}", family,
@@ -55,6 +58,8 @@ std::function<Schedule(const GenerateParams&)> named(std::string family, Schedul
         if (params.group_size && !family_takes_group_size(family))
             throw GenerateError(family + " has no micro-batch group size: --group-size applies to interleaved-1f1b "
                                          "(Megatron-Core's tunable order), combined-1f1b and group-interleaved");
+        if (params.segments && !family_takes_segments(family))
+            throw GenerateError(family + " has no sequence segments: --segments applies to seq1f1b");
         require_generated_size(family, params, stages_per_rank, rows);
         Schedule schedule = generate(params);
         if (schedule.source.empty())
@@ -143,6 +148,12 @@ const std::vector<ScheduleFamily>& schedule_families() {
          "or I dominates, not modelled)",
          "sail-sg/zero-bubble-pipeline-parallelism@39f2c186 group_interleaved_1f1b.py (PipeOffload, ICML 2025)",
          named("group-interleaved", generate_group_interleaved, 2)},
+        {"seq1f1b", "Seq1F1B: 1F1B over k sequence segments per micro-batch (forwards in segment order, backwards in "
+                    "reverse); ops number segment units m*k + j, each at 1/k of the costs and stash",
+         "P, M; k (--segments, default 2)",
+         "P >= 1, M >= 1, k >= 1 (k = 1 is 1F1B); equal segments (attention's growth along the sequence not modelled)",
+         "sail-sg/zero-bubble-pipeline-parallelism@39f2c186 seq1f1b.py; thunlp/Seq1F1B@68934661 (identical orders)",
+         named("seq1f1b", generate_seq1f1b)},
         };
         attach_step_programs(all);
         return all;

@@ -31,7 +31,10 @@ struct GenerateParams {
     // --microbatch-group-size-per-virtual-pipeline-stage): interleaved-1f1b runs Megatron's tunable order with it
     // (PyTorch's order without), combined-1f1b takes it (default P). The other families refuse it (GenerateError).
     std::optional<int> group_size{};
+    // Seq1F1B's sequence segments per micro-batch (--segments k; default kDefaultSegments). Only seq1f1b takes it.
+    std::optional<int> segments{};
 };
+inline constexpr int kDefaultSegments = 2;
 
 struct GenerateError : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
@@ -58,6 +61,8 @@ struct ScheduleFamily {
 const std::vector<ScheduleFamily>& schedule_families();
 // The families that take GenerateParams::group_size (--group-size): interleaved-1f1b, combined-1f1b.
 bool family_takes_group_size(std::string_view name);
+// The families that take GenerateParams::segments (--segments): seq1f1b.
+bool family_takes_segments(std::string_view name);
 // Any case; '_' counts as '-' ("ZB_H1" finds "zb-h1"). nullptr when there is no such family.
 const ScheduleFamily* find_family(std::string_view name);
 // "unknown schedule family 'dualpip'; did you mean 'dualpipe'? (families: gpipe, 1f1b, ...)"

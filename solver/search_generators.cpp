@@ -20,6 +20,7 @@ std::vector<WarmStart> generator_warm_starts(const Placement& placement) {
                        same_placement_shape(placement, Placement::single(P, v_stage_map(P, 2 * P), M));
     for (const ScheduleFamily& family : schedule_families()) {
         if (family.placement == "v" && !v_map) continue;  // always on the V map: not for this placement
+        if (family_takes_segments(family.name)) continue;  // its ops are segment units, not this placement's micro-batches
         for (const auto& v : vs) {
             if (family.placement == "v" && v) continue;  // V = 2 is its only V: the same schedule again
             if (limits::expired()) return starts;  // the caller's limit (a ScopedDeadline): keep what there is

@@ -482,7 +482,8 @@ std::vector<Violation> check_comm_program(const Schedule& schedule, const CommPr
 }
 
 Simulation simulate_batched(const Schedule& schedule, const ScheduleGraph& graph, const CommProgram& program,
-                            const Costs& costs, const ActivationModel& activations) {
+                            const Costs& given, const ActivationModel& activations) {
+    const Costs costs = costs_per_unit(schedule, given);
     const std::vector<Violation> problems = ProgramChecker(schedule, program).run();
     if (!problems.empty())
         throw SimulationError("the communication program is not consistent, so it has no batched timing: " +

@@ -48,7 +48,7 @@ CompareRow compare_schedule(const Schedule& schedule, const Costs& given_costs, 
     CompareRow row;
     row.name = schedule.source;
     row.ranks = schedule.rank_count();
-    row.microbatches = schedule.placement.total_microbatches();
+    row.microbatches = schedule.placement.total_microbatches() / schedule.segments;  // micro-batches, not segment units
     row.comm_model = options.comm_model;
     row.attached_comm_program = options.comm_model == CommModel::Batched && uses_attached_program(schedule, options.batched);
     row.stage_share = share;

@@ -81,6 +81,12 @@ std::optional<EquivalenceDifference> order_difference(const Schedule& a, const S
 }
 
 std::optional<EquivalenceDifference> difference(const Schedule& a, const Schedule& b, Renaming map, long long& ops) {
+    if (a.segments != b.segments) {
+        EquivalenceDifference d;
+        d.slot_index = -1;
+        d.what = fmt::format("{} sequence segment(s) per micro-batch against {}", a.segments, b.segments);
+        return d;
+    }
     if (auto d = placement_difference(a.placement, b.placement, map)) return d;
     return order_difference(a, b, map, ops);
 }

@@ -126,14 +126,15 @@ size_t ops_in(const std::vector<Slot>& slots) { return 2 * slots.size(); }  // a
 
 }  // namespace
 
-std::vector<Rational> activation_profile(const std::vector<Slot>& slots, const ActivationModel& activations) {
-    const MemoryUnits units(activations);
+std::vector<Rational> activation_profile(const Schedule& schedule, int rank, const ActivationModel& activations) {
+    const auto& slots = schedule.ranks.at(static_cast<size_t>(rank));
+    const MemoryUnits units(sizes_per_unit(schedule, activations));
     if (units.fits_machine(ops_in(slots))) return Sweep<std::int64_t>(units).profile(slots, units.scale);
     return Sweep<Ticks>(units).profile(slots, units.scale);
 }
 
 std::vector<Rational> peak_activations(const Schedule& schedule, const ActivationModel& activations) {
-    const MemoryUnits units(activations);
+    const MemoryUnits units(sizes_per_unit(schedule, activations));
     size_t ops = 0;
     for (const auto& slots : schedule.ranks) ops = std::max(ops, ops_in(slots));
     if (units.fits_machine(ops)) return Sweep<std::int64_t>(units).peaks(schedule, units.scale);

@@ -9,8 +9,9 @@
 
 namespace pp {
 
-// Live activations on this rank right after each slot's allocations, in ActivationModel units.
-std::vector<Rational> activation_profile(const std::vector<Slot>& slots, const ActivationModel& activations);
+// Live activations on this rank right after each slot's allocations, in ActivationModel units (per micro-batch: a
+// sequence segment stashes 1/k of the sizes).
+std::vector<Rational> activation_profile(const Schedule& schedule, int rank, const ActivationModel& activations);
 // The maximum of the profile, per rank.
 std::vector<Rational> peak_activations(const Schedule& schedule, const ActivationModel& activations = {});
 

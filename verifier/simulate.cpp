@@ -402,7 +402,8 @@ size_t clean_edge_bound(const Schedule& schedule) { return 3 * schedule.slot_cou
 // Times the schedule with `timer(lookup, comm)`, in machine integers when every duration is inline and the
 // bound of fits_machine_ticks holds for `edges`, else exactly in Ticks. False when the timer declines.
 template <class Timer>
-bool time_schedule(const Schedule& schedule, const Costs& costs, size_t edges, Simulation& sim, Timer&& timer) {
+bool time_schedule(const Schedule& schedule, const Costs& given, size_t edges, Simulation& sim, Timer&& timer) {
+    const Costs costs = costs_per_unit(schedule, given);
     sim.scale = time_scale_for(costs);
     const Ticks comm = sim.scale.to_ticks(costs.comm);
     const SlotDurations table(schedule.placement, costs, sim.scale);

@@ -32,13 +32,14 @@ const char* violation_name(ViolationKind kind) {
         case ViolationKind::CommMismatch: return "comm-mismatch";
         case ViolationKind::CommDeadlock: return "comm-deadlock";
         case ViolationKind::CommMissing: return "comm-missing";
+        case ViolationKind::SegmentOrder: return "segment-order";
     }
     return "?";
 }
 
 namespace {
 
-constexpr size_t kKinds = static_cast<size_t>(ViolationKind::CommMissing) + 1;
+constexpr size_t kKinds = static_cast<size_t>(ViolationKind::SegmentOrder) + 1;
 
 class Reporter {
 public:
@@ -275,6 +276,53 @@ std::vector<bool> check_rank_order(const Schedule& s, const ScheduleGraph& g, Mi
     return reversed;
 }
 
+// Seq1F1B's rules inside a stage (Schedule::segments): forward segment j after segment j-1 of the same micro-batch,
+// input-gradient backward (I or B) of segment j after that of segment j+1. Both ops are on the stage's rank, so a
+// rule is broken exactly when the rank's order runs the later one first; the timing cannot break it.
+void check_segment_order(const Schedule& s, Reporter& out) {
+    const int k = s.segments;
+    if (k <= 1) return;
+    const OpIndex index(s.placement);
+    constexpr std::uint32_t kAbsent = std::numeric_limits<std::uint32_t>::max();
+    std::vector<std::uint32_t> position(index.size(), kAbsent);  // first place of each op on its rank
+    for (const auto& slots : s.ranks)
+        for (std::uint32_t p = 0; p < slots.size(); ++p)
+            for (const Op& op : slots[p])
+                if (index.in_range(op) && position[index.id(op)] == kAbsent) position[index.id(op)] = p;
+    auto named = [&](const Op& op) {
+        return fmt::format("{} (micro-batch {}, segment {})", format_op(op), s.microbatch_of(op.microbatch),
+                           s.segment_of(op.microbatch));
+    };
+    auto runs_later = [&](Op pred, std::uint32_t here) {
+        if (!index.in_range(pred)) return false;
+        const std::uint32_t at_pred = position[index.id(pred)];
+        return at_pred != kAbsent && at_pred >= here;
+    };
+    for (int r = 0; r < static_cast<int>(s.ranks.size()); ++r) {
+        const auto& slots = s.ranks[r];
+        for (std::uint32_t p = 0; p < slots.size(); ++p)
+            for (const Op& op : slots[p]) {
+                if (!index.in_range(op)) continue;
+                const int j = s.segment_of(op.microbatch);
+                const bool forward = op.kind == OpKind::F, gradient = is_backward(op.kind);
+                if (!(forward && j > 0) && !(gradient && j < k - 1)) continue;
+                Op pred = op;
+                pred.microbatch = op.microbatch + (forward ? -1 : 1);
+                if (gradient) {
+                    pred.kind = OpKind::I;
+                    if (!runs_later(pred, p)) pred.kind = OpKind::B;
+                }
+                if (!runs_later(pred, p)) continue;
+                const int here = static_cast<int>(p);
+                out.add(at(ViolationKind::SegmentOrder, s, r, here, &op,
+                                     fmt::format("{}: {} runs before {} (position {}): {}", where(r, here), named(op), named(pred),
+                                                 position[index.id(pred)],
+                                                 forward ? "a micro-batch's forward segments run in order"
+                                                         : "a micro-batch's backward segments run in reverse order")));
+            }
+    }
+}
+
 // The edge by which `waiter` waits for `awaited` (a dependency if there is one, else the rank order).
 const EdgeInfo* waiting_link(const ScheduleGraph& g, std::uint32_t waiter, std::uint32_t awaited,
                              const std::vector<bool>& ignored) {
@@ -380,7 +428,7 @@ void check_memory(const Schedule& s, const VerifyOptions& options, VerifyReport&
     const Rational limit = *options.memory_limit;
     for (int r = 0; r < static_cast<int>(s.ranks.size()); ++r) {
         if (report.peak_activations[r] <= limit) continue;
-        const auto profile = activation_profile(s.ranks[r], options.activations);
+        const auto profile = activation_profile(s, r, options.activations);
         const int k = static_cast<int>(std::find_if(profile.begin(), profile.end(), [&](const Rational& live) {
                                            return live > limit;
                                        }) - profile.begin());
@@ -460,6 +508,7 @@ VerifyReport verify_walked(const Schedule& schedule, const VerifyOptions& option
     VerifyReport report;
     report.ops = ops;
     Reporter out(report, options.max_reports_per_kind);
+    check_segment_order(schedule, out);
     check_memory(schedule, options, report, out);
     sort_by_position(report.violations);
     return report;
@@ -477,6 +526,7 @@ VerifyReport verify(const Schedule& schedule, const ScheduleGraph& graph, const 
         if (passes_misplaced_op(schedule, graph, cycle, bad)) ++bad.follow_on;
         else if (!cycle.empty()) out.add(describe_deadlock(schedule, graph, cycle, reversed, blocked));
     }
+    check_segment_order(schedule, out);
     check_memory(schedule, options, report, out);
     report.follow_on = bad.follow_on;
     sort_by_position(report.violations);

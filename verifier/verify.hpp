@@ -30,6 +30,7 @@ enum class ViolationKind {
     CommMismatch,     // SEND/RECV sequences of a rank pair do not match (compute_comms files)
     CommDeadlock,     // rendezvous deadlock of SEND/RECV (compute_comms files)
     CommMissing,      // a compute whose input comes from another rank has no RECV before it
+    SegmentOrder,     // a micro-batch's sequence segments out of order on their stage (Schedule::segments)
 };
 const char* violation_name(ViolationKind kind);
 

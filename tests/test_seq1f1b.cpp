@@ -1,0 +1,195 @@
+// Seq1F1B (sequence segments): every rank's order against the orders both references' own code produced
+// (tests/reference/seq1f1b_orders.txt, made by scripts/reference-seq1f1b-orders.py), the in-flight count and the
+// makespan against their closed forms (tests/reference/SEQ1F1B.md; the makespan is the paper's bubble (P-1)(F+B)/k),
+// k = 1 against the 1F1B generator, the segment-order check on broken orders, and the formats that carry segments or
+// refuse them.
+#include "cli_runner.hpp"
+#include "formats/json_schedule.hpp"
+#include "formats/native.hpp"
+#include "formats/torch_csv.hpp"
+#include "proofs/prove.hpp"
+#include "schedules/registry.hpp"
+#include "verifier/simulate.hpp"
+#include "verifier/verify.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace pp;
+using pp::test::run_cli;
+
+namespace {
+
+struct ReferenceInstance {
+    int P = 0, M = 0, k = 0;
+    std::vector<std::vector<std::string>> ranks;  // "F3.1": forward of micro-batch 3, segment 1
+};
+
+std::vector<ReferenceInstance> read_reference() {
+    std::ifstream in(std::filesystem::path(PP_SOURCE_DIR) / "tests/reference/seq1f1b_orders.txt");
+    REQUIRE(in);
+    std::vector<ReferenceInstance> all;
+    const std::regex header(R"(instance P=(\d+) M=(\d+) k=(\d+))");
+    std::string line;
+    while (std::getline(in, line)) {
+        std::smatch m;
+        if (std::regex_match(line, m, header)) {
+            all.push_back({std::stoi(m[1]), std::stoi(m[2]), std::stoi(m[3]), {}});
+        } else if (line.rfind("rank ", 0) == 0) {
+            std::istringstream words(line.substr(line.find(':') + 1));
+            all.back().ranks.emplace_back();
+            for (std::string w; words >> w;) all.back().ranks.back().push_back(w);
+        }
+    }
+    return all;
+}
+
+// Our op as the reference writes it: letter, micro-batch, '.', segment.
+std::string reference_name(const Op& op, int k) {
+    return std::string(1, kind_letter(op.kind)) + std::to_string(op.microbatch / k) + "." + std::to_string(op.microbatch % k);
+}
+
+Schedule generate(int P, int M, int k) {
+    GenerateParams params{P, M};
+    params.segments = k;
+    return find_family("seq1f1b")->generate(params);
+}
+
+Costs costs_of(const std::string& text) { return parse_costs(text); }
+
+}  // namespace
+
+TEST_CASE("seq1f1b: every rank's order is the references'", "[seq1f1b]") {
+    const auto reference = read_reference();
+    for (const ReferenceInstance& ref : reference) {
+        const Schedule schedule = generate(ref.P, ref.M, ref.k);
+        INFO("P=" << ref.P << " M=" << ref.M << " k=" << ref.k);
+        CHECK(schedule.segments == ref.k);
+        REQUIRE(static_cast<int>(ref.ranks.size()) == ref.P);
+        for (int r = 0; r < ref.P; ++r) {
+            std::vector<std::string> ours;
+            for (const Slot& slot : schedule.ranks[r])
+                for (const Op& op : slot) {
+                    CHECK(op.stage == r);
+                    ours.push_back(reference_name(op, ref.k));
+                }
+            INFO("rank " << r);
+            CHECK(ours == ref.ranks[r]);
+        }
+    }
+    CHECK(reference.size() >= 100);
+}
+
+TEST_CASE("seq1f1b: P <= 8, M <= 4P+1, k <= 4 verify clean, and peaks and makespans are the closed forms", "[seq1f1b]") {
+    const Costs costs = costs_of("F=1,I=1.5,W=0.5");  // F + B = 3
+    for (int P = 1; P <= 8; ++P)
+        for (int k = 1; k <= 4; ++k)
+            for (int M = 1; M <= 4 * P + 1; ++M) {
+                const Schedule schedule = generate(P, M, k);
+                INFO("P=" << P << " M=" << M << " k=" << k);
+                const VerifyReport report = verify(schedule);
+                REQUIRE(report.ok());
+                // In flight: min(P - r + k - 1, M k) segment units, each 1/k of a micro-batch's stash.
+                for (int r = 0; r < P; ++r)
+                    CHECK(report.peak_activations[r] == Rational(Integer(std::min(P - r + k - 1, M * k)), Integer(k)));
+                // Segments at 1/k of the costs: (M k + P - 1)(F + B) / k, 1F1B's (M + P - 1)(F + B) at k = 1.
+                const Simulation sim = simulate(schedule, costs);
+                CHECK(sim.scale.to_units(sim.makespan) == Rational(Integer(3 * (M * k + P - 1)), Integer(k)));
+            }
+}
+
+TEST_CASE("seq1f1b: at k = 1 it is the 1F1B generator's order", "[seq1f1b]") {
+    for (int P = 1; P <= 6; ++P)
+        for (int M = P; M <= 3 * P; ++M) {
+            const Schedule seq = generate(P, M, 1), plain = find_family("1f1b")->generate(GenerateParams{P, M});
+            INFO("P=" << P << " M=" << M);
+            for (int r = 0; r < P; ++r) {
+                REQUIRE(seq.ranks[r].size() == plain.ranks[r].size());
+                for (size_t s = 0; s < seq.ranks[r].size(); ++s) CHECK(seq.ranks[r][s].ops[0] == plain.ranks[r][s].ops[0]);
+            }
+        }
+}
+
+TEST_CASE("seq1f1b: segments out of order on their stage are a segment-order violation", "[seq1f1b][verify]") {
+    Schedule schedule = generate(2, 2, 2);  // rank 0: F0.0 F0.1 F1.0 B0.1 F1.1 B0.0 B1.1 B1.0
+    const auto only = [](const VerifyReport& report, ViolationKind kind) {
+        return !report.violations.empty() &&
+               std::all_of(report.violations.begin(), report.violations.end(), [&](const Violation& v) { return v.kind == kind; });
+    };
+    SECTION("forwards") {
+        std::swap(schedule.ranks[0][0], schedule.ranks[0][1]);  // F0.1 before F0.0
+        const VerifyReport report = verify(schedule);
+        REQUIRE(only(report, ViolationKind::SegmentOrder));
+        CHECK(report.violations[0].rank == 0);
+        CHECK(report.violations[0].position == 0);
+        CHECK(report.violations[0].message.find("micro-batch 0, segment 1") != std::string::npos);
+        CHECK(report.violations[0].message.find("in order") != std::string::npos);
+    }
+    SECTION("backwards, on the last rank where no other rule sees it") {
+        auto& last = schedule.ranks[1];  // F0.0 F0.1 B0.1 F1.0 B0.0 F1.1 B1.1 B1.0
+        std::swap(last[6], last[7]);     // B1.0 before B1.1
+        const VerifyReport report = verify(schedule);
+        REQUIRE(only(report, ViolationKind::SegmentOrder));
+        CHECK(report.violations[0].message.find("reverse order") != std::string::npos);
+        CHECK(std::string(violation_name(ViolationKind::SegmentOrder)) == "segment-order");
+    }
+    SECTION("the same order without segments is a plain, valid schedule") {
+        std::swap(schedule.ranks[0][0], schedule.ranks[0][1]);
+        schedule.segments = 1;
+        CHECK(verify(schedule).ok());
+    }
+}
+
+TEST_CASE("seq1f1b: native text and JSON carry the segments, PyTorch's CSV refuses them", "[seq1f1b][formats]") {
+    const Schedule schedule = generate(3, 4, 3);
+    const std::string text = write_native(schedule);
+    CHECK(text.find("microbatches 4\n") != std::string::npos);  // micro-batches, not units
+    CHECK(text.find("segments 3\n") != std::string::npos);
+    for (const Schedule& back : {read_native(text, "t.txt"), read_json(write_json(schedule), "t.json")}) {
+        CHECK(back.segments == 3);
+        CHECK(same_placement(back.placement, schedule.placement));
+        CHECK(back.ranks.size() == schedule.ranks.size());
+        for (size_t r = 0; r < back.ranks.size(); ++r) {
+            REQUIRE(back.ranks[r].size() == schedule.ranks[r].size());
+            for (size_t s = 0; s < back.ranks[r].size(); ++s) CHECK(back.ranks[r][s].ops[0] == schedule.ranks[r][s].ops[0]);
+        }
+    }
+    CHECK_THROWS_WITH(write_torch_csv(schedule, TorchCsvFormat::ComputeOnly, TorchEra::Current),
+                      Catch::Contains("no sequence segments"));
+    // A unit past M x k is out of range, as any micro-batch past M is.
+    std::string bad = text;
+    bad.replace(bad.find("microbatches 4"), 14, "microbatches 3");
+    CHECK_THROWS_WITH(read_native(bad, "bad.txt"), Catch::Contains("segment unit 9 is not in 0..8 (3 micro-batches x 3 segments)"));
+}
+
+TEST_CASE("seq1f1b: --segments on the command line", "[seq1f1b][cli]") {
+    auto defaulted = run_cli("generate seq1f1b -P 4 -M 8");
+    CHECK(defaulted.exit_code == 0);
+    CHECK(defaulted.err.find("k = 2 segments per micro-batch (its default") != std::string::npos);
+    CHECK(defaulted.out == run_cli("generate seq1f1b -P 4 -M 8 --segments 2").out);
+    auto verified = run_cli("verify seq1f1b -P 4 -M 8 --segments 2");
+    CHECK(verified.exit_code == 0);
+    CHECK(verified.out.find("8 micro-batches x 2 sequence segments") != std::string::npos);
+    CHECK(run_cli("generate 1f1b -P 4 -M 8 --segments 2").exit_code == 2);      // only seq1f1b has segments
+    CHECK(run_cli("generate seq1f1b -P 4 -M 8 --segments 0").exit_code == 2);
+    CHECK(run_cli("generate seq1f1b -P 4 -M 8 -o x.csv").exit_code == 2);       // the CSV cannot hold them
+    auto proved = run_cli("prove seq1f1b -P 4 --costs F=1,I=1,W=1");
+    CHECK(proved.exit_code == 2);
+    CHECK(proved.err.find("sequence segments") != std::string::npos);
+    std::string why;
+    CHECK_FALSE(family_spec("seq1f1b", 4, &why).has_value());
+    // equiv sees the segments: the same op numbers over 2 segments are other work than over 1.
+    const auto dir = pp::test::scratch_dir();
+    CHECK(run_cli("generate seq1f1b -P 4 -M 4 --segments 1 -o " + (dir / "seq1.txt").string()).exit_code == 0);
+    CHECK(run_cli("equiv " + (dir / "seq1.txt").string() + " 1f1b -P 4 -M 4").exit_code == 0);
+    CHECK(run_cli("generate seq1f1b -P 4 -M 2 --segments 2 -o " + (dir / "seq2.txt").string()).exit_code == 0);
+    CHECK(run_cli("equiv " + (dir / "seq2.txt").string() + " 1f1b -P 4 -M 4").exit_code == 1);
+    CHECK(run_cli("list").out.find("seq1f1b") != std::string::npos);
+}
