@@ -52,7 +52,7 @@ std::string range_text(const std::vector<Rational>& values) {
 
 struct CompareCommand {
     std::vector<std::string> names;
-    std::optional<int> ranks, microbatches, stages_per_rank, group_size;
+    std::optional<int> ranks, microbatches, stages_per_rank, group_size, segments;
     CostInput costs;
     std::string comm_model = "dataflow";
     std::optional<std::int64_t> tokens_per_microbatch;
@@ -78,6 +78,7 @@ struct CompareCommand {
                 const bool takes_v = family->parameters.find('V') != std::string::npos;
                 if (takes_v) input.stages_per_rank = stages_per_rank.value_or(2);
                 if (family_takes_group_size(family->name)) input.group_size = group_size;
+                if (family_takes_segments(family->name)) input.segments = segments;
             }
         }
         return input;
@@ -126,6 +127,11 @@ struct CompareCommand {
                 return family && family_takes_group_size(family->name);
             }))
             throw UsageError("--group-size applies to interleaved-1f1b, combined-1f1b and group-interleaved, and none is compared");
+        if (segments && std::none_of(names.begin(), names.end(), [](const std::string& name) {
+                const ScheduleFamily* family = std::filesystem::exists(name) ? nullptr : find_family(name);
+                return family && family_takes_segments(family->name);
+            }))
+            throw UsageError("--segments applies to seq1f1b, and it is not compared");
         std::vector<ScheduleInput> inputs;
         std::vector<Schedule> schedules;
         for (const auto& name : names) {
@@ -344,6 +350,8 @@ Runner add_compare(CLI::App& app) {
                     "stages per rank for the families that take V (default 2)")
         ->check(CLI::Range(1, kMaxStagesPerRank));
     sub->add_option("--group-size", cmd->group_size, kGroupSizeHelp)->check(CLI::Range(1, kMaxMicrobatches));
+    sub->add_option("--segments", cmd->segments, "sequence segments per micro-batch k (seq1f1b, default 2)")
+        ->check(CLI::Range(1, kMaxSegments));
     cmd->costs.add_options(*sub, false);
     cmd->units_flag = add_units_option(*sub, cmd->units);  // default rank: like for like across V
     add_comm_model_option(*sub, cmd->comm_model);

@@ -28,8 +28,8 @@ nlohmann::json slot_json(const std::string& slot, const SourceLoc& loc) {
 }
 
 nlohmann::json schedule_json(const Schedule& s) {
-    return {{"file", s.source}, {"ranks", s.placement.ranks}, {"microbatches", s.placement.total_microbatches()},
-            {"ops", s.op_count()}};
+    return {{"file", s.source},         {"ranks", s.placement.ranks}, {"microbatches", s.placement.total_microbatches() / s.segments},
+            {"segments", s.segments}, {"ops", s.op_count()}};
 }
 
 struct EquivCommand {
@@ -63,8 +63,9 @@ struct EquivCommand {
             std::cout << json_text(out, 2) << "\n";
         } else if (e.equivalent) {
             std::cout << fmt::format("equivalent: {} and {} order the same {} ops in the same order on every rank "
-                                     "({} ranks, {} micro-batches){}\n",
-                                     a.source, b.source, e.ops, a.placement.ranks, a.placement.total_microbatches(),
+                                     "({} ranks, {} micro-batches{}){}\n",
+                                     a.source, b.source, e.ops, a.placement.ranks, a.placement.total_microbatches() / a.segments,
+                                     a.segments > 1 ? fmt::format(" x {} sequence segments", a.segments) : std::string(),
                                      e.renaming == "none" ? std::string() : "; renaming: " + e.renaming + " in " + b.source);
         } else {
             const EquivalenceDifference& d = *e.difference;

@@ -22,7 +22,7 @@ namespace {
 
 struct ReportCommand {
     std::vector<std::string> names;
-    std::optional<int> ranks, microbatches, stages_per_rank, group_size;
+    std::optional<int> ranks, microbatches, stages_per_rank, group_size, segments;
     CostInput costs;
     std::string output = "report.html";
     std::string comm_model = "dataflow";
@@ -39,9 +39,11 @@ struct ReportCommand {
         input.ranks = ranks;
         input.microbatches = microbatches;
         input.stages_per_rank = stages_per_rank;
-        if (!std::filesystem::exists(name))  // the families that take G get it, as in compare
-            if (const ScheduleFamily* family = find_family(name); family && family_takes_group_size(family->name))
-                input.group_size = group_size;
+        if (!std::filesystem::exists(name))  // the families that take G or k get them, as in compare
+            if (const ScheduleFamily* family = find_family(name)) {
+                if (family_takes_group_size(family->name)) input.group_size = group_size;
+                if (family_takes_segments(family->name)) input.segments = segments;
+            }
         return input;
     }
 
@@ -111,6 +113,11 @@ struct ReportCommand {
                 return family && family_takes_group_size(family->name);
             }))
             throw UsageError("--group-size applies to interleaved-1f1b, combined-1f1b and group-interleaved, and none is in the report");
+        if (segments && std::none_of(names.begin(), names.end(), [](const std::string& name) {
+                const ScheduleFamily* family = std::filesystem::exists(name) ? nullptr : find_family(name);
+                return family && family_takes_segments(family->name);
+            }))
+            throw UsageError("--segments applies to seq1f1b, and it is not in the report");
         const CompareOptions options = compare_options();
         ReportPage page;
         page.title = title;
@@ -153,6 +160,8 @@ Runner add_report(CLI::App& app) {
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank (generator)")
         ->check(CLI::Range(1, kMaxStagesPerRank));
     sub->add_option("--group-size", cmd->group_size, kGroupSizeHelp)->check(CLI::Range(1, kMaxMicrobatches));
+    sub->add_option("--segments", cmd->segments, "sequence segments per micro-batch k (seq1f1b, default 2)")
+        ->check(CLI::Range(1, kMaxSegments));
     cmd->costs.add_options(*sub, false);
     cmd->units_flag = add_units_option(*sub, cmd->units);  // default rank: like for like across V
     add_comm_model_option(*sub, cmd->comm_model);

@@ -544,6 +544,9 @@ SearchProblem search_problem_from(const std::string& placement, std::optional<in
         if (!std::filesystem::exists(placement))
             throw UsageError("--placement: '" + placement + "' is neither 1f1b, v, interleaved:V, dualpipe nor a schedule file");
         Schedule s = load_schedule(placement, std::nullopt);
+        if (s.segments > 1)
+            throw UsageError(placement + fmt::format(": its micro-batches are cut into {} sequence segments, which search does "
+                                                     "not model yet (verify, simulate, show and compare time it)", s.segments));
         require_search_size(s.placement);
         problem.placement = s.placement;
         problem.memory_limit = s.memory_limit;  // exact, as the file gives it

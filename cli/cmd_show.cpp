@@ -72,8 +72,11 @@ struct ShowCommand {
             throw UsageError("--chunks draws the components of chunk costs: give --chunk-costs (or a file with a 'chunks' section)");
         GanttOptions chart = gantt;
         chart.time_unit = costs.time_unit.name().value_or("");
-        chart.title = fmt::format("{}: {} ranks, M = {}", schedule.source, schedule.rank_count(),
-                                  schedule.placement.total_microbatches());
+        chart.title = fmt::format("{}: {} ranks, M = {}{}", schedule.source, schedule.rank_count(),
+                                  schedule.placement.total_microbatches() / schedule.segments,
+                                  schedule.segments > 1 ? fmt::format(" x {} segments (op numbers are segment units m*{}+j)",
+                                                                      schedule.segments, schedule.segments)
+                                                        : std::string());
         if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
         std::cout << ascii_gantt(schedule, timed.sim, chart);
         if (chunk_lanes) std::cout << ascii_chunk_lanes(schedule, timed.sim, *costs.chunk_table, gantt);

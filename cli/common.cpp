@@ -31,6 +31,9 @@ void ScheduleInput::add_options(CLI::App& app, bool positional_required) {
     app.add_option("--group-size", group_size, kGroupSizeHelp)->check(CLI::Range(1, kMaxMicrobatches));
     app.add_option("--segments", segments, "sequence segments per micro-batch k (generator: seq1f1b, default 2)")
         ->check(CLI::Range(1, kMaxSegments));
+    app.add_option("--segment-costs", segment_costs,
+                   "each sequence segment's share of a micro-batch's costs: 1/4,3/4 or attention=A (causal attention, share A "
+                   "of the costs, grows along the sequence); default 1/k each");
     app.add_option("--stages", stages, "PyTorch CSV: number of stages, if not inferred from the file")
         ->check(CLI::Range(1, kMaxMicrobatches));
     app.add_option("--format", format, "input format: native, torch-csv or json (default: from the extension)");
@@ -183,6 +186,21 @@ std::optional<int> resolved_stages_per_rank(const std::string& family, int ranks
 }
 
 Schedule ScheduleInput::load() const {
+    Schedule schedule = load_as_given();
+    if (segment_costs) {
+        if (schedule.segments < 2)
+            throw UsageError(fmt::format("--segment-costs needs a schedule with sequence segments (seq1f1b --segments k >= 2, "
+                                         "or a file with 'segments k'); '{}' has none", source));
+        try {
+            schedule.segment_cost_shares = parse_segment_cost_shares(*segment_costs, schedule.segments);
+        } catch (const CostSyntaxError& e) {
+            throw UsageError("--segment-costs: " + e.message);
+        }
+    }
+    return schedule;
+}
+
+Schedule ScheduleInput::load_as_given() const {
     if (!std::filesystem::exists(source) && source != "-") {
         if (const ScheduleFamily* family = find_family(source)) {
             if (!ranks || !microbatches)

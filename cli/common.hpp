@@ -46,12 +46,14 @@ struct ScheduleInput {
     std::optional<int> ranks, microbatches, stages_per_rank;
     std::optional<int> group_size;       // --group-size: Megatron's micro-batch group size (interleaved-1f1b, combined-1f1b)
     std::optional<int> segments;         // --segments: Seq1F1B's sequence segments per micro-batch (seq1f1b)
+    std::optional<std::string> segment_costs;  // --segment-costs: each segment's share of the costs (segmented schedules)
     std::optional<std::string> format;   // native | torch-csv | json
     std::string torch_era = "current";   // current | 2024
     std::optional<int> stages;           // PyTorch CSV: number of stages, if not inferred
 
     void add_options(CLI::App& app, bool positional_required = true);
     Schedule load() const;
+    Schedule load_as_given() const;  // load() without --segment-costs applied
     // load(), and a family whose order depends on the timing (ScheduleFamily::orders_for_costs: v-zb) generated for
     // what its stages run at under `timing`: the costs as the command resolves them (in rank units each stage's
     // share of them) and the --activation-sizes when given. So the schedule timed is the one ordered for its costs.

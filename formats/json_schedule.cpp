@@ -51,6 +51,7 @@ public:
         if (!pipes.is_array() || pipes.empty()) fail("/pipelines", "expected a non-empty array of pipelines");
         for (size_t k = 0; k < pipes.size(); ++k) s.placement.pipelines.push_back(pipeline(pipes[k], fmt::format("/pipelines/{}", k)));
         if (root.contains("segments")) split_into_segments(count(root, "", "segments", 1), s);
+        if (root.contains("segment_costs")) read_segment_costs(root["segment_costs"], s);
         try {
             s.placement.validate();
         } catch (const std::invalid_argument& e) {
@@ -89,6 +90,17 @@ private:
             pipe.microbatches = static_cast<int>(units);
         }
         s.segments = k;
+    }
+
+    // "segment_costs": "1/4,3/4" or "attention=A", as the native line.
+    void read_segment_costs(const json& j, Schedule& s) const {
+        if (!j.is_string()) fail("/segment_costs", "expected a string such as \"1/4,3/4\" or \"attention=0.3\"");
+        if (s.segments < 2) fail("/segment_costs", "segment costs need \"segments\" of at least 2");
+        try {
+            s.segment_cost_shares = parse_segment_cost_shares(j.get<std::string>(), s.segments);
+        } catch (const CostSyntaxError& e) {
+            fail("/segment_costs", e.message);
+        }
     }
 
     [[noreturn]] void fail(const std::string& pointer, const std::string& message) const {
@@ -346,6 +358,7 @@ nlohmann::ordered_json schedule_head_json(const Schedule& schedule) {
                          {"stage_blocks", p.stage_block}});
     j["pipelines"] = pipes;
     if (schedule.segments > 1) j["segments"] = schedule.segments;
+    if (!schedule.segment_cost_shares.empty()) j["segment_costs"] = format_segment_cost_shares(schedule.segment_cost_shares);
     if (schedule.costs) {
         j["costs"] = costs_to_json(schedule.costs->base);
         j["costs"]["comm"] = format_rational(schedule.costs->comm);

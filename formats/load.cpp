@@ -164,8 +164,14 @@ void save_schedule(const Schedule& schedule, const std::string& path, std::optio
         write(std::cout);
         return;
     }
+    // A format that cannot hold the schedule refuses before the file is opened (an existing file stays as it was).
+    std::string text;
+    if (chosen != FileFormat::Json) text = render_schedule(schedule, chosen, era, csv_crlf);
     std::ofstream out(path, std::ios::binary);
-    if (out) write(out);
+    if (out) {
+        if (chosen == FileFormat::Json) write_json(out, schedule);
+        else out << text;
+    }
     if (!out || !out.flush()) throw InputError(path, 0, 0, "cannot write the file");
 }
 

@@ -92,6 +92,11 @@ private:
             segments_at_ = {line_, words[1].column};
             return;
         }
+        if (head == "segment-costs") {
+            expect_words(words, 2);
+            segment_costs_ = {std::string(words[1].text), SourceLoc{line_, words[1].column}};
+            return;
+        }
         if (head == "stages") {
             stages_ = read_count_directive(words, "the number of stages", 1);
             if (*stages_ > kMaxStagesPerPipeline)
@@ -131,7 +136,7 @@ private:
             return;
         }
         fail(words[0].column, fmt::format("unknown directive '{}' (expected ranks, microbatches, stages, placement, "
-                                          "pipeline, segments, costs, stage-costs, chunks, chunk-pattern, memory-limit, activation-sizes or rank)",
+                                          "pipeline, segments, segment-costs, costs, stage-costs, chunks, chunk-pattern, memory-limit, activation-sizes or rank)",
                                           head));
     }
 
@@ -305,6 +310,7 @@ private:
             }
         }
         if (segments_ > 1) split_into_segments(placement);
+        read_segment_costs();
         // Nothing proportional to the declared size is allocated before this check (model/size_budget.hpp).
         try {
             require_placement_size(placement);
@@ -336,6 +342,19 @@ private:
         }
         schedule_.segments = segments_;
     }
+    // `segment-costs 1/4,3/4` (or attention=A): each segment's share of the costs, read once `segments` is known.
+    void read_segment_costs() {
+        if (!segment_costs_) return;
+        const auto& [text, at] = *segment_costs_;
+        line_ = at.line;
+        if (segments_ < 2) fail(at.column, "'segment-costs' needs a 'segments K' line with K >= 2");
+        try {
+            schedule_.segment_cost_shares = parse_segment_cost_shares(text, segments_);
+        } catch (const CostSyntaxError& e) {
+            fail(at.column + static_cast<int>(e.offset), e.message);
+        }
+    }
+    std::optional<std::pair<std::string, SourceLoc>> segment_costs_;
     int segments_ = 1;
     SourceLoc segments_at_{};
     int placement_line_ = 0;
@@ -606,6 +625,8 @@ std::string write_native(const Schedule& schedule) {
         for (Pipeline& p : per_microbatch.pipelines) p.microbatches /= schedule.segments;
         text += placement_header(per_microbatch);
         text += fmt::format("segments {}\n", schedule.segments);
+        if (!schedule.segment_cost_shares.empty())
+            text += "segment-costs " + format_segment_cost_shares(schedule.segment_cost_shares) + "\n";
     } else {
         text += placement_header(schedule.placement);
     }

@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pp {
@@ -95,18 +96,27 @@ struct Schedule {
     // micro-batch run in segment order, its input-gradient backwards (I or B) in reverse segment order
     // (verifier: segment-order).
     int segments = 1;
+    // Each segment's share of a micro-batch's op costs (k positive values summing to 1: attention makes later segments
+    // of equal length costlier); empty: 1/k each. Activation sizes stay 1/k per segment (equal lengths).
+    std::vector<Rational> segment_cost_shares;
 
     // The micro-batch and segment a unit number stands for.
     int microbatch_of(int unit) const { return unit / segments; }
     int segment_of(int unit) const { return unit % segments; }
+    Rational segment_cost_share(int segment) const;
 
     int rank_count() const { return placement.ranks; }
     size_t op_count() const;
     size_t slot_count() const;
 };
 
-// What one op of `schedule` runs at and stashes: the given costs and sizes, or 1/k of them for k sequence segments.
-Costs costs_per_unit(const Schedule& schedule, const Costs& costs);
+// The cost shares of the text "1/4,3/4" (k values) or "attention=A": the share of attention A in a micro-batch's
+// costs grows with the segment as causal attention does, (1 - A)/k + A (2j + 1)/k^2 for segment j. Throws
+// CostSyntaxError unless the shares are positive and sum to 1.
+std::vector<Rational> parse_segment_cost_shares(std::string_view text, int segments);
+std::string format_segment_cost_shares(const std::vector<Rational>& shares);
+
+// What one op of `schedule` stashes: the given sizes, or 1/k of them for k sequence segments.
 ActivationModel sizes_per_unit(const Schedule& schedule, const ActivationModel& sizes);
 
 // Dense numbering of every op a placement admits: (pipeline, stage, micro-batch, kind).

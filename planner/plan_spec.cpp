@@ -177,7 +177,7 @@ const std::vector<Setting>& settings() {
              c.layers = whole(k, v);
              r.training.chunk = c;
          }},
-        {"families", "schedule families to consider, comma separated (default: every family, `pipeproof list`)",
+        {"families", "schedule families to consider, comma separated (default: every family of `pipeproof list` but seq1f1b)",
          [](PlanRequest& r, auto k, auto v) {
              r.families = words(v);
              if (r.families.empty()) bad(k, v, "a list of families");
@@ -274,8 +274,7 @@ std::vector<std::string> candidate_families(const PlanRequest& request) {
     std::vector<std::string> out;
     if (request.families.empty()) {
         for (const ScheduleFamily& family : schedule_families())
-            // Not ranked by default: its equal segments leave out attention's growth along the sequence and the
-            // efficiency of shorter kernels, so its gain over 1F1B would be the model's, not the GPU's.
+            // Not a candidate: the plan's cost model prices whole micro-batches (planner.cpp says so when it is named).
             if (!family_takes_segments(family.name)) out.push_back(family.name);
     } else {
         out = request.families;

@@ -168,7 +168,7 @@ TEST_CASE("plan: every family is a candidate unless excluded, and the op costs i
     REQUIRE(plan.exit_code == 0);
     const auto j = nlohmann::json::parse(plan.out);
     std::vector<std::string> families = j["families"];
-    // seq1f1b only when named: its equal segments would rank the model's gain, not the GPU's.
+    // seq1f1b is not a candidate: the plan prices whole micro-batches.
     for (const pp::ScheduleFamily& family : pp::schedule_families())
         CHECK((std::find(families.begin(), families.end(), family.name) != families.end()) ==
               !pp::family_takes_segments(family.name));

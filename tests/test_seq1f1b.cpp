@@ -4,6 +4,7 @@
 // k = 1 against the 1F1B generator, the segment-order check on broken orders, and the formats that carry segments or
 // refuse them.
 #include "cli_runner.hpp"
+#include "formats/input_error.hpp"
 #include "formats/json_schedule.hpp"
 #include "formats/native.hpp"
 #include "formats/torch_csv.hpp"
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -192,4 +194,125 @@ TEST_CASE("seq1f1b: --segments on the command line", "[seq1f1b][cli]") {
     CHECK(run_cli("generate seq1f1b -P 4 -M 2 --segments 2 -o " + (dir / "seq2.txt").string()).exit_code == 0);
     CHECK(run_cli("equiv " + (dir / "seq2.txt").string() + " 1f1b -P 4 -M 4").exit_code == 1);
     CHECK(run_cli("list").out.find("seq1f1b") != std::string::npos);
+}
+
+namespace {
+
+// An independent timing of a one-stage-per-rank schedule of F and B ops: each op starts when its rank's previous
+// op and its input are done (forward from the stage before, backward from the stage after or the last stage's
+// forward), an op of unit u lasting its kind's cost times share[u mod k].
+Rational reference_makespan(const Schedule& s, const Rational& F, const Rational& B, const std::vector<Rational>& share) {
+    const int P = s.rank_count(), units = s.placement.total_microbatches();
+    std::vector<std::vector<std::optional<Rational>>> end_f(P, std::vector<std::optional<Rational>>(units)), end_b = end_f;
+    std::vector<size_t> next(P, 0);
+    std::vector<Rational> free(P, Rational(0));
+    Rational makespan(0);
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (int r = 0; r < P; ++r)
+            while (next[r] < s.ranks[r].size()) {
+                const Op op = s.ranks[r][next[r]].ops[0];
+                const int u = op.microbatch;
+                const std::optional<Rational> input = op.kind == OpKind::F ? (r == 0 ? std::optional(Rational(0)) : end_f[r - 1][u])
+                                                      : r == P - 1         ? end_f[r][u]
+                                                                           : end_b[r + 1][u];
+                if (!input) break;
+                const Rational start = std::max(free[r], *input);
+                const Rational end = start + (op.kind == OpKind::F ? F : B) * share[u % s.segments];
+                (op.kind == OpKind::F ? end_f : end_b)[r][u] = end;
+                free[r] = end, makespan = std::max(makespan, end), ++next[r], progress = true;
+            }
+    }
+    return makespan;
+}
+
+}  // namespace
+
+TEST_CASE("seq1f1b: per-segment cost shares time as an independent simulation does", "[seq1f1b]") {
+    // attention=A: (1 - A)/k + A (2j + 1)/k^2; at k = 2, A = 1/2: 3/8 and 5/8.
+    CHECK(parse_segment_cost_shares("attention=1/2", 2) == std::vector<Rational>{Rational(Integer(3), Integer(8)), Rational(Integer(5), Integer(8))});
+    CHECK_THROWS_AS(parse_segment_cost_shares("1/4,1/4", 2), CostSyntaxError);     // sums to 1/2
+    CHECK_THROWS_AS(parse_segment_cost_shares("1/4,1/4,1/2", 2), CostSyntaxError); // three shares for two segments
+    CHECK_THROWS_AS(parse_segment_cost_shares("0,1", 2), CostSyntaxError);         // a segment costs something
+    std::mt19937 rng(7);
+    const Costs costs = costs_of("F=1,I=1.5,W=0.5");  // B = 2
+    int compared = 0;
+    for (int P = 1; P <= 5; ++P)
+        for (int k = 2; k <= 4; ++k)
+            for (int M = 1; M <= 6; ++M) {
+                Schedule schedule = generate(P, M, k);
+                std::vector<Rational> share;
+                Rational left(1);
+                for (int j = 0; j + 1 < k; ++j) {
+                    share.push_back(left * Rational(Integer(1 + static_cast<int>(rng() % 5)), Integer(8)));
+                    left -= share.back();
+                }
+                share.push_back(left);
+                schedule.segment_cost_shares = share;
+                const Simulation sim = simulate(schedule, costs);
+                INFO("P=" << P << " M=" << M << " k=" << k);
+                CHECK(sim.scale.to_units(sim.makespan) == reference_makespan(schedule, Rational(1), Rational(2), share));
+                ++compared;
+            }
+    CHECK(compared == 90);
+}
+
+TEST_CASE("seq1f1b: segment costs in files and on the command line", "[seq1f1b][formats][cli]") {
+    Schedule schedule = generate(2, 3, 2);
+    schedule.segment_cost_shares = parse_segment_cost_shares("attention=1/3", 2);
+    const std::string text = write_native(schedule);
+    // attention=1/3 at k = 2: (2/3)/2 + (1/3)/4 = 5/12 and (2/3)/2 + (1/3)(3/4) = 7/12.
+    CHECK(text.find("segment-costs 5/12,7/12\n") != std::string::npos);
+    for (const Schedule& back : {read_native(text, "t.txt"), read_json(write_json(schedule), "t.json")})
+        CHECK(back.segment_cost_shares == schedule.segment_cost_shares);
+    // Without a segments line the shares have nothing to apply to: file:line:column.
+    std::string bad = "ranks 1\nmicrobatches 1\nsegment-costs 1/2,1/2\nrank 0: 0F0 0B0\n";
+    try {
+        read_native(bad, "bad.txt");
+        FAIL("read");
+    } catch (const InputError& e) {
+        CHECK(e.where() == "bad.txt:3:15");
+        CHECK(std::string(e.what()).find("needs a 'segments K' line") != std::string::npos);
+    }
+    CHECK(run_cli("simulate seq1f1b -P 4 -M 8 --segment-costs 1/4,3/4").exit_code == 0);
+    CHECK(run_cli("simulate seq1f1b -P 4 -M 8 --segment-costs 1/4,1/4").exit_code == 2);
+    CHECK(run_cli("simulate 1f1b -P 4 -M 8 --segment-costs 1/4,3/4").exit_code == 2);
+}
+
+TEST_CASE("seq1f1b: an op on another rank neither hides nor fakes a segment-order break", "[seq1f1b][verify]") {
+    const auto kinds = [](const std::string& text) {
+        std::vector<std::string> out;
+        for (const Violation& v : verify(read_native(text, "t.txt")).violations) out.push_back(violation_name(v.kind));
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    const std::string head = "ranks 2\nmicrobatches 1\nsegments 2\n";
+    // 1F0 also on rank 0: wrong-rank (and a duplicate), but rank 1 runs its segments in order.
+    const auto stray = kinds(head + "rank 0: 0F0 0F1 0B1 0B0 1F0\nrank 1: 1F0 1F1 1B1 1B0\n");
+    CHECK(std::count(stray.begin(), stray.end(), "segment-order") == 0);
+    CHECK(std::count(stray.begin(), stray.end(), "wrong-rank") == 1);
+    // 1B1 misplaced on rank 0, and rank 1 runs 1B0 before 1B1: that break is still reported.
+    const auto hidden = kinds(head + "rank 0: 1B1 0F0 0F1 0B1 0B0\nrank 1: 1F0 1F1 1B0 1B1\n");
+    CHECK(std::count(hidden.begin(), hidden.end(), "segment-order") == 1);
+}
+
+TEST_CASE("seq1f1b: the commands that do not model segments refuse them, and a refused write keeps the file", "[seq1f1b][cli]") {
+    const auto dir = pp::test::scratch_dir();
+    const std::string file = (dir / "seq-s.txt").string(), csv = (dir / "seq-keep.csv").string();
+    REQUIRE(run_cli("generate seq1f1b -P 2 -M 2 --segments 2 -o " + file).exit_code == 0);
+    auto searched = run_cli("search --placement " + file + " --time-limit 5 -q");
+    CHECK(searched.exit_code == 2);
+    CHECK(searched.err.find("sequence segments") != std::string::npos);
+    {
+        std::ofstream keep(csv);
+        keep << "before\n";
+    }
+    CHECK(run_cli("convert " + file + " -o " + csv).exit_code == 2);
+    CHECK(pp::test::slurp(csv) == "before\n");
+    auto compared = run_cli("compare seq1f1b 1f1b -P 4 -M 4 --segments 4 --json");
+    CHECK(compared.exit_code == 0);
+    CHECK(compared.out.find("seq1f1b(P=4,M=4,k=4)") != std::string::npos);
+    CHECK(run_cli("compare 1f1b -P 4 -M 4 --segments 4").exit_code == 2);  // nothing compared takes k
+    auto planned = run_cli("plan --preset dense-70b --gpus 64 --families seq1f1b,1f1b --json");
+    CHECK(planned.out.find("the plan does not price sequence segments") != std::string::npos);
 }

@@ -24,78 +24,109 @@ Ticks slot_duration(const Slot& slot, const Placement& placement, const Costs& c
         costs.pair_duration(first, first_block, second, placement.block_of(second.pipeline, second.stage)));
 }
 
+TimeScale time_scale_for(const std::vector<Costs>& per_segment) {
+    TimeScale scale;
+    for (const Costs& costs : per_segment)
+        for (const auto& value : costs.all_values()) scale.include(value);
+    return scale;
+}
+
+std::vector<Costs> segment_costs(const Schedule& schedule, const Costs& costs) {
+    if (schedule.segments <= 1) return {costs};
+    std::vector<Costs> out;
+    for (int j = 0; j < schedule.segments; ++j) out.push_back(scaled_op_costs(costs, schedule.segment_cost_share(j)));
+    return out;
+}
+
 SlotDurations::SlotDurations(const Placement& placement, const Costs& costs, const TimeScale& scale)
-    : placement_(placement) {
-    const int blocks = std::max(placement.blocks(), 1);
-    single_.resize(static_cast<size_t>(blocks) * 4);
-    pair_.resize(static_cast<size_t>(blocks) * 2);
-    for (int b = 0; b < blocks; ++b) {
-        for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W, OpKind::B})
-            single_[b * 4 + static_cast<int>(kind)] = scale.to_ticks(costs.duration(kind, b));
-        const OpCosts& c = costs.of_block(b);
-        if (c.FB) pair_[pair_index(b, OpKind::B)] = scale.to_ticks(*c.FB);
-        if (const auto& fi = c.FI ? c.FI : c.FB) pair_[pair_index(b, OpKind::I)] = scale.to_ticks(*fi);
+    : SlotDurations(placement, std::vector<Costs>{costs}, scale) {}
+
+SlotDurations::SlotDurations(const Placement& placement, const std::vector<Costs>& per_segment, const TimeScale& scale)
+    : placement_(placement), blocks_(std::max(placement.blocks(), 1)), segments_(static_cast<int>(per_segment.size())) {
+    single_.resize(static_cast<size_t>(blocks_) * 4 * segments_);
+    pair_.resize(static_cast<size_t>(blocks_) * 2 * segments_);
+    for (int j = 0; j < segments_; ++j) {
+        const Costs& costs = per_segment[j];
+        for (int b = 0; b < blocks_; ++b) {
+            for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W, OpKind::B})
+                single_[(j * blocks_ + b) * 4 + static_cast<int>(kind)] = scale.to_ticks(costs.duration(kind, b));
+            const OpCosts& c = costs.of_block(b);
+            const int pairs = j * blocks_ * 2;
+            if (c.FB) pair_[pairs + pair_index(b, OpKind::B)] = scale.to_ticks(*c.FB);
+            if (const auto& fi = c.FI ? c.FI : c.FB) pair_[pairs + pair_index(b, OpKind::I)] = scale.to_ticks(*fi);
+        }
     }
 }
 
 namespace {
 
-// The rule of SlotDurations for one slot; single(block, kind) gives an op's duration, given_pair(index) a pair's
-// given cost or nullptr.
+// The rule of SlotDurations for one slot; single(block, kind, segment) gives an op's duration, given_pair(block,
+// backward, segment) a pair's given cost or nullptr. An op's segment is its unit number mod `segments`; a pair's
+// given cost is its forward's segment's.
 template <class T, class Single, class GivenPair>
-T slot_duration_by_rule(const Placement& placement, const Slot& slot, Single single, GivenPair given_pair) {
+T slot_duration_by_rule(const Placement& placement, int segments, const Slot& slot, Single single, GivenPair given_pair) {
+    const auto segment_of = [segments](const Op& op) { return segments == 1 ? 0 : op.microbatch % segments; };
     const Op& first = slot.ops[0];
     const int block = placement.block_of(first.pipeline, first.stage);
-    const T& own = single(block, first.kind);
+    const T& own = single(block, first.kind, segment_of(first));
     if (!slot.is_pair()) return own;
     const Op& second = slot.ops[1];
-    if (const T* given = given_pair(SlotDurations::pair_index(block, second.kind))) return *given;
-    return own + single(placement.block_of(second.pipeline, second.stage), second.kind);
+    if (const T* given = given_pair(block, second.kind, segment_of(first))) return *given;
+    return own + single(placement.block_of(second.pipeline, second.stage), second.kind, segment_of(second));
 }
 
-// Slot durations from a table per (block, kind), in T = std::int64_t or Ticks.
+// Slot durations from a table per (segment, block, kind), in T = std::int64_t or Ticks, laid out as SlotDurations.
 template <class T>
 struct DurationLookup {
     const Placement* placement = nullptr;
-    std::vector<T> single;  // [block * 4 + kind]
-    std::vector<T> pair;    // [SlotDurations::pair_index(block, backward)], when has_pair
+    int blocks = 1, segments = 1;
+    std::vector<T> single;  // [(segment * blocks + block) * 4 + kind]
+    std::vector<T> pair;    // [segment * blocks * 2 + SlotDurations::pair_index(block, backward)], when has_pair
     std::vector<char> has_pair;
     T operator()(const Slot& slot) const {
         return slot_duration_by_rule<T>(
-            *placement, slot, [&](int block, OpKind kind) -> const T& { return single[block * 4 + static_cast<int>(kind)]; },
-            [&](int index) { return has_pair[index] ? &pair[index] : nullptr; });
+            *placement, segments, slot,
+            [&](int block, OpKind kind, int segment) -> const T& {
+                return single[(segment * blocks + block) * 4 + static_cast<int>(kind)];
+            },
+            [&](int block, OpKind backward, int segment) {
+                const int index = segment * blocks * 2 + SlotDurations::pair_index(block, backward);
+                return has_pair[index] ? &pair[index] : nullptr;
+            });
     }
 };
 
 DurationLookup<Ticks> exact_lookup(const SlotDurations& table) {
-    DurationLookup<Ticks> lookup{&table.placement(), {}, {}, {}};
-    for (int b = 0; b < table.blocks(); ++b) {
-        for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W, OpKind::B}) lookup.single.push_back(table.single(b, kind));
-        for (OpKind backward : {OpKind::B, OpKind::I}) {  // pair_index order: B, then I
-            lookup.pair.push_back(table.pair(b, backward).value_or(Ticks(0)));
-            lookup.has_pair.push_back(table.pair(b, backward).has_value());
+    DurationLookup<Ticks> lookup{&table.placement(), table.blocks(), table.segments(), {}, {}, {}};
+    for (int j = 0; j < table.segments(); ++j)
+        for (int b = 0; b < table.blocks(); ++b) {
+            for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W, OpKind::B}) lookup.single.push_back(table.single(b, kind, j));
+            for (OpKind backward : {OpKind::B, OpKind::I}) {  // pair_index order: B, then I
+                lookup.pair.push_back(table.pair(b, backward, j).value_or(Ticks(0)));
+                lookup.has_pair.push_back(table.pair(b, backward, j).has_value());
+            }
         }
-    }
     return lookup;
 }
 
 // Only non-negative inline durations: then the sum of them bounds every partial sum, and inline values are
 // below 2^62, so the sum of two (a pair) cannot overflow.
 std::optional<DurationLookup<std::int64_t>> machine_lookup(const SlotDurations& table) {
-    DurationLookup<std::int64_t> lookup{&table.placement(), {}, {}, {}};
-    for (int b = 0; b < table.blocks(); ++b) {
-        for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W, OpKind::B}) {
-            const Ticks& d = table.single(b, kind);
-            if (!d.is_inline() || d < 0) return std::nullopt;
-            lookup.single.push_back(d.to_int64());
+    DurationLookup<std::int64_t> lookup{&table.placement(), table.blocks(), table.segments(), {}, {}, {}};
+    for (int j = 0; j < table.segments(); ++j)
+        for (int b = 0; b < table.blocks(); ++b) {
+            for (OpKind kind : {OpKind::F, OpKind::I, OpKind::W, OpKind::B}) {
+                const Ticks& d = table.single(b, kind, j);
+                if (!d.is_inline() || d < 0) return std::nullopt;
+                lookup.single.push_back(d.to_int64());
+            }
+            for (OpKind backward : {OpKind::B, OpKind::I}) {  // pair_index order: B, then I
+                const auto& given = table.pair(b, backward, j);
+                if (given && (!given->is_inline() || *given < 0)) return std::nullopt;
+                lookup.pair.push_back(given ? given->to_int64() : 0);
+                lookup.has_pair.push_back(given.has_value());
+            }
         }
-        for (OpKind backward : {OpKind::B, OpKind::I}) {  // pair_index order: B, then I
-            const auto& given = table.pair(b, backward);
-            if (given && (!given->is_inline() || *given < 0)) return std::nullopt;
-            lookup.pair.push_back(given ? given->to_int64() : 0);
-            lookup.has_pair.push_back(given.has_value());
-        }
-    }
     return lookup;
 }
 
@@ -139,8 +170,11 @@ std::vector<T> durations_of(const Schedule& schedule, const DurationLookup<T>& l
 
 Ticks SlotDurations::operator()(const Slot& slot) const {
     return slot_duration_by_rule<Ticks>(
-        placement_, slot, [&](int block, OpKind kind) -> const Ticks& { return single(block, kind); },
-        [&](int index) { return pair_[index] ? &*pair_[index] : nullptr; });
+        placement_, segments_, slot, [&](int block, OpKind kind, int segment) -> const Ticks& { return single(block, kind, segment); },
+        [&](int block, OpKind backward, int segment) {
+            const auto& given = pair(block, backward, segment);
+            return given ? &*given : nullptr;
+        });
 }
 
 bool SlotDurations::machine_durations(const Schedule& schedule, std::vector<std::int64_t>& out) const {
@@ -402,11 +436,11 @@ size_t clean_edge_bound(const Schedule& schedule) { return 3 * schedule.slot_cou
 // Times the schedule with `timer(lookup, comm)`, in machine integers when every duration is inline and the
 // bound of fits_machine_ticks holds for `edges`, else exactly in Ticks. False when the timer declines.
 template <class Timer>
-bool time_schedule(const Schedule& schedule, const Costs& given, size_t edges, Simulation& sim, Timer&& timer) {
-    const Costs costs = costs_per_unit(schedule, given);
-    sim.scale = time_scale_for(costs);
+bool time_schedule(const Schedule& schedule, const Costs& costs, size_t edges, Simulation& sim, Timer&& timer) {
+    const std::vector<Costs> per_segment = segment_costs(schedule, costs);
+    sim.scale = time_scale_for(per_segment);
     const Ticks comm = sim.scale.to_ticks(costs.comm);
-    const SlotDurations table(schedule.placement, costs, sim.scale);
+    const SlotDurations table(schedule.placement, per_segment, sim.scale);
     if (comm.is_inline() && comm >= 0)
         if (const auto machine = machine_lookup(table)) {
             // The longest slot times the slots bounds the total; only when that bound does not fit is the

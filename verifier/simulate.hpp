@@ -61,15 +61,25 @@ TimeScale time_scale_for(const Costs& costs);
 // The same durations from a table made once per (kind, block), for timing every slot of a schedule. A pair
 // follows Costs::pair_duration: an F&I pair costs FI of its forward's block (else FB), an F&B pair FB, and
 // without either the sum of its two ops -- the one rule for the simulator, the search and every printout.
+//
+// With sequence segments (Schedule::segments, segment_costs below) the table has one layer per segment: an op runs
+// at the costs of its unit's segment, and a pair at its forward's.
 class SlotDurations {
 public:
     SlotDurations(const Placement& placement, const Costs& costs, const TimeScale& scale);
+    // One Costs per segment: an op of unit u runs at per_segment[u mod k].
+    SlotDurations(const Placement& placement, const std::vector<Costs>& per_segment, const TimeScale& scale);
     Ticks operator()(const Slot& slot) const;
     const Placement& placement() const { return placement_; }
-    int blocks() const { return static_cast<int>(pair_.size() / 2); }
-    const Ticks& single(int block, OpKind kind) const { return single_[block * 4 + static_cast<int>(kind)]; }
+    int blocks() const { return blocks_; }
+    int segments() const { return segments_; }
+    const Ticks& single(int block, OpKind kind, int segment = 0) const {
+        return single_[(segment * blocks_ + block) * 4 + static_cast<int>(kind)];
+    }
     // The given cost of a pair of the block whose backward is `backward` (I or B), when there is one.
-    const std::optional<Ticks>& pair(int block, OpKind backward) const { return pair_[pair_index(block, backward)]; }
+    const std::optional<Ticks>& pair(int block, OpKind backward, int segment = 0) const {
+        return pair_[segment * blocks_ * 2 + pair_index(block, backward)];
+    }
     static int pair_index(int block, OpKind backward) { return block * 2 + (backward == OpKind::I ? 1 : 0); }
     // The durations of every slot, rank after rank (ScheduleGraph numbering).
     std::vector<Ticks> of_slots(const Schedule& schedule) const;
@@ -78,9 +88,15 @@ public:
 
 private:
     const Placement& placement_;
-    std::vector<Ticks> single_;                // [block * 4 + kind]
-    std::vector<std::optional<Ticks>> pair_;   // [pair_index(block, backward)]
+    int blocks_ = 1, segments_ = 1;
+    std::vector<Ticks> single_;                // [(segment * blocks + block) * 4 + kind]
+    std::vector<std::optional<Ticks>> pair_;   // [segment * blocks * 2 + pair_index(block, backward)]
 };
+
+// The costs of each sequence segment of `schedule` (Schedule::segment_costs): one entry, the costs as given, without
+// segments.
+std::vector<Costs> segment_costs(const Schedule& schedule, const Costs& costs);
+TimeScale time_scale_for(const std::vector<Costs>& per_segment);
 
 // Times of a schedule stay in 64-bit machine arithmetic, unchecked, when no sum can pass 2^62: every
 // start and end is a path length of the dependency graph, so at most the sum of all durations plus the

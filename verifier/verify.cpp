@@ -284,11 +284,13 @@ void check_segment_order(const Schedule& s, Reporter& out) {
     if (k <= 1) return;
     const OpIndex index(s.placement);
     constexpr std::uint32_t kAbsent = std::numeric_limits<std::uint32_t>::max();
-    std::vector<std::uint32_t> position(index.size(), kAbsent);  // first place of each op on its rank
-    for (const auto& slots : s.ranks)
-        for (std::uint32_t p = 0; p < slots.size(); ++p)
-            for (const Op& op : slots[p])
-                if (index.in_range(op) && position[index.id(op)] == kAbsent) position[index.id(op)] = p;
+    // The first place of each op on the rank that holds its stage (an op elsewhere is a wrong-rank violation).
+    const auto on_its_rank = [&](const Op& op, int r) { return index.in_range(op) && s.placement.rank_of(op.pipeline, op.stage) == r; };
+    std::vector<std::uint32_t> position(index.size(), kAbsent);
+    for (int r = 0; r < static_cast<int>(s.ranks.size()); ++r)
+        for (std::uint32_t p = 0; p < s.ranks[r].size(); ++p)
+            for (const Op& op : s.ranks[r][p])
+                if (on_its_rank(op, r) && position[index.id(op)] == kAbsent) position[index.id(op)] = p;
     auto named = [&](const Op& op) {
         return fmt::format("{} (micro-batch {}, segment {})", format_op(op), s.microbatch_of(op.microbatch),
                            s.segment_of(op.microbatch));
@@ -302,7 +304,7 @@ void check_segment_order(const Schedule& s, Reporter& out) {
         const auto& slots = s.ranks[r];
         for (std::uint32_t p = 0; p < slots.size(); ++p)
             for (const Op& op : slots[p]) {
-                if (!index.in_range(op)) continue;
+                if (!on_its_rank(op, r)) continue;
                 const int j = s.segment_of(op.microbatch);
                 const bool forward = op.kind == OpKind::F, gradient = is_backward(op.kind);
                 if (!(forward && j > 0) && !(gradient && j < k - 1)) continue;
