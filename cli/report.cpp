@@ -133,6 +133,14 @@ std::string simulation_text(const Schedule& schedule, const SlotNumbering& slots
     const std::string in_unit = time_unit ? " " + *time_unit : "";
     std::string text = fmt::format("{}: {} ranks, {} ops; costs {}{} (units: {}); timing model: {}\n", schedule.source,
                                    schedule.placement.ranks, sim.ops, format_costs(costs), in_unit, units, timing.label());
+    if (schedule.segments > 1)
+        text += fmt::format("sequence segments: {} per micro-batch, each op a segment unit at {} of the costs and 1/{} of "
+                            "the stash; peaks in micro-batch stashes\n",
+                            schedule.segments,
+                            schedule.segment_cost_shares.empty()
+                                ? "1/" + std::to_string(schedule.segments)
+                                : "its segment's share (" + format_segment_cost_shares(schedule.segment_cost_shares) + ")",
+                            schedule.segments);
     text += fmt::format("makespan {}{}   bubble (largest idle) {}{}   bubble fraction {} ({})\n", t.format(sim.makespan),
                         in_unit, t.format(sim.bubble), in_unit, format_rational(sim.bubble_fraction),
                         percent(sim.bubble_fraction));

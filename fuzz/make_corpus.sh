@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 pp="${1:-build/pipeproof}"
 out=fuzz/corpus
 rm -rf "$out"
-mkdir -p "$out"/{fuzz_native,fuzz_csv,fuzz_json,fuzz_costs,fuzz_claim,fuzz_chunk,fuzz_round_trip}
+mkdir -p "$out"/{fuzz_native,fuzz_csv,fuzz_json,fuzz_costs,fuzz_claim,fuzz_chunk,fuzz_round_trip,fuzz_certificate}
 
 # seed HARNESS NAME BYTE TEXT: the harness's selector byte (hex), then TEXT with printf's \n escapes.
 seed() { { printf "\\x$3"; printf '%b' "$4"; } > "$out/$1/$2"; }
@@ -98,6 +98,10 @@ seed fuzz_chunk derive-custom.txt 02 "$custom\\nlayers=1,$case_a,slowdown=1/2"
 printf 'ranks 1\nmicrobatches 1\nchunks layers=1 %s mlp_f@0=5\nchunk-pattern %s\nrank 0: 0F0 0B0\n' \
   "${case_a//,/ }" "$custom" > "$out/fuzz_native/chunks.txt"
 "$pp" convert "$out/fuzz_native/chunks.txt" -o "$out/fuzz_json/chunks.json"
+# Sequence segments (Seq1F1B): native and JSON seeds with segment costs.
+"$pp" generate seq1f1b -P 2 -M 2 --segments 2 -o "$out/fuzz_native/seq1f1b-P2-M2-k2.txt" 2>/dev/null
+sed -i 's/^segments 2$/segments 2\nsegment-costs 3\/8,5\/8/' "$out/fuzz_native/seq1f1b-P2-M2-k2.txt"
+"$pp" convert "$out/fuzz_native/seq1f1b-P2-M2-k2.txt" -o "$out/fuzz_json/seq1f1b-P2-M2-k2.json"
 # Round trip (first byte: 0 native, 1 JSON, 2 PyTorch CSV; +4: 2024 letters): the readers' seeds, and a file
 # with every header (fractions the writers print as long decimals, stage costs, memory limit, activation sizes).
 printf 'ranks 2\nmicrobatches 2\ncosts F=1/1024 I=1000000000001/4 W=3/65536 FI=7/3 comm=1/3\nstage-costs 1 F=1/3\nmemory-limit 3/2\nactivation-sizes F=1 I=11/16\nrank 0: 0F0 0F1 . 0I0 0W0 0I1 0W1\nrank 1: 1F0 1I0 1F1 1I1 1W0 1W1\n' \
@@ -108,4 +112,17 @@ for f in "$out"/fuzz_csv/*; do  # the CSV harness's first byte: bit 0 = 2024 let
   if [ "$(head -c1 "$f" | od -An -tu1 | tr -d ' ')" = 1 ]; then era='\6'; else era='\2'; fi
   { printf "$era"; tail -c +2 "$f"; } > "$out/fuzz_round_trip/csv-$(basename "$f")"
 done
+# Certificates of small proofs (the checker's harness): exact and symbolic costs, a step program, a zone word.
+cert() {  # name, then prove's arguments
+  local name="$1" dir
+  shift
+  dir=$(mktemp -d)
+  "$pp" prove "$@" --certificate "$dir" >/dev/null 2>&1 && cp "$dir/certificate.json" "$out/fuzz_certificate/$name.json"
+  rm -rf "$dir"
+}
+cert 1f1b-exact 1f1b -P 2 --costs F=1,I=1,W=1
+cert 1f1b-symbolic 1f1b -P 2
+cert dualpipev-exact dualpipev -P 2 --costs F=1,I=1,W=1
+cert gpipe-exact gpipe -P 2 --costs F=1,I=1,W=1
+cert zb-h1-exact zb-h1 -P 3 --costs F=1,I=1,W=1
 echo "seed corpus: $(find "$out" -type f | wc -l) files, $(du -sh "$out" | cut -f1)"
