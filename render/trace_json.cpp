@@ -46,24 +46,29 @@ const char* colour_of(OpKind kind, bool other_chunk) {
     return "generic_work";
 }
 
-json op_args(const Op& op) {
-    return {{"op", format_op(op)}, {"kind", std::string(1, kind_letter(op.kind))}, {"pipeline", static_cast<int>(op.pipeline)},
-            {"stage", static_cast<int>(op.stage)}, {"microbatch", op.microbatch}};
+// With k sequence segments an op's number is a segment unit: the micro-batch and segment are named apart.
+json op_args(const Op& op, int segments) {
+    json args = {{"op", format_op(op)}, {"kind", std::string(1, kind_letter(op.kind))}, {"pipeline", static_cast<int>(op.pipeline)},
+                 {"stage", static_cast<int>(op.stage)}, {"microbatch", op.microbatch / segments}};
+    if (segments > 1) args["segment"] = op.microbatch % segments;
+    return args;
 }
 
-json slot_event(const Slot& slot, size_t rank, double start_us, double dur_us, const ChunkNumbers& chunks, bool pipelines) {
+json slot_event(const Slot& slot, size_t rank, double start_us, double dur_us, const ChunkNumbers& chunks, bool pipelines,
+                int segments) {
     json event = {{"ph", "X"}, {"pid", rank}, {"tid", 0}, {"ts", start_us}, {"dur", dur_us}};
     const bool other = chunks.at({slot.ops[0].pipeline, slot.ops[0].stage}) % 2 == 1;
     if (slot.is_pair()) {
         event["name"] = op_name(slot.ops[0], chunks, pipelines) + " + " + op_name(slot.ops[1], chunks, pipelines);
         event["cat"] = "pair";
         event["cname"] = other ? "terrible" : "bad";
-        event["args"] = {{"slot", format_slot(slot)}, {"forward", op_args(slot.ops[0])}, {"backward", op_args(slot.ops[1])}};
+        event["args"] = {{"slot", format_slot(slot)}, {"forward", op_args(slot.ops[0], segments)},
+                         {"backward", op_args(slot.ops[1], segments)}};
     } else {
         event["name"] = op_name(slot.ops[0], chunks, pipelines);
         event["cat"] = std::string(1, kind_letter(slot.ops[0].kind));
         event["cname"] = colour_of(slot.ops[0].kind, other);
-        event["args"] = op_args(slot.ops[0]);
+        event["args"] = op_args(slot.ops[0], segments);
     }
     return event;
 }
@@ -132,7 +137,7 @@ void write_trace_json(std::ostream& out, const Schedule& schedule, const Simulat
         for (const Slot& slot : schedule.ranks[r]) {
             const double start = units_of(sim, sim.start[global]) * options.us_per_unit;
             const double dur = units_of(sim, sim.end[global] - sim.start[global]) * options.us_per_unit;
-            stream.value(slot_event(slot, r, start, dur, chunks, pipelines));
+            stream.value(slot_event(slot, r, start, dur, chunks, pipelines, schedule.segments));
             ++global;
         }
         if (options.counters) add_counters(stream, schedule, sim, r, first, options);

@@ -14,6 +14,7 @@
 #include "verifier/verify.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -313,6 +314,15 @@ TEST_CASE("seq1f1b: the commands that do not model segments refuse them, and a r
     CHECK(compared.exit_code == 0);
     CHECK(compared.out.find("seq1f1b(P=4,M=4,k=4)") != std::string::npos);
     CHECK(run_cli("compare 1f1b -P 4 -M 4 --segments 4").exit_code == 2);  // nothing compared takes k
+    // The trace names micro-batch and segment apart (0F1 is segment 1 of micro-batch 0).
+    const std::string trace = (dir / "seq-trace.json").string();
+    REQUIRE(run_cli("show seq1f1b -P 2 -M 1 --segments 2 --trace " + trace).exit_code == 0);
+    const auto events = nlohmann::json::parse(pp::test::slurp(trace))["traceEvents"];
+    bool found = false;
+    for (const auto& e : events)
+        if (e.contains("args") && e["args"].contains("op") && e["args"]["op"] == "0F1")
+            found = e["args"]["microbatch"] == 0 && e["args"]["segment"] == 1;
+    CHECK(found);
     auto planned = run_cli("plan --preset dense-70b --gpus 64 --families seq1f1b,1f1b --json");
     CHECK(planned.out.find("the plan does not price sequence segments") != std::string::npos);
 }

@@ -219,8 +219,11 @@ void check_completeness(const Schedule& s, const ScheduleGraph& g, Misplaced& ba
                         ++bad.follow_on;
                     } else {
                         missing(b, owner,
-                                fmt::format("the backward of stage {}, micro-batch {}{} is missing (neither {} nor {}): {}",
-                                            st, m, p ? fmt::format(" of pipeline {}", p) : "", format_op(b),
+                                fmt::format("the backward of stage {}, {}{} is missing (neither {} nor {}): {}", st,
+                                            s.segments > 1 ? fmt::format("segment unit {} (micro-batch {}, segment {})", m,
+                                                                         s.microbatch_of(m), s.segment_of(m))
+                                                           : fmt::format("micro-batch {}", m),
+                                            p ? fmt::format(" of pipeline {}", p) : "", format_op(b),
                                             format_op(i), rank_text(owner)));
                     }
                 } else if (has_i && !has_w) {
