@@ -70,7 +70,7 @@ std::string check_coverage(const CertificateWord& w, const Placement& base) {
     count(w.block, &Parts::v);
     count(w.suffix, &Parts::w);
     for (const auto& [key, kinds] : parts) {
-        const auto [p, s] = key;
+        const auto p = key.first, s = key.second;  // not a structured binding: clang 14 cannot capture one
         const long long N = base.pipelines[p].microbatches, d = w.delta[p];
         auto where = [&](const char* what) { return fmt::format("pipeline {}, stage {}, {}: ", p, s, what); };
         for (const auto& [kind, name] : {std::pair{kF, "forwards"}, std::pair{kBackward, "backwards (B or I)"}}) {

@@ -433,7 +433,7 @@ Certificate parse_certificate(const std::string& text, const std::string& file_n
     json j;
     try {
         j = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // a syntax error, or a number past a double (out_of_range.406)
         throw InputError(file_name, 0, 0, std::string("not JSON: ") + e.what());
     }
     if (!j.is_object()) in.fail("(document)", "expected an object");

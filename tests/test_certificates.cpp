@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <string>
@@ -369,4 +370,18 @@ TEST_CASE("certificates: the checker's shared end times are the ones its plain r
         before = std::move(s), before_graph = std::move(g), before_timing = std::move(shared);
     }
     CHECK(shared_checks > 100);
+}
+
+// Found by fuzz_certificate: a number past a double ("1E111111111") threw nlohmann's out_of_range out of the reader,
+// and pipeproof-check aborted. It is bad input: exit 2 with the file named.
+TEST_CASE("certificates: a number no double holds is bad input to the checker, not an abort", "[certificate]") {
+    const fs::path dir = fresh_dir("overflow");
+    fs::create_directories(dir);
+    {
+        std::ofstream out(dir / "certificate.json");
+        out << "{\"format\": \"pipeproof-certificate\", \"version\": 11111111111E111111111}\n";
+    }
+    const auto check = run_check(dir.string());
+    CHECK(check.exit_code == 2);
+    CHECK_THAT(check.err, Catch::Contains("certificate.json") && Catch::Contains("not JSON"));
 }
