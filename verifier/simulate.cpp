@@ -33,6 +33,8 @@ TimeScale time_scale_for(const std::vector<Costs>& per_segment) {
 
 std::vector<Costs> segment_costs(const Schedule& schedule, const Costs& costs) {
     if (schedule.segments <= 1) return {costs};
+    // Equal shares: one layer at 1/k serves every segment (the table stays blocks x 4, whatever k is).
+    if (schedule.segment_cost_shares.empty()) return {scaled_op_costs(costs, schedule.segment_cost_share(0))};
     std::vector<Costs> out;
     for (int j = 0; j < schedule.segments; ++j) out.push_back(scaled_op_costs(costs, schedule.segment_cost_share(j)));
     return out;

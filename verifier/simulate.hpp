@@ -93,8 +93,8 @@ private:
     std::vector<std::optional<Ticks>> pair_;   // [segment * blocks * 2 + pair_index(block, backward)]
 };
 
-// The costs of each sequence segment of `schedule` (Schedule::segment_costs): one entry, the costs as given, without
-// segments.
+// The costs of each sequence segment of `schedule` (Schedule::segment_cost_shares): one entry for all when the shares
+// are equal (the costs as given without segments, 1/k of them with k segments).
 std::vector<Costs> segment_costs(const Schedule& schedule, const Costs& costs);
 TimeScale time_scale_for(const std::vector<Costs>& per_segment);
 
