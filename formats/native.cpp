@@ -310,7 +310,6 @@ private:
             }
         }
         if (segments_ > 1) split_into_segments(placement);
-        read_segment_costs();
         // Nothing proportional to the declared size is allocated before this check (model/size_budget.hpp).
         try {
             require_placement_size(placement);
@@ -318,6 +317,7 @@ private:
             if (size_at_.known()) line_ = size_at_.line;
             fail(size_at_.known() ? size_at_.column : column, e.what());
         }
+        read_segment_costs();  // k shares: after the size check, which counts the k x M units
         try {
             placement.validate();  // what the checks above leave: the stages a pipeline holds (model/op.hpp)
         } catch (const std::invalid_argument& e) {
@@ -346,6 +346,7 @@ private:
     void read_segment_costs() {
         if (!segment_costs_) return;
         const auto& [text, at] = *segment_costs_;
+        const int here = line_;
         line_ = at.line;
         if (segments_ < 2) fail(at.column, "'segment-costs' needs a 'segments K' line with K >= 2");
         try {
@@ -353,6 +354,7 @@ private:
         } catch (const CostSyntaxError& e) {
             fail(at.column + static_cast<int>(e.offset), e.message);
         }
+        line_ = here;
     }
     std::optional<std::pair<std::string, SourceLoc>> segment_costs_;
     int segments_ = 1;
