@@ -108,15 +108,9 @@ struct ReportCommand {
     }
 
     int run() {
-        if (group_size && std::none_of(names.begin(), names.end(), [](const std::string& name) {
-                const ScheduleFamily* family = std::filesystem::exists(name) ? nullptr : find_family(name);
-                return family && family_takes_group_size(family->name);
-            }))
+        if (group_size && !names_a_family_that(names, family_takes_group_size))
             throw UsageError("--group-size applies to interleaved-1f1b, combined-1f1b and group-interleaved, and none is in the report");
-        if (segments && std::none_of(names.begin(), names.end(), [](const std::string& name) {
-                const ScheduleFamily* family = std::filesystem::exists(name) ? nullptr : find_family(name);
-                return family && family_takes_segments(family->name);
-            }))
+        if (segments && !names_a_family_that(names, family_takes_segments))
             throw UsageError("--segments applies to seq1f1b, and it is not in the report");
         const CompareOptions options = compare_options();
         ReportPage page;

@@ -157,6 +157,13 @@ void note_default_group_size(const std::string& family, int ranks, std::optional
     if (const ScheduleFamily* known = find_family(family)) note_default_group_size(*known, ranks, given);
 }
 
+bool names_a_family_that(const std::vector<std::string>& names, bool (*takes)(std::string_view)) {
+    return std::any_of(names.begin(), names.end(), [takes](const std::string& name) {
+        const ScheduleFamily* family = std::filesystem::exists(name) ? nullptr : find_family(name);
+        return family && takes(family->name);
+    });
+}
+
 void note_default_segments(const std::string& family, std::optional<int> given) {
     const ScheduleFamily* known = find_family(family);
     if (!given && known && family_takes_segments(known->name))

@@ -182,6 +182,9 @@ void note_default_stages_per_rank(const std::string& family, int ranks, std::opt
 // group-interleaved without --group-size: the default G = ceil(P/2) it runs at, on stderr.
 void note_default_group_size(const ScheduleFamily& family, int ranks, std::optional<int> given);
 void note_default_group_size(const std::string& family, int ranks, std::optional<int> given);
+// Whether one of `names` (files or family names) is a family that `takes` a parameter (family_takes_group_size,
+// family_takes_segments): compare and report refuse --group-size and --segments that no row would use.
+bool names_a_family_that(const std::vector<std::string>& names, bool (*takes)(std::string_view));
 // seq1f1b without --segments: the default k it runs at, on stderr.
 void note_default_segments(const std::string& family, std::optional<int> given);
 inline constexpr int kMaxSegments = 1'000;

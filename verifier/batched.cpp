@@ -483,14 +483,14 @@ std::vector<Violation> check_comm_program(const Schedule& schedule, const CommPr
 
 Simulation simulate_batched(const Schedule& schedule, const ScheduleGraph& graph, const CommProgram& program,
                             const Costs& costs, const ActivationModel& activations) {
-    const std::vector<Costs> per_segment = segment_costs(schedule, costs);
+    const SegmentCosts per_segment(schedule, costs);
     const std::vector<Violation> problems = ProgramChecker(schedule, program).run();
     if (!problems.empty())
         throw SimulationError("the communication program is not consistent, so it has no batched timing: " +
                               problems.front().message);
     Simulation sim;
-    sim.scale = time_scale_for(per_segment);
-    const std::vector<Ticks> duration = SlotDurations(schedule.placement, per_segment, sim.scale).of_slots(schedule);
+    sim.scale = time_scale_for(per_segment.layers());
+    const std::vector<Ticks> duration = SlotDurations(schedule.placement, per_segment.layers(), sim.scale).of_slots(schedule);
     const Run run = Rendezvous(schedule, graph.rank_begin, program, duration, sim.scale.to_ticks(costs.comm)).run();
     if (!run.completed)
         throw SimulationError(run.deadlock.message + (run.deadlock.witness.empty() ? "" : "; " + run.deadlock.witness.front()));

@@ -24,26 +24,24 @@ Ticks slot_duration(const Slot& slot, const Placement& placement, const Costs& c
         costs.pair_duration(first, first_block, second, placement.block_of(second.pipeline, second.stage)));
 }
 
-TimeScale time_scale_for(const std::vector<Costs>& per_segment) {
+TimeScale time_scale_for(std::span<const Costs> layers) {
     TimeScale scale;
-    for (const Costs& costs : per_segment)
+    for (const Costs& costs : layers)
         for (const auto& value : costs.all_values()) scale.include(value);
     return scale;
 }
 
-std::vector<Costs> segment_costs(const Schedule& schedule, const Costs& costs) {
-    if (schedule.segments <= 1) return {costs};
+SegmentCosts::SegmentCosts(const Schedule& schedule, const Costs& costs) : given_(&costs) {
+    if (schedule.segments <= 1) return;
     // Equal shares: one layer at 1/k serves every segment (the table stays blocks x 4, whatever k is).
-    if (schedule.segment_cost_shares.empty()) return {scaled_op_costs(costs, schedule.segment_cost_share(0))};
-    std::vector<Costs> out;
-    for (int j = 0; j < schedule.segments; ++j) out.push_back(scaled_op_costs(costs, schedule.segment_cost_share(j)));
-    return out;
+    const int layers = schedule.segment_cost_shares.empty() ? 1 : schedule.segments;
+    for (int j = 0; j < layers; ++j) scaled_.push_back(scaled_op_costs(costs, schedule.segment_cost_share(j)));
 }
 
 SlotDurations::SlotDurations(const Placement& placement, const Costs& costs, const TimeScale& scale)
-    : SlotDurations(placement, std::vector<Costs>{costs}, scale) {}
+    : SlotDurations(placement, std::span<const Costs>(&costs, 1), scale) {}
 
-SlotDurations::SlotDurations(const Placement& placement, const std::vector<Costs>& per_segment, const TimeScale& scale)
+SlotDurations::SlotDurations(const Placement& placement, std::span<const Costs> per_segment, const TimeScale& scale)
     : placement_(placement), blocks_(std::max(placement.blocks(), 1)), segments_(static_cast<int>(per_segment.size())) {
     single_.resize(static_cast<size_t>(blocks_) * 4 * segments_);
     pair_.resize(static_cast<size_t>(blocks_) * 2 * segments_);
@@ -439,10 +437,10 @@ size_t clean_edge_bound(const Schedule& schedule) { return 3 * schedule.slot_cou
 // bound of fits_machine_ticks holds for `edges`, else exactly in Ticks. False when the timer declines.
 template <class Timer>
 bool time_schedule(const Schedule& schedule, const Costs& costs, size_t edges, Simulation& sim, Timer&& timer) {
-    const std::vector<Costs> per_segment = segment_costs(schedule, costs);
-    sim.scale = time_scale_for(per_segment);
+    const SegmentCosts per_segment(schedule, costs);
+    sim.scale = time_scale_for(per_segment.layers());
     const Ticks comm = sim.scale.to_ticks(costs.comm);
-    const SlotDurations table(schedule.placement, per_segment, sim.scale);
+    const SlotDurations table(schedule.placement, per_segment.layers(), sim.scale);
     if (comm.is_inline() && comm >= 0)
         if (const auto machine = machine_lookup(table)) {
             // The longest slot times the slots bounds the total; only when that bound does not fit is the

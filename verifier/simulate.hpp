@@ -8,6 +8,7 @@
 #include "verifier/memory.hpp"
 
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace pp {
@@ -62,13 +63,13 @@ TimeScale time_scale_for(const Costs& costs);
 // follows Costs::pair_duration: an F&I pair costs FI of its forward's block (else FB), an F&B pair FB, and
 // without either the sum of its two ops -- the one rule for the simulator, the search and every printout.
 //
-// With sequence segments (Schedule::segments, segment_costs below) the table has one layer per segment: an op runs
+// With sequence segments (Schedule::segments, SegmentCosts below) the table has one layer per segment: an op runs
 // at the costs of its unit's segment, and a pair at its forward's.
 class SlotDurations {
 public:
     SlotDurations(const Placement& placement, const Costs& costs, const TimeScale& scale);
     // One Costs per segment: an op of unit u runs at per_segment[u mod k].
-    SlotDurations(const Placement& placement, const std::vector<Costs>& per_segment, const TimeScale& scale);
+    SlotDurations(const Placement& placement, std::span<const Costs> per_segment, const TimeScale& scale);
     Ticks operator()(const Slot& slot) const;
     const Placement& placement() const { return placement_; }
     int blocks() const { return blocks_; }
@@ -93,10 +94,20 @@ private:
     std::vector<std::optional<Ticks>> pair_;   // [segment * blocks * 2 + pair_index(block, backward)]
 };
 
-// The costs of each sequence segment of `schedule` (Schedule::segment_cost_shares): one entry for all when the shares
-// are equal (the costs as given without segments, 1/k of them with k segments).
-std::vector<Costs> segment_costs(const Schedule& schedule, const Costs& costs);
-TimeScale time_scale_for(const std::vector<Costs>& per_segment);
+// The costs each sequence segment of `schedule` runs at (Schedule::segment_cost_shares), as SlotDurations takes them:
+// the costs as given (not copied) without segments, one layer at 1/k for equal shares, one per segment otherwise.
+class SegmentCosts {
+public:
+    SegmentCosts(const Schedule& schedule, const Costs& costs);
+    std::span<const Costs> layers() const {
+        return scaled_.empty() ? std::span<const Costs>(given_, 1) : std::span<const Costs>(scaled_);
+    }
+
+private:
+    const Costs* given_;
+    std::vector<Costs> scaled_;
+};
+TimeScale time_scale_for(std::span<const Costs> layers);
 
 // Times of a schedule stay in 64-bit machine arithmetic, unchecked, when no sum can pass 2^62: every
 // start and end is a path length of the dependency graph, so at most the sum of all durations plus the
