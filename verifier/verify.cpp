@@ -33,13 +33,14 @@ const char* violation_name(ViolationKind kind) {
         case ViolationKind::CommDeadlock: return "comm-deadlock";
         case ViolationKind::CommMissing: return "comm-missing";
         case ViolationKind::SegmentOrder: return "segment-order";
+        case ViolationKind::HostMemoryLimit: return "host-memory-limit";
     }
     return "?";
 }
 
 namespace {
 
-constexpr size_t kKinds = static_cast<size_t>(ViolationKind::SegmentOrder) + 1;
+constexpr size_t kKinds = static_cast<size_t>(ViolationKind::HostMemoryLimit) + 1;
 
 class Reporter {
 public:

@@ -31,6 +31,7 @@ enum class ViolationKind {
     CommDeadlock,     // rendezvous deadlock of SEND/RECV (compute_comms files)
     CommMissing,      // a compute whose input comes from another rank has no RECV before it
     SegmentOrder,     // a micro-batch's sequence segments out of order on their stage (Schedule::segments)
+    HostMemoryLimit,  // offloaded stashes above the host memory (simulate --offload, verifier/offload.hpp)
 };
 const char* violation_name(ViolationKind kind);
 

@@ -1,0 +1,151 @@
+#include "cli/offload_options.hpp"
+
+#include "cli/common.hpp"
+
+#include <fmt/format.h>
+
+#include <climits>
+#include <sstream>
+
+namespace pp::cli {
+namespace {
+
+Rational parse_value(const std::string& text, const std::string& flag, const std::string& what) {
+    const auto value = parse_rational(text);
+    if (!value || *value < Rational(0))
+        throw UsageError(fmt::format("{} expects {}, a number >= 0 such as 3/2 or 0.5, got '{}'", flag, what, text));
+    return *value;
+}
+
+// "T" (both ways) or "offload=T,reload=T" (either key may be left out: that direction then takes no time).
+void parse_host_link(const std::string& text, OffloadPolicy& policy) {
+    if (text.find('=') == std::string::npos) {
+        policy.offload_time = policy.reload_time = parse_value(text, "--host-link", "the time to move one stash");
+        return;
+    }
+    std::stringstream items(text);
+    std::string item;
+    while (std::getline(items, item, ',')) {
+        const auto eq = item.find('=');
+        const std::string key = item.substr(0, eq);
+        if (eq == std::string::npos || (key != "offload" && key != "reload"))
+            throw UsageError(fmt::format("--host-link: expected offload=T or reload=T, got '{}'", item));
+        (key == "offload" ? policy.offload_time : policy.reload_time) =
+            parse_value(item.substr(eq + 1), "--host-link " + key, "the time to move one stash");
+    }
+}
+
+std::string percent(const Rational& part, const Rational& whole) {
+    if (whole == Rational(0)) return "";
+    return fmt::format(" ({:+.2f} %)", 100.0 * to_double(part / whole));
+}
+
+}  // namespace
+
+void OffloadInput::add_options(CLI::App& app) {
+    app.add_option("--offload", fraction,
+                   "move this fraction (0..1, e.g. 1/2) of every stash whose backward is more than --reload-lookahead "
+                   "slots after its forward to host memory, over the rank's host link (PipeOffload)");
+    app.add_option("--host-link", host_link,
+                   "with --offload: time to move one whole stash over the host link, both ways (T) or per direction "
+                   "(offload=T,reload=T), in cost units");
+    app.add_option("--reload-lookahead", lookahead,
+                   "with --offload: a reload starts once the slot this many places before its backward has started "
+                   "(default 1)")
+        ->check(CLI::Range(1, INT_MAX));
+    app.add_flag("--host-link-duplex", duplex, "with --offload: one host-link stream per direction (default: one shared)");
+    app.add_option("--host-memory", host_memory,
+                   "with --offload: host memory per rank in activation units; a host peak above it is a violation");
+}
+
+OffloadPolicy OffloadInput::policy() const {
+    if (!fraction) {
+        if (host_link || host_memory || duplex || lookahead != 1)
+            throw UsageError("--host-link, --host-memory, --host-link-duplex and --reload-lookahead need --offload");
+        return {};
+    }
+    if (!host_link) throw UsageError("--offload needs --host-link (the time to move one whole stash to the host)");
+    OffloadPolicy policy;
+    policy.fraction = parse_value(*fraction, "--offload", "the fraction of a stash to move");
+    if (policy.fraction > Rational(1)) throw UsageError("--offload expects a fraction between 0 and 1, got '" + *fraction + "'");
+    parse_host_link(*host_link, policy);
+    policy.lookahead = lookahead;
+    policy.duplex = duplex;
+    if (host_memory) policy.host_memory = parse_value(*host_memory, "--host-memory", "activation units per rank");
+    return policy;
+}
+
+OffloadReport offload_report(const Schedule& schedule, const Costs& costs, const ActivationModel& sizes,
+                             const OffloadPolicy& policy, const Rational& makespan_without,
+                             std::vector<Rational> peak_without, const std::optional<Rational>& device_limit) {
+    OffloadReport report{policy, time_with_offload(schedule, costs, sizes, policy), makespan_without,
+                         std::move(peak_without), device_limit, {}};
+    for (size_t r = 0; r < report.timing.ranks.size(); ++r) {
+        const RankOffload& rank = report.timing.ranks[r];
+        auto add = [&](ViolationKind kind, std::string message) {
+            Violation v;
+            v.kind = kind;
+            v.rank = static_cast<int>(r);
+            v.message = std::move(message);
+            report.violations.push_back(std::move(v));
+        };
+        if (device_limit && rank.device_peak > *device_limit)
+            add(ViolationKind::MemoryLimit,
+                fmt::format("rank {}: resident activations with offload peak at {}, above the memory limit {}", r,
+                            format_rational(rank.device_peak), format_rational(*device_limit)));
+        if (policy.host_memory && rank.host_peak > *policy.host_memory)
+            add(ViolationKind::HostMemoryLimit, fmt::format("rank {}: offloaded activations peak at {} in host memory, above --host-memory {}",
+                                                            r, format_rational(rank.host_peak), format_rational(*policy.host_memory)));
+    }
+    return report;
+}
+
+std::string offload_text(const OffloadReport& report) {
+    const OffloadPolicy& p = report.policy;
+    const OffloadTiming& t = report.timing;
+    std::string out = fmt::format(
+        "offload: {} of each stash whose backward is more than {} slot(s) after its forward; host link {} (offload) and {} "
+        "(reload) per whole stash, {}\n",
+        format_rational(p.fraction), p.lookahead, format_rational(p.offload_time), format_rational(p.reload_time),
+        p.duplex ? "one stream per direction" : "one stream shared by both directions");
+    const Rational makespan = t.scale.to_units(t.makespan);
+    out += fmt::format("makespan with offload: {} (without: {}, {}{})\n", format_rational(makespan),
+                       format_rational(report.makespan_without),
+                       (makespan >= report.makespan_without ? "+" : "") + format_rational(makespan - report.makespan_without),
+                       percent(makespan - report.makespan_without, report.makespan_without));
+    out += "rank  moved  kept  device peak  without  host peak  link busy\n";
+    for (size_t r = 0; r < t.ranks.size(); ++r) {
+        const RankOffload& rank = t.ranks[r];
+        out += fmt::format("{:<5} {:<6} {:<5} {:<12} {:<8} {:<10} {}\n", r, rank.offloaded, rank.kept,
+                           format_rational(rank.device_peak), format_rational(report.peak_without.at(r)),
+                           format_rational(rank.host_peak), t.scale.format(rank.link_busy));
+    }
+    return out;
+}
+
+nlohmann::json offload_json(const OffloadReport& report) {
+    const OffloadPolicy& p = report.policy;
+    const OffloadTiming& t = report.timing;
+    nlohmann::json j = {{"lookahead", p.lookahead}, {"duplex", p.duplex}};
+    put_number(j, "fraction", p.fraction);
+    put_number(j, "offload_time", p.offload_time);
+    put_number(j, "reload_time", p.reload_time);
+    if (p.host_memory) put_number(j, "host_memory", *p.host_memory);
+    else j["host_memory"] = nullptr;
+    put_number(j, "makespan", t.scale.to_units(t.makespan));
+    put_number(j, "makespan_without", report.makespan_without);
+    put_number(j, "device_peak", t.device_peak());
+    put_number(j, "host_peak", t.host_peak());
+    for (size_t r = 0; r < t.ranks.size(); ++r) {
+        const RankOffload& rank = t.ranks[r];
+        nlohmann::json one = {{"rank", r}, {"offloaded", rank.offloaded}, {"kept", rank.kept}};
+        put_number(one, "device_peak", rank.device_peak);
+        put_number(one, "peak_activations", report.peak_without.at(r));
+        put_number(one, "host_peak", rank.host_peak);
+        put_number(one, "link_busy", t.scale.to_units(rank.link_busy));
+        j["per_rank"].push_back(std::move(one));
+    }
+    return j;
+}
+
+}  // namespace pp::cli

@@ -1,0 +1,47 @@
+#pragma once
+// simulate's activation-offload flags (verifier/offload.hpp): --offload FRACTION, --host-link TIME,
+// --reload-lookahead L, --host-link-duplex, --host-memory X, and what simulate prints with them.
+#include "verifier/offload.hpp"
+#include "verifier/verify.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+namespace pp::cli {
+
+struct OffloadInput {
+    std::optional<std::string> fraction;     // --offload
+    std::optional<std::string> host_link;    // --host-link "T" or "offload=T,reload=T"
+    int lookahead = 1;                       // --reload-lookahead
+    bool duplex = false;                     // --host-link-duplex
+    std::optional<std::string> host_memory;  // --host-memory
+
+    void add_options(CLI::App& app);
+    bool active() const { return fraction.has_value(); }
+    // The policy the flags give (UsageError on bad syntax, a flag without --offload, or --offload without
+    // --host-link).
+    OffloadPolicy policy() const;
+};
+
+// What the offload changed against the plain timing of the same schedule: the figures simulate prints.
+struct OffloadReport {
+    OffloadPolicy policy;
+    OffloadTiming timing;
+    Rational makespan_without;
+    std::vector<Rational> peak_without;   // per rank, the order-based peak (verify's)
+    std::optional<Rational> device_limit; // --memory-limit (or the file's), checked against the device peak
+    // Device peaks above the memory limit (memory-limit) and host peaks above --host-memory (host-memory-limit),
+    // for verify's verdict.
+    std::vector<Violation> violations;
+};
+
+OffloadReport offload_report(const Schedule& schedule, const Costs& costs, const ActivationModel& sizes,
+                             const OffloadPolicy& policy, const Rational& makespan_without,
+                             std::vector<Rational> peak_without, const std::optional<Rational>& device_limit);
+std::string offload_text(const OffloadReport& report);
+nlohmann::json offload_json(const OffloadReport& report);
+
+}  // namespace pp::cli

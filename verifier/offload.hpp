@@ -1,0 +1,77 @@
+#pragma once
+// Activation offload (PipeOffload, Wan et al., ICML 2025; sail-sg/zero-bubble-pipeline-parallelism
+// offloading.py): a stash moves to host memory over its rank's host link after its forward and comes back
+// before its backward, while the compute order stays as written.
+//
+// The model, stated so that every number it prints can be re-derived by hand:
+// - Each rank has a host link: one stream shared by both directions, or (duplex) one stream each way.
+//   A transfer of a fraction of a stash takes that fraction of the per-stash time, one at a time per stream.
+// - Offload (device to host) of the stash of F(s, m) starts after F's slot ends; the device frees the moved
+//   part when it ends. Reload (host to device) starts after the offload ended and after the slot
+//   `lookahead` places before the backward (the I or B of (s, m)) on the rank has started; the device
+//   allocates the moved part when it starts, and the backward waits for it to end.
+// - A stash whose backward is at most `lookahead` slots after its forward stays on the device (the
+//   reference drops such short-lived stashes too: moving them frees nothing for long).
+// - Each stream runs its transfers in a fixed order read off the rank's order: at slot q, first the reload
+//   that slot q's start releases, then the offload of slot q's forward. With that order the timing is a
+//   longest path, as without offload: exact, and the same schedule times the same way every run.
+// - Device memory: an F allocates its stash at its start, I/W/B release as without offload (their ends),
+//   and the transfers move the offloaded part as above. Host memory holds a part from its offload's start
+//   to its reload's end. Peaks are maxima over time (frees before allocations at equal times), in the
+//   activation sizes' units; with nothing offloaded the device peak is the order-based peak of `verify`.
+#include "model/costs.hpp"
+#include "model/rational.hpp"
+#include "model/schedule.hpp"
+
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+namespace pp {
+
+struct OffloadPolicy {
+    Rational fraction{1};        // of each eligible stash moved to the host (0 .. 1)
+    Rational offload_time{0};    // host-link time to move one whole stash (F's allocation 1) to the host, cost units
+    Rational reload_time{0};     // and back
+    int lookahead = 1;           // reload released by the start of the slot this many places before the backward
+    bool duplex = false;         // one stream per direction, else one shared stream
+    std::optional<Rational> host_memory;  // per rank, in activation units; a peak above it is reported
+};
+
+struct OffloadError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct Transfer {
+    int rank = 0;
+    Op forward;             // whose stash
+    bool to_host = true;    // offload, else reload
+    Rational amount;        // activation units moved
+    Ticks start = 0, end = 0;
+};
+
+struct RankOffload {
+    Rational device_peak{0};   // resident stashes, maximum over time
+    Rational host_peak{0};
+    int offloaded = 0;         // stashes with a part moved to the host
+    int kept = 0;              // stashes left on the device (backward within `lookahead` slots of the forward)
+    Ticks link_busy = 0;       // summed over its streams
+};
+
+struct OffloadTiming {
+    TimeScale scale;
+    std::vector<Ticks> start, end;  // per slot, ScheduleGraph numbering (rank after rank)
+    Ticks makespan = 0;
+    std::vector<RankOffload> ranks;
+    std::vector<Transfer> transfers;  // per rank, in stream order (offloads and reloads interleaved when shared)
+    Rational device_peak() const;     // the largest over ranks
+    Rational host_peak() const;
+};
+
+// Needs a schedule that passes verify (dependencies and order; memory limits aside). Throws OffloadError on
+// bad policy values (fraction outside [0, 1], negative times, lookahead < 1) and SimulationError-like
+// OffloadError when the order cannot run.
+OffloadTiming time_with_offload(const Schedule& schedule, const Costs& costs, const ActivationModel& sizes,
+                                const OffloadPolicy& policy);
+
+}  // namespace pp
