@@ -53,6 +53,11 @@ void OffloadInput::add_options(CLI::App& app) {
                    "with --offload: a reload starts once the slot this many places before its backward has started "
                    "(default 1)")
         ->check(CLI::Range(1, INT_MAX));
+    app.add_option("--offload-chunks", chunks,
+                   "with --offload: move the stashes of these model chunks only (a rank's stages numbered from 0 in "
+                   "pipeline order; on the loop map chunk 0 holds the first layers), e.g. 0 or 0,1")
+        ->delimiter(',')
+        ->check(CLI::Range(0, INT_MAX));
     app.add_flag("--host-link-duplex", duplex, "with --offload: one host-link stream per direction (default: one shared)");
     app.add_option("--host-memory", host_memory,
                    "with --offload: host memory per rank in activation units; a host peak above it is a violation");
@@ -60,8 +65,9 @@ void OffloadInput::add_options(CLI::App& app) {
 
 OffloadPolicy OffloadInput::policy() const {
     if (!fraction) {
-        if (host_link || host_memory || duplex || lookahead != 1)
-            throw UsageError("--host-link, --host-memory, --host-link-duplex and --reload-lookahead need --offload");
+        if (host_link || host_memory || duplex || lookahead != 1 || !chunks.empty())
+            throw UsageError("--host-link, --host-memory, --host-link-duplex, --offload-chunks and --reload-lookahead need "
+                             "--offload");
         return {};
     }
     if (!host_link) throw UsageError("--offload needs --host-link (the time to move one whole stash to the host)");
@@ -71,6 +77,7 @@ OffloadPolicy OffloadInput::policy() const {
     parse_host_link(*host_link, policy);
     policy.lookahead = lookahead;
     policy.duplex = duplex;
+    policy.chunks = chunks;
     if (host_memory) policy.host_memory = parse_value(*host_memory, "--host-memory", "activation units per rank");
     return policy;
 }
@@ -78,8 +85,13 @@ OffloadPolicy OffloadInput::policy() const {
 OffloadReport offload_report(const Schedule& schedule, const Costs& costs, const ActivationModel& sizes,
                              const OffloadPolicy& policy, const Rational& makespan_without,
                              std::vector<Rational> peak_without, const std::optional<Rational>& device_limit) {
-    OffloadReport report{policy, time_with_offload(schedule, costs, sizes, policy), makespan_without,
-                         std::move(peak_without), device_limit, {}};
+    OffloadTiming timing;
+    try {
+        timing = time_with_offload(schedule, costs, sizes, policy);
+    } catch (const OffloadError& e) {  // a chunk the placement does not have
+        throw UsageError(e.what());
+    }
+    OffloadReport report{policy, std::move(timing), makespan_without, std::move(peak_without), device_limit, {}};
     for (size_t r = 0; r < report.timing.ranks.size(); ++r) {
         const RankOffload& rank = report.timing.ranks[r];
         auto add = [&](ViolationKind kind, std::string message) {
@@ -103,10 +115,15 @@ OffloadReport offload_report(const Schedule& schedule, const Costs& costs, const
 std::string offload_text(const OffloadReport& report) {
     const OffloadPolicy& p = report.policy;
     const OffloadTiming& t = report.timing;
+    std::string chunks = "every chunk";
+    if (!p.chunks.empty()) {
+        chunks = "chunk";
+        for (size_t i = 0; i < p.chunks.size(); ++i) chunks += (i ? "," : " ") + std::to_string(p.chunks[i]);
+    }
     std::string out = fmt::format(
-        "offload: {} of each stash whose backward is more than {} slot(s) after its forward; host link {} (offload) and {} "
-        "(reload) per whole stash, {}\n",
-        format_rational(p.fraction), p.lookahead, format_rational(p.offload_time), format_rational(p.reload_time),
+        "offload: {} of each stash of {} whose backward is more than {} slot(s) after its forward; host link {} (offload) "
+        "and {} (reload) per whole stash, {}\n",
+        format_rational(p.fraction), chunks, p.lookahead, format_rational(p.offload_time), format_rational(p.reload_time),
         p.duplex ? "one stream per direction" : "one stream shared by both directions");
     const Rational makespan = t.scale.to_units(t.makespan);
     out += fmt::format("makespan with offload: {} (without: {}, {}{})\n", format_rational(makespan),
@@ -126,7 +143,7 @@ std::string offload_text(const OffloadReport& report) {
 nlohmann::json offload_json(const OffloadReport& report) {
     const OffloadPolicy& p = report.policy;
     const OffloadTiming& t = report.timing;
-    nlohmann::json j = {{"lookahead", p.lookahead}, {"duplex", p.duplex}};
+    nlohmann::json j = {{"lookahead", p.lookahead}, {"duplex", p.duplex}, {"selected_chunks", p.chunks}};
     put_number(j, "fraction", p.fraction);
     put_number(j, "offload_time", p.offload_time);
     put_number(j, "reload_time", p.reload_time);

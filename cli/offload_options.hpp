@@ -1,6 +1,7 @@
 #pragma once
 // simulate's activation-offload flags (verifier/offload.hpp): --offload FRACTION, --host-link TIME,
-// --reload-lookahead L, --host-link-duplex, --host-memory X, and what simulate prints with them.
+// --reload-lookahead L, --host-link-duplex, --offload-chunks C,.., --host-memory X, and what simulate prints
+// with them.
 #include "verifier/offload.hpp"
 #include "verifier/verify.hpp"
 
@@ -17,6 +18,7 @@ struct OffloadInput {
     std::optional<std::string> host_link;    // --host-link "T" or "offload=T,reload=T"
     int lookahead = 1;                       // --reload-lookahead
     bool duplex = false;                     // --host-link-duplex
+    std::vector<int> chunks;                 // --offload-chunks
     std::optional<std::string> host_memory;  // --host-memory
 
     void add_options(CLI::App& app);

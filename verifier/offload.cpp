@@ -40,8 +40,30 @@ Rational stash_size(const ActivationModel& sizes, const Op& op) {
 
 // The stashes that move: the forward's slot, the backward (I or B) of the same stage and micro-batch, and the
 // slot `lookahead` places before it, which must come after the forward.
+// chunk[pipeline][stage]: the stage's number among its rank's stages, in pipeline-then-stage order.
+std::vector<std::vector<int>> chunk_numbers(const Placement& placement) {
+    std::vector<int> next(static_cast<size_t>(placement.ranks), 0);
+    std::vector<std::vector<int>> chunk;
+    for (const auto& pipeline : placement.pipelines) {
+        chunk.emplace_back();
+        for (int rank : pipeline.stage_rank) chunk.back().push_back(next[rank]++);
+    }
+    return chunk;
+}
+
 std::vector<Move> plan_moves(const Schedule& schedule, const ScheduleGraph& g, const ActivationModel& sizes,
                              const OffloadPolicy& policy, std::vector<RankOffload>& ranks) {
+    const auto chunk = chunk_numbers(schedule.placement);
+    int most = 0;
+    for (const auto& stages : chunk)
+        for (int c : stages) most = std::max(most, c + 1);
+    for (int c : policy.chunks)
+        if (c < 0 || c >= most)
+            throw OffloadError(fmt::format("offload chunk {} does not exist: a rank holds {} chunk(s), numbered from 0", c, most));
+    auto selected = [&](const Op& op) {
+        return policy.chunks.empty() || std::find(policy.chunks.begin(), policy.chunks.end(), chunk[op.pipeline][op.stage]) !=
+                                            policy.chunks.end();
+    };
     std::vector<Move> moves;
     for (std::uint32_t slot = 0; slot < g.slot_count(); ++slot) {
         for (const Op& op : g.slot(schedule, slot)) {
@@ -51,7 +73,7 @@ std::vector<Move> plan_moves(const Schedule& schedule, const ScheduleGraph& g, c
             if (!g.present(backward)) backward.kind = OpKind::B;
             const std::int32_t b = g.slot_of(backward);
             const std::uint32_t rank = g.rank_of(slot);
-            if (b < 0 || policy.fraction == Rational(0) ||
+            if (b < 0 || policy.fraction == Rational(0) || !selected(op) ||
                 g.position(static_cast<std::uint32_t>(b)) <= g.position(slot) + static_cast<std::uint32_t>(policy.lookahead)) {
                 ++ranks[rank].kept;
                 continue;

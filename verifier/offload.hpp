@@ -11,7 +11,8 @@
 //   `lookahead` places before the backward (the I or B of (s, m)) on the rank has started; the device
 //   allocates the moved part when it starts, and the backward waits for it to end.
 // - A stash whose backward is at most `lookahead` slots after its forward stays on the device (the
-//   reference drops such short-lived stashes too: moving them frees nothing for long).
+//   reference drops such short-lived stashes too: moving them frees nothing for long), and so does every
+//   stash of a chunk the policy does not select (PipeOffload's selective offload).
 // - Each stream runs its transfers in a fixed order read off the rank's order: at slot q, first the reload
 //   that slot q's start releases, then the offload of slot q's forward. With that order the timing is a
 //   longest path, as without offload: exact, and the same schedule times the same way every run.
@@ -35,6 +36,10 @@ struct OffloadPolicy {
     Rational reload_time{0};     // and back
     int lookahead = 1;           // reload released by the start of the slot this many places before the backward
     bool duplex = false;         // one stream per direction, else one shared stream
+    // Selective offload: only the stashes of these model chunks move; empty = every chunk. A rank's chunks are
+    // its stages numbered 0, 1, ... in pipeline-then-stage order (on the loop map, chunk c of rank r is stage
+    // c*P + r: chunk 0 holds the first layers, whose stashes live longest).
+    std::vector<int> chunks;
     std::optional<Rational> host_memory;  // per rank, in activation units; a peak above it is reported
 };
 
@@ -54,7 +59,7 @@ struct RankOffload {
     Rational device_peak{0};   // resident stashes, maximum over time
     Rational host_peak{0};
     int offloaded = 0;         // stashes with a part moved to the host
-    int kept = 0;              // stashes left on the device (backward within `lookahead` slots of the forward)
+    int kept = 0;              // stashes left on the device: not selected, or backward within `lookahead` slots
     Ticks link_busy = 0;       // summed over its streams
 };
 
