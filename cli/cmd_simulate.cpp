@@ -68,7 +68,7 @@ struct SimulateCommand {
             put_verdict(j, timed.verdict);
             put_memory_limit(j, limit);
             if (costs.chunk_table) add_exposure_json(j, schedule, *costs.chunk_table);
-            if (moved) j["offload"] = offload_json(*moved);
+            if (moved) j["offload"] = offload_json(schedule, *moved, ops);
             if (ops) {  // written slot by slot: the document stays small whatever the schedule's size
                 write_json_with_array(std::cout, j, "slots", timed.slots.slot_count(), [&](size_t s) {
                     nlohmann::json slot = slot_time_json(schedule, timed, static_cast<std::uint32_t>(s));
@@ -84,13 +84,13 @@ struct SimulateCommand {
             std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule),
                                          costs.time_unit.name());
             if (costs.chunk_table) std::cout << exposure_text(schedule, *costs.chunk_table);
-            if (moved) std::cout << offload_text(*moved);
             if (ops)
                 for (std::uint32_t s = 0; s < timed.slots.slot_count(); ++s)
                     std::cout << "rank " << timed.slots.rank_of(s) << " " << format_slot(timed.slots.slot(schedule, s))
                               << " " << timed.sim.scale.format(timed.sim.start[s]) << " "
                               << timed.sim.scale.format(timed.sim.end[s])
                               << (batch_before[s].empty() ? "" : " after " + batch_before[s]) << "\n";
+            if (moved) std::cout << offload_text(schedule, *moved, ops);  // after the plain slot times
         }
         // The verdict of `verify` (with --offload: the device and host limits on resident and moved stashes),
         // whatever the timing.
@@ -106,7 +106,9 @@ Runner add_simulate(CLI::App& app) {
     cmd->input.add_options(*sub);
     cmd->costs.add_options(*sub);
     sub->add_flag("--json", cmd->json, "machine-readable output");
-    sub->add_flag("--ops", cmd->ops, "also list the start and end of every slot (and, batched, the batch before it)");
+    sub->add_flag("--ops", cmd->ops,
+                  "also list the start and end of every slot (and, batched, the batch before it; with --offload, the "
+                  "slots and transfers under offload too)");
     add_comm_model_option(*sub, cmd->comm_model);
     sub->add_option("--memory-limit", cmd->memory_limit,
                     "per-rank activation limit (units of one stage-activation); with --offload it holds for the resident "

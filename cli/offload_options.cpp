@@ -35,6 +35,14 @@ void parse_host_link(const std::string& text, OffloadPolicy& policy) {
     }
 }
 
+// Calls visit(rank, slot, global id) for every slot, rank after rank (the timing's numbering).
+template <class Visit>
+void each_slot(const Schedule& schedule, Visit&& visit) {
+    size_t global = 0;
+    for (size_t r = 0; r < schedule.ranks.size(); ++r)
+        for (const Slot& slot : schedule.ranks[r]) visit(r, slot, global++);
+}
+
 std::string percent(const Rational& part, const Rational& whole) {
     if (whole == Rational(0)) return "";
     return fmt::format(" ({:+.2f} %)", 100.0 * to_double(part / whole));
@@ -112,7 +120,7 @@ OffloadReport offload_report(const Schedule& schedule, const Costs& costs, const
     return report;
 }
 
-std::string offload_text(const OffloadReport& report) {
+std::string offload_text(const Schedule& schedule, const OffloadReport& report, bool ops) {
     const OffloadPolicy& p = report.policy;
     const OffloadTiming& t = report.timing;
     std::string chunks = "every chunk";
@@ -137,10 +145,18 @@ std::string offload_text(const OffloadReport& report) {
                            format_rational(rank.device_peak), format_rational(report.peak_without.at(r)),
                            format_rational(rank.host_peak), t.scale.format(rank.link_busy));
     }
+    if (!ops) return out;
+    out += "with offload, every slot (rank, slot, start, end) and every transfer (rank, direction, stash, amount, start, end):\n";
+    each_slot(schedule, [&](size_t r, const Slot& slot, size_t s) {
+        out += fmt::format("rank {} {} {} {}\n", r, format_slot(slot), t.scale.format(t.start[s]), t.scale.format(t.end[s]));
+    });
+    for (const Transfer& x : t.transfers)
+        out += fmt::format("rank {} {} {} {} {} {}\n", x.rank, x.to_host ? "offload" : "reload", format_op(x.forward),
+                           format_rational(x.amount), t.scale.format(x.start), t.scale.format(x.end));
     return out;
 }
 
-nlohmann::json offload_json(const OffloadReport& report) {
+nlohmann::json offload_json(const Schedule& schedule, const OffloadReport& report, bool ops) {
     const OffloadPolicy& p = report.policy;
     const OffloadTiming& t = report.timing;
     nlohmann::json j = {{"lookahead", p.lookahead}, {"duplex", p.duplex}, {"selected_chunks", p.chunks}};
@@ -161,6 +177,22 @@ nlohmann::json offload_json(const OffloadReport& report) {
         put_number(one, "host_peak", rank.host_peak);
         put_number(one, "link_busy", t.scale.to_units(rank.link_busy));
         j["per_rank"].push_back(std::move(one));
+    }
+    if (!ops) return j;
+    j["slots"] = nlohmann::json::array();
+    each_slot(schedule, [&](size_t r, const Slot& slot, size_t s) {
+        nlohmann::json one = {{"rank", r}, {"slot", format_slot(slot)}};
+        put_number(one, "start", t.scale.to_units(t.start[s]));
+        put_number(one, "end", t.scale.to_units(t.end[s]));
+        j["slots"].push_back(std::move(one));
+    });
+    j["transfers"] = nlohmann::json::array();
+    for (const Transfer& x : t.transfers) {
+        nlohmann::json one = {{"rank", x.rank}, {"direction", x.to_host ? "offload" : "reload"}, {"stash", format_op(x.forward)}};
+        put_number(one, "amount", x.amount);
+        put_number(one, "start", t.scale.to_units(x.start));
+        put_number(one, "end", t.scale.to_units(x.end));
+        j["transfers"].push_back(std::move(one));
     }
     return j;
 }

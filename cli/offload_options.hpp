@@ -43,7 +43,8 @@ struct OffloadReport {
 OffloadReport offload_report(const Schedule& schedule, const Costs& costs, const ActivationModel& sizes,
                              const OffloadPolicy& policy, const Rational& makespan_without,
                              std::vector<Rational> peak_without, const std::optional<Rational>& device_limit);
-std::string offload_text(const OffloadReport& report);
-nlohmann::json offload_json(const OffloadReport& report);
+// With `ops`, also every slot's start and end under offload and every transfer (stream order per rank).
+std::string offload_text(const Schedule& schedule, const OffloadReport& report, bool ops);
+nlohmann::json offload_json(const Schedule& schedule, const OffloadReport& report, bool ops);
 
 }  // namespace pp::cli

@@ -1,6 +1,7 @@
 #include "verifier/offload.hpp"
 
 #include "model/dag.hpp"
+#include "model/size_budget.hpp"
 #include "verifier/simulate.hpp"
 
 #include <algorithm>
@@ -151,6 +152,10 @@ Rational OffloadTiming::host_peak() const {
 OffloadTiming time_with_offload(const Schedule& schedule, const Costs& costs, const ActivationModel& given_sizes,
                                 const OffloadPolicy& policy) {
     check_policy(policy);
+    // The timing keeps about 200 bytes per slot and transfer (predecessor and successor lists, times, events).
+    if (const size_t slots = schedule.slot_count(); slots > kMaxOffloadSlots)
+        throw SizeLimitError(fmt::format("{} slots: offload timing takes at most {} (about 200 bytes each)", slots,
+                                         kMaxOffloadSlots));
     const ActivationModel sizes = sizes_per_unit(schedule, given_sizes);
     const ScheduleGraph g = build_schedule_graph(schedule);
     const std::uint32_t slots = g.slot_count();

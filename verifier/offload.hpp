@@ -73,9 +73,11 @@ struct OffloadTiming {
     Rational host_peak() const;
 };
 
+inline constexpr size_t kMaxOffloadSlots = size_t{1} << 22;
+
 // Needs a schedule that passes verify (dependencies and order; memory limits aside). Throws OffloadError on
-// bad policy values (fraction outside [0, 1], negative times, lookahead < 1) and SimulationError-like
-// OffloadError when the order cannot run.
+// bad policy values (fraction outside [0, 1], negative times, lookahead < 1, a chunk no rank has) and when
+// the order cannot run; SizeLimitError past kMaxOffloadSlots slots.
 OffloadTiming time_with_offload(const Schedule& schedule, const Costs& costs, const ActivationModel& sizes,
                                 const OffloadPolicy& policy);
 

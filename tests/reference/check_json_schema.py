@@ -100,7 +100,7 @@ CASES = [
     ("simulate", "simulate group-interleaved -P 4 -M 8 -V 2 --costs F=1,I=1,W=1 --offload 1/2 --host-link 3 "
                  "--offload-chunks 0 --json", {0}),
     ("simulate", "simulate 1f1b -P 2 -M 3 --offload 1 --host-link offload=1,reload=2 --host-memory 1/2 --memory-limit 1 "
-                 "--host-link-duplex --json", {1}),
+                 "--host-link-duplex --json --ops", {1}),
     ("simulate", "simulate 1f1b -P 2 -M 3 --offload 1 --host-link 1 --offload-chunks 3 --json", {2}),
     ("simulate", "simulate 1f1b -P 4 -M 1 --json", {2}),
     ("simulate", "simulate 1f1b -P 2 -M 2 --costs F=x --json", {2}),
