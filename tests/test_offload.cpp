@@ -342,3 +342,46 @@ TEST_CASE("offload: simulate's flags, verdicts and exit codes", "[offload][cli]"
     CHECK(split.exit_code == 0);
     CHECK(split.out.find("host link 3 (offload) and 1 (reload)") != std::string::npos);
 }
+
+TEST_CASE("offload: the catalogue's grid (PipeOffload's overhead claim)", "[offload][catalogue]") {
+    // proofs/catalogue/pipeoffload-overhead-and-peak.md: half of every stash, F = I = W = 1, one stream.
+    const Costs costs = costs_of("F=1,I=1,W=1");
+    auto overhead = [&](const Schedule& s, const Rational& link, int lookahead) {
+        OffloadPolicy policy;
+        policy.fraction = Rational(1, 2);
+        policy.offload_time = policy.reload_time = link;
+        policy.lookahead = lookahead;
+        const OffloadTiming t = time_with_offload(s, costs, {}, policy);
+        for (const RankOffload& rank : t.ranks) CHECK(t.makespan >= rank.link_busy);  // one stream, inside the makespan
+        const Simulation plain = simulate(s, costs);
+        return t.scale.to_units(t.makespan) - plain.scale.to_units(plain.makespan);
+    };
+    int instances = 0;
+    for (int P : {2, 4, 6, 8})
+        for (int M : {P, 2 * P, 4 * P}) {
+            CAPTURE(P, M);
+            const Schedule group = generate("group-interleaved", P, M, 2);
+            for (const Schedule& s : {generate("1f1b", P, M), generate("interleaved-1f1b", P, M, 2), group, generate("zb-h1", P, M)})
+                CHECK(overhead(s, Rational(2), 1) == Rational(0));
+            CHECK(overhead(group, Rational(3), 1) > Rational(0));
+            CHECK(overhead(group, Rational(3), 2) == Rational(0));
+            CHECK(overhead(generate("1f1b", P, M), Rational(3), 2) == Rational(0));
+            ++instances;
+        }
+    CHECK(instances == 12);
+}
+
+TEST_CASE("offload: first-chunk offload at P=2, M=2 lowers group-interleaved's peak from 3 to 2 only", "[offload][catalogue]") {
+    // By hand (the catalogue entry): rank 0 runs 0F0 [0,1], 2F0 [2,3], 0F1 [3,4], 2I0, 2W0 [6,7], 2F1 [7,8],
+    // 0I0 [8,9], 0W0, 2I1, 2W1 [12,13], 0I1, 0W1. Without offload 0F0, 2F0 and 0F1 are live in [3,4). With
+    // stage 0's stashes moved out at once, 2F1 (live from 7 to 13) and 0F0 (needed by 0I0 at 8) still meet.
+    const Schedule s = generate("group-interleaved", 2, 2, 2);
+    OffloadPolicy policy;
+    policy.chunks = {0};
+    const OffloadTiming t = time_with_offload(s, costs_of("F=1,I=1,W=1"), {}, policy);
+    CHECK(peak_activations(s)[0] == Rational(3));
+    CHECK(t.ranks[0].device_peak == Rational(2));
+    CHECK(t.ranks[0].offloaded == 2);
+    CHECK(t.ranks[0].kept == 2);
+    CHECK(t.scale.to_units(t.makespan) == Rational(15));
+}
