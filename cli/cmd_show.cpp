@@ -4,6 +4,7 @@
 #include "cli/json_status.hpp"
 #include "cli/vocabulary.hpp"
 #include "cli/common.hpp"
+#include "cli/offload_options.hpp"
 #include "cli/report.hpp"
 #include "formats/json_stream.hpp"
 #include "render/ascii_gantt.hpp"
@@ -41,16 +42,33 @@ struct ShowCommand {
     std::string comm_model = "dataflow";
     bool json = false;
     bool chunk_lanes = false;
+    OffloadInput offload;
 
     int run() {
-        const Schedule schedule = input.load(costs);  // v-zb: ordered for the costs it is timed at
+        const OffloadPolicy policy = offload.policy();
+        if (offload.active() && (json || svg_path || trace_path || chunk_lanes || comm_model_from(comm_model) != CommModel::Dataflow))
+            throw UsageError("--offload draws the ASCII chart of the dataflow timing only (not --json, --svg, --trace, --chunks "
+                             "or --comm-model batched yet; simulate --offload --json --ops has every transfer)");
+        Schedule schedule = input.load(costs);  // v-zb: ordered for the costs it is timed at
         if (svg_path)  // refused before anything is timed or written
             if (const std::string problem = svg_size_problem(schedule); !problem.empty())
                 throw UsageError("--svg: " + problem);
         const Costs c = costs.resolve(schedule);
         costs.warn_unused_letters(schedule);
-        const auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model),
-                                                 costs.memory_limit(schedule, std::nullopt));
+        // With --offload the limit holds for the resident stashes (the offload report checks it), as in simulate.
+        const auto flag_limit = costs.memory_limit(schedule, std::nullopt);
+        const auto limit = flag_limit ? flag_limit : schedule.memory_limit;
+        if (offload.active()) schedule.memory_limit.reset();
+        auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model),
+                                         offload.active() ? std::nullopt : flag_limit);
+        std::optional<OffloadReport> moved;
+        if (offload.active() && timed.valid()) {
+            std::vector<Rational> peaks;
+            for (const RankTiming& rank : timed.sim.ranks) peaks.push_back(rank.peak_activations);
+            moved = offload_report(schedule, c, costs.activations(&schedule), policy, timed.sim.scale.to_units(timed.sim.makespan),
+                                   std::move(peaks), limit);
+            for (Violation& v : moved->violations) timed.verdict.violations.push_back(v);
+        }
         if (json) {
             if (svg_path || trace_path) throw UsageError("--json prints the timeline as JSON; write --svg/--trace files in a separate run");
             // simulate's JSON document plus every slot's rank, start and end (the timeline the chart draws),
@@ -78,6 +96,16 @@ struct ShowCommand {
                                                                       schedule.segments, schedule.segments)
                                                         : std::string());
         if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
+        if (moved) {  // the chart of the offload timing, a link row under each rank; then both timings in text
+            const auto links = offload_link_rows(schedule, *moved);
+            chart.links = &links;
+            chart.title += ", with offload (peak: resident stashes)";
+            std::cout << ascii_gantt(schedule, offload_simulation(schedule, *moved), chart);
+            std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule),
+                                         costs.time_unit.name());
+            std::cout << offload_text(schedule, *moved, false);
+            return timed.valid() ? kOk : kViolations;
+        }
         std::cout << ascii_gantt(schedule, timed.sim, chart);
         if (chunk_lanes) std::cout << ascii_chunk_lanes(schedule, timed.sim, *costs.chunk_table, gantt);
         std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule),
@@ -132,6 +160,7 @@ Runner add_show(CLI::App& app) {
                     "seconds per cost unit in the trace (default 0.001: one unit = 1 ms), as in compare and report");
     sub->add_option("--trace-unit-us", cmd->us_per_unit, "old spelling: microseconds per cost unit in the trace")
         ->check(CLI::PositiveNumber);
+    cmd->offload.add_options(*sub);
     return [cmd] { return cmd->run(); };
 }
 

@@ -1,6 +1,7 @@
 #include "cli/offload_options.hpp"
 
 #include "cli/common.hpp"
+#include "render/chunks.hpp"
 
 #include <fmt/format.h>
 
@@ -195,6 +196,40 @@ nlohmann::json offload_json(const Schedule& schedule, const OffloadReport& repor
         j["transfers"].push_back(std::move(one));
     }
     return j;
+}
+
+Simulation offload_simulation(const Schedule& schedule, const OffloadReport& report) {
+    const OffloadTiming& t = report.timing;
+    Simulation sim;
+    sim.scale = t.scale;
+    sim.start = t.start;
+    sim.end = t.end;
+    sim.makespan = t.makespan;
+    sim.ranks.resize(schedule.ranks.size());
+    each_slot(schedule, [&](size_t r, const Slot&, size_t s) {
+        RankTiming& rank = sim.ranks[r];
+        rank.first_start = rank.busy == 0 ? t.start[s] : std::min(rank.first_start, t.start[s]);
+        rank.busy += t.end[s] - t.start[s];
+        rank.last_end = std::max(rank.last_end, t.end[s]);
+        ++sim.ops;
+    });
+    for (size_t r = 0; r < sim.ranks.size(); ++r) {
+        sim.ranks[r].idle = t.makespan - sim.ranks[r].busy;
+        sim.ranks[r].peak_activations = t.ranks[r].device_peak;
+    }
+    return sim;
+}
+
+std::vector<std::vector<LinkBox>> offload_link_rows(const Schedule& schedule, const OffloadReport& report) {
+    std::vector<ChunkNumbers> chunks;
+    for (const auto& slots : schedule.ranks) chunks.push_back(chunk_numbers(slots));
+    std::vector<std::vector<LinkBox>> rows(schedule.ranks.size());
+    for (const Transfer& x : report.timing.transfers) {
+        const bool odd = chunks[x.rank].at({x.forward.pipeline, x.forward.stage}) % 2 == 1;
+        const char letter = x.to_host ? (odd ? 'o' : 'O') : (odd ? 'r' : 'R');
+        rows[x.rank].push_back({x.start, x.end, fmt::format("{}{}", letter, x.forward.microbatch)});
+    }
+    return rows;
 }
 
 }  // namespace pp::cli

@@ -2,7 +2,9 @@
 // simulate's activation-offload flags (verifier/offload.hpp): --offload FRACTION, --host-link TIME,
 // --reload-lookahead L, --host-link-duplex, --offload-chunks C,.., --host-memory X, and what simulate prints
 // with them.
+#include "render/ascii_gantt.hpp"
 #include "verifier/offload.hpp"
+#include "verifier/simulate.hpp"
 #include "verifier/verify.hpp"
 
 #include <CLI/CLI.hpp>
@@ -46,5 +48,11 @@ OffloadReport offload_report(const Schedule& schedule, const Costs& costs, const
 // With `ops`, also every slot's start and end under offload and every transfer (stream order per rank).
 std::string offload_text(const Schedule& schedule, const OffloadReport& report, bool ops);
 nlohmann::json offload_json(const Schedule& schedule, const OffloadReport& report, bool ops);
+
+// show --offload: the offload timing as the chart draws a Simulation (slot times, makespan, each rank's busy, idle
+// and resident peak), and each rank's transfers as link-row boxes ("O3"/"R3", lower case for an odd chunk as the
+// chart writes its forward).
+Simulation offload_simulation(const Schedule& schedule, const OffloadReport& report);
+std::vector<std::vector<LinkBox>> offload_link_rows(const Schedule& schedule, const OffloadReport& report);
 
 }  // namespace pp::cli

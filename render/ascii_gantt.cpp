@@ -124,12 +124,20 @@ std::string ascii_gantt(const Schedule& schedule, const Simulation& sim, const G
         }
         out += fmt::format("rank {:<3}{}  idle {} peak {}\n", r, row, sim.scale.format(sim.ranks[r].idle),
                            format_rational(sim.ranks[r].peak_activations));
+        if (options.links && r < options.links->size()) {
+            std::string link(width, ' ');
+            for (const LinkBox& box : (*options.links)[r])
+                draw_box(link, column(box.start), column(box.end), Slot{}, box.label, cut);
+            while (!link.empty() && link.back() == ' ') link.pop_back();
+            out += "  link  " + link + "\n";
+        }
     }
     std::string legend = "F3 forward of micro-batch 3, I/W split backward, B full backward, {F3+b1} overlapped pair";
     if (const std::string cases = legend_of_case(schedule); !cases.empty()) legend += "; " + cases;
     legend += options.time_unit.empty() ? fmt::format("; '.' idle; 1 column = {} time unit{}", format_rational(per_column),
                                                       per_column == Rational(1) ? "" : "s")
                                         : fmt::format("; '.' idle; 1 column = {} {}", format_rational(per_column), options.time_unit);
+    if (options.links) legend += "; link rows: O3 offload and R3 reload of micro-batch 3's stash (case as its forward's)";
     if (cut) legend += "; boxes too narrow for their label show only the op letter (pairs: {}): widen with --width";
     out += pad + legend + "\n";
     return out;

@@ -12,13 +12,23 @@
 #include "verifier/simulate.hpp"
 
 #include <string>
+#include <vector>
 
 namespace pp {
+
+// A box on a rank's host-link row (show --offload): a transfer's times and its label ("o3": offload of
+// micro-batch 3's stash, "r3": its reload).
+struct LinkBox {
+    Ticks start = 0, end = 0;
+    std::string label;
+};
 
 struct GanttOptions {
     int max_width = 200;  // characters for the time axis
     std::string title;    // a first line, e.g. which instance this is ("counterexample: P=4, M=8")
     std::string time_unit;  // "ms" etc. for the legend's scale; empty: plain time units
+    // Per rank, its host-link transfers, drawn on a row under the rank (blank where the link is free); null: none.
+    const std::vector<std::vector<LinkBox>>* links = nullptr;
 };
 
 std::string ascii_gantt(const Schedule& schedule, const Simulation& simulation, const GanttOptions& options = {});

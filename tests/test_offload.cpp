@@ -338,6 +338,15 @@ TEST_CASE("offload: simulate's flags, verdicts and exit codes", "[offload][cli]"
     CHECK(run_cli(base + "--offload 1 --host-link fast").exit_code == 2);
     CHECK(run_cli(base + "--offload 1 --host-link upload=1").exit_code == 2);
     CHECK(run_cli(base + "--offload 1 --host-link 1 --comm-model batched").exit_code == 2);
+    // show draws the offload timing with a link row per rank (the hand-timed transfers above: O0 from 1 to 4, ...).
+    const auto chart = run_cli("show 1f1b -P 2 -M 3 --costs F=1,B=2 --offload 1 --host-link 3");
+    CHECK(chart.exit_code == 0);
+    CHECK(chart.out.find("with offload (peak: resident stashes)") != std::string::npos);
+    CHECK(chart.out.find("  link      |O0         |R0         |O1         |R1         |O2         |R2") != std::string::npos);
+    CHECK(chart.out.find("makespan with offload: 21") != std::string::npos);
+    CHECK(run_cli("show 1f1b -P 2 -M 3 --offload 1 --host-link 3 --json").exit_code == 2);
+    CHECK(run_cli("show 1f1b -P 2 -M 3 --offload 1 --host-link 3 --svg x.svg").exit_code == 2);
+
     const auto split = run_cli(base + "--offload 1 --host-link offload=3,reload=1");
     CHECK(split.exit_code == 0);
     CHECK(split.out.find("host link 3 (offload) and 1 (reload)") != std::string::npos);
