@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "cli/json_status.hpp"
 #include "cli/common.hpp"
+#include "cli/offload_options.hpp"
 #include "cli/report.hpp"
 #include "cli/vocabulary.hpp"
 #include "formats/json_text.hpp"
@@ -28,6 +29,7 @@ struct VerifyCommand {
     bool json = false;
     bool pytorch_compat = false;
     std::string comm_model = "dataflow";
+    OffloadInput offload;
 
     std::string located(const Schedule& s, const Violation& v) const {
         if (v.loc.known()) return fmt::format("{}:{}:{}", s.source, v.loc.line, v.loc.column);
@@ -49,9 +51,25 @@ struct VerifyCommand {
         if (model == CommModel::Batched && !schedule.comm_program)
             if (const auto family = attach_reference_comm_program(schedule))
                 std::cerr << fmt::format("{}: the order is {}'s: checking its reference's P2P program\n", schedule.source, *family);
-        const VerdictOptions options =
-            verdict_options(schedule, costs.activations(&schedule), model, costs.memory_limit(schedule, limit_override));
-        const VerifyReport report = verdict(schedule, options);
+        // With --offload the memory limit bounds the resident stashes, which needs the offload's timing: the order-based
+        // check is left out and the offload report adds its violations (simulate does the same).
+        const OffloadPolicy policy = offload.policy();
+        if (offload.active() && model != CommModel::Dataflow)
+            throw UsageError("--offload times with the dataflow model only (give --comm-model dataflow)");
+        const auto flag_limit = costs.memory_limit(schedule, limit_override);
+        const auto device_limit = flag_limit ? flag_limit : schedule.memory_limit;
+        if (offload.active()) schedule.memory_limit.reset();
+        VerdictOptions options = verdict_options(schedule, costs.activations(&schedule), model, offload.active() ? std::nullopt : flag_limit);
+        VerifyReport report = verdict(schedule, options);
+        std::optional<OffloadReport> moved;
+        if (offload.active() && report.ok()) {
+            const Costs c = costs.resolve(schedule);
+            const Simulation plain = simulate(schedule, c, costs.activations(&schedule));
+            moved = offload_report(schedule, c, costs.activations(&schedule), policy, plain.scale.to_units(plain.makespan),
+                                   report.peak_activations, device_limit);
+            for (Violation& v : moved->violations) report.violations.push_back(v);
+            options.verify.memory_limit = device_limit;  // printed as the limit the resident stashes keep
+        }
         std::optional<std::string> torch_verdict;
         if (pytorch_compat) {
             // PyTorch's validator takes one pipeline's actions; a bidirectional schedule has no such verdict.
@@ -71,6 +89,7 @@ struct VerifyCommand {
             put_memory_limit(out, options.verify.memory_limit);
             if (pytorch_compat)
                 out["pytorch"] = {{"valid", !torch_verdict.has_value()}, {"message", torch_verdict.value_or("")}};
+            if (moved) out["offload"] = offload_json(schedule, *moved, false);
             std::cout << json_text(out, 2) << "\n";
         } else {
             for (const auto& v : report.violations) {
@@ -94,11 +113,16 @@ struct VerifyCommand {
             if (const std::string inferred = inferred_text(schedule); !inferred.empty()) std::cout << "note: " << inferred << "\n";
             std::cout << fmt::format("peak activations per rank{}: {}{}\n",
                                      costs.rank_units() ? " (rank units: 1/P of the model's stash)" : "", fmt::join(peaks, " "),
-                                     options.verify.memory_limit ? " (limit " + format_rational(*options.verify.memory_limit) + ")" : "");
+                                     !options.verify.memory_limit ? ""
+                                     : moved ? " (order-based; with offload the limit " + format_rational(*options.verify.memory_limit) +
+                                                   " bounds the resident peak below)"
+                                             : " (limit " + format_rational(*options.verify.memory_limit) + ")");
             if (pytorch_compat)
                 std::cout << (torch_verdict ? "PyTorch _validate_schedule: rejects: " + *torch_verdict
                                             : std::string("PyTorch _validate_schedule: accepts"))
                           << "\n";
+            if (moved) std::cout << offload_text(schedule, *moved, false);
+            else if (offload.active()) std::cout << "offload: not timed (the schedule breaks the rules above)\n";
         }
         return report.ok() ? kOk : kViolations;
     }
@@ -115,6 +139,7 @@ Runner add_verify(CLI::App& app) {
     sub->add_flag("--json", cmd->json, "machine-readable output");
     sub->add_flag("--pytorch-compat", cmd->pytorch_compat, "also report PyTorch's own _validate_schedule verdict");
     add_comm_model_option(*sub, cmd->comm_model);
+    cmd->offload.add_options(*sub);
     return [cmd] { return cmd->run(); };
 }
 

@@ -331,6 +331,12 @@ TEST_CASE("offload: simulate's flags, verdicts and exit codes", "[offload][cli]"
     const auto resident = run_cli(four + " --offload 1 --host-link 1 --json");
     CHECK(resident.exit_code == 0);
     CHECK(nlohmann::json::parse(resident.out)["offload"]["per_rank"][0]["device_peak"] == 2);
+    // verify takes the same flags and gives the same verdicts.
+    CHECK(run_cli("verify 1f1b -P 4 -M 8 --costs F=1,B=2 --memory-limit 2").exit_code == 1);
+    CHECK(run_cli("verify 1f1b -P 4 -M 8 --costs F=1,B=2 --memory-limit 2 --offload 1 --host-link 1").exit_code == 0);
+    const auto slow_link = run_cli("verify 1f1b -P 4 -M 8 --costs F=1,B=2 --memory-limit 2 --offload 1 --host-link 3 --json");
+    CHECK(slow_link.exit_code == 1);  // the link cannot move stashes out fast enough: rank 0 keeps 4 resident
+    CHECK(nlohmann::json::parse(slow_link.out)["offload"]["per_rank"][0]["device_peak"] == 4);
 
     CHECK(run_cli(base + "--host-link 1").exit_code == 2);             // needs --offload
     CHECK(run_cli(base + "--offload 1/2").exit_code == 2);             // needs --host-link

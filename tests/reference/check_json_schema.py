@@ -81,6 +81,8 @@ FILES = {
 CASES = [
     ("verify", "verify ok.txt --json", {0}),
     ("verify", "verify bad.txt --json", {1}),
+    ("verify", "verify ok.txt --json --offload 1/2 --host-link 1", {0}),
+    ("verify", "verify 1f1b -P 4 -M 8 --memory-limit 2 --offload 1 --host-link 3 --host-memory 1 --json", {1}),
     ("verify", "verify over.txt --json", {1}),
     ("verify", "verify limit.txt --json", {0}),
     ("verify", "verify ok.csv --json --pytorch-compat", {0}),
