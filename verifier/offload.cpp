@@ -11,20 +11,9 @@
 namespace pp {
 namespace {
 
-// A stash whose part moves to the host: its forward's and backward's slots (global ids, positions on the rank).
-struct Move {
-    Op forward;
-    std::uint32_t forward_slot = 0, backward_slot = 0;
-    std::uint32_t trigger_slot = 0;  // the slot whose start releases the reload
-    Rational amount;
-};
-
-// One predecessor constraint: this node starts no earlier than the start (or end) of `from` plus `delay`.
-struct Arc {
-    std::uint32_t from = 0;
-    bool from_start = false;
-    Ticks delay = 0;
-};
+using Move = OffloadNetwork::Move;
+using Arc = OffloadNetwork::Arc;
+using Event = OffloadNetwork::Event;
 
 void check_policy(const OffloadPolicy& p) {
     if (p.fraction < Rational(0) || p.fraction > Rational(1))
@@ -39,8 +28,6 @@ Rational stash_size(const ActivationModel& sizes, const Op& op) {
     return sizes.forward_alloc * sizes.scale_of(op.pipeline, op.stage);
 }
 
-// The stashes that move: the forward's slot, the backward (I or B) of the same stage and micro-batch, and the
-// slot `lookahead` places before it, which must come after the forward.
 // chunk[pipeline][stage]: the stage's number among its rank's stages, in pipeline-then-stage order.
 std::vector<std::vector<int>> chunk_numbers(const Placement& placement) {
     std::vector<int> next(static_cast<size_t>(placement.ranks), 0);
@@ -52,6 +39,8 @@ std::vector<std::vector<int>> chunk_numbers(const Placement& placement) {
     return chunk;
 }
 
+// The stashes that may move: the forward's slot, the backward (I or B) of the same stage and micro-batch, and the
+// slot `lookahead` places before it, which must come after the forward.
 std::vector<Move> plan_moves(const Schedule& schedule, const ScheduleGraph& g, const ActivationModel& sizes,
                              const OffloadPolicy& policy, std::vector<RankOffload>& ranks) {
     const auto chunk = chunk_numbers(schedule.placement);
@@ -62,6 +51,7 @@ std::vector<Move> plan_moves(const Schedule& schedule, const ScheduleGraph& g, c
         if (c < 0 || c >= most)
             throw OffloadError(fmt::format("offload chunk {} does not exist: a rank holds {} chunk(s), numbered from 0", c, most));
     auto selected = [&](const Op& op) {
+        if (policy.only && std::find(policy.only->begin(), policy.only->end(), op) == policy.only->end()) return false;
         return policy.chunks.empty() || std::find(policy.chunks.begin(), policy.chunks.end(), chunk[op.pipeline][op.stage]) !=
                                             policy.chunks.end();
     };
@@ -80,55 +70,87 @@ std::vector<Move> plan_moves(const Schedule& schedule, const ScheduleGraph& g, c
                 continue;
             }
             ++ranks[rank].offloaded;
-            moves.push_back({op, slot, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b) - policy.lookahead,
-                             policy.fraction * stash_size(sizes, op)});
+            moves.push_back({op, static_cast<int>(rank), slot, static_cast<std::uint32_t>(b),
+                             static_cast<std::uint32_t>(b) - policy.lookahead, policy.fraction * stash_size(sizes, op)});
         }
     }
     return moves;
 }
 
 // The transfers of each stream in the order the slots release them: at slot q, the reload q's start releases,
-// then the offload of q's forward. Returns, per move, the node ids of its offload and reload.
-struct TransferOrder {
-    std::vector<std::uint32_t> offload_node, reload_node;  // per move
-    std::vector<std::vector<std::uint32_t>> streams;       // node ids, in order
-};
-
-TransferOrder order_transfers(const ScheduleGraph& g, const std::vector<Move>& moves, bool duplex, int rank_count) {
-    const std::uint32_t first = g.slot_count();
-    TransferOrder order;
-    order.offload_node.resize(moves.size());
-    order.reload_node.resize(moves.size());
-    std::vector<std::int64_t> reload_at(g.slot_count(), -1), offload_at(g.slot_count(), -1);
-    for (size_t k = 0; k < moves.size(); ++k) {
-        order.offload_node[k] = first + static_cast<std::uint32_t>(2 * k);
-        order.reload_node[k] = first + static_cast<std::uint32_t>(2 * k + 1);
-        reload_at[moves[k].trigger_slot] = static_cast<std::int64_t>(k);
-        offload_at[moves[k].forward_slot] = static_cast<std::int64_t>(k);
+// then the offload of q's forward.
+std::vector<std::vector<std::uint32_t>> order_streams(const OffloadNetwork& net, bool duplex, int rank_count) {
+    std::vector<std::int64_t> reload_at(net.slots, -1), offload_at(net.slots, -1);
+    for (size_t k = 0; k < net.moves.size(); ++k) {
+        reload_at[net.moves[k].trigger_slot] = static_cast<std::int64_t>(k);
+        offload_at[net.moves[k].forward_slot] = static_cast<std::int64_t>(k);
     }
-    order.streams.resize(static_cast<size_t>(rank_count) * (duplex ? 2 : 1));
-    for (std::uint32_t slot = 0; slot < g.slot_count(); ++slot) {
-        const size_t rank = g.rank_of(slot);
-        if (reload_at[slot] >= 0)
-            order.streams[duplex ? 2 * rank + 1 : rank].push_back(order.reload_node[reload_at[slot]]);
-        if (offload_at[slot] >= 0) order.streams[duplex ? 2 * rank : rank].push_back(order.offload_node[offload_at[slot]]);
+    std::vector<std::vector<std::uint32_t>> streams(static_cast<size_t>(rank_count) * (duplex ? 2 : 1));
+    for (std::uint32_t slot = 0; slot < net.slots; ++slot) {
+        const size_t rank = static_cast<size_t>(net.slot_rank[slot]);
+        if (reload_at[slot] >= 0) streams[duplex ? 2 * rank + 1 : rank].push_back(net.reload_node(reload_at[slot]));
+        if (offload_at[slot] >= 0) streams[duplex ? 2 * rank : rank].push_back(net.offload_node(offload_at[slot]));
     }
-    return order;
+    return streams;
 }
 
-struct MemoryEvent {
+void add_arcs(const ScheduleGraph& g, const Costs& costs, OffloadNetwork& net) {
+    net.preds.assign(net.nodes(), {});
+    const Ticks comm = net.scale.to_ticks(costs.comm);
+    for (std::uint32_t u = 0; u < net.slots; ++u)
+        for (const auto& e : out_edges_of(g.graph, u))
+            net.preds[target_of(g.graph, e)].push_back({u, false, g.graph[e].cross_rank ? comm : Ticks(0), -1});
+    for (size_t k = 0; k < net.moves.size(); ++k) {
+        const int move = static_cast<int>(k);
+        const std::uint32_t off = net.offload_node(k), back = net.reload_node(k);
+        net.preds[off].push_back({net.moves[k].forward_slot, false, 0, move});
+        net.preds[back].push_back({off, false, 0, move});
+        net.preds[back].push_back({net.moves[k].trigger_slot, true, 0, move});
+        net.preds[net.moves[k].backward_slot].push_back({back, false, 0, move});
+    }
+    for (const auto& stream : net.streams)
+        for (size_t i = 1; i < stream.size(); ++i) net.preds[stream[i]].push_back({stream[i - 1], false, 0, -1});
+}
+
+void add_events(const Schedule& schedule, const ScheduleGraph& g, const ActivationModel& sizes, OffloadNetwork& net) {
+    net.events.assign(static_cast<size_t>(schedule.rank_count()), {});
+    for (std::uint32_t u = 0; u < net.slots; ++u) {
+        auto& events = net.events[g.rank_of(u)];
+        for (const Op& op : g.slot(schedule, u)) {
+            const Rational size = stash_size(sizes, op);
+            const Rational at_i = sizes.input_grad_free * sizes.scale_of(op.pipeline, op.stage);
+            switch (op.kind) {
+                case OpKind::F: events.push_back({u, true, size}); break;
+                case OpKind::I: events.push_back({u, false, -at_i}); break;
+                case OpKind::W: events.push_back({u, false, at_i - size}); break;
+                case OpKind::B: events.push_back({u, false, -size}); break;
+            }
+        }
+    }
+    for (size_t k = 0; k < net.moves.size(); ++k) {
+        const int move = static_cast<int>(k);
+        const Rational& a = net.moves[k].amount;
+        auto& events = net.events[static_cast<size_t>(net.moves[k].rank)];
+        events.push_back({net.offload_node(k), false, -a, move, false});
+        events.push_back({net.reload_node(k), true, a, move, false});
+        events.push_back({net.offload_node(k), true, a, move, true});
+        events.push_back({net.reload_node(k), false, -a, move, true});
+    }
+}
+
+struct MemoryPoint {
     Ticks time;
     bool frees;
     Rational delta;
 };
 
-Rational peak_of(std::vector<MemoryEvent>& events) {
-    std::sort(events.begin(), events.end(), [](const MemoryEvent& a, const MemoryEvent& b) {
+Rational peak_of(std::vector<MemoryPoint>& points) {
+    std::sort(points.begin(), points.end(), [](const MemoryPoint& a, const MemoryPoint& b) {
         if (a.time != b.time) return a.time < b.time;
         return a.frees && !b.frees;
     });
     Rational live(0), peak(0);
-    for (const MemoryEvent& e : events) {
+    for (const MemoryPoint& e : points) {
         live += e.delta;
         peak = std::max(peak, live);
     }
@@ -149,8 +171,8 @@ Rational OffloadTiming::host_peak() const {
     return peak;
 }
 
-OffloadTiming time_with_offload(const Schedule& schedule, const Costs& costs, const ActivationModel& given_sizes,
-                                const OffloadPolicy& policy) {
+OffloadNetwork offload_network(const Schedule& schedule, const Costs& costs, const ActivationModel& given_sizes,
+                               const OffloadPolicy& policy) {
     check_policy(policy);
     // The timing keeps about 200 bytes per slot and transfer (predecessor and successor lists, times, events).
     if (const size_t slots = schedule.slot_count(); slots > kMaxOffloadSlots)
@@ -158,47 +180,45 @@ OffloadTiming time_with_offload(const Schedule& schedule, const Costs& costs, co
                                          kMaxOffloadSlots));
     const ActivationModel sizes = sizes_per_unit(schedule, given_sizes);
     const ScheduleGraph g = build_schedule_graph(schedule);
-    const std::uint32_t slots = g.slot_count();
 
-    OffloadTiming out;
-    out.ranks.resize(static_cast<size_t>(schedule.rank_count()));
-    const std::vector<Move> moves = plan_moves(schedule, g, sizes, policy, out.ranks);
-    const TransferOrder streams = order_transfers(g, moves, policy.duplex, schedule.rank_count());
+    OffloadNetwork net;
+    net.slots = g.slot_count();
+    net.ranks.resize(static_cast<size_t>(schedule.rank_count()));
+    net.slot_rank.resize(net.slots);
+    for (std::uint32_t u = 0; u < net.slots; ++u) net.slot_rank[u] = static_cast<int>(g.rank_of(u));
+    net.moves = plan_moves(schedule, g, sizes, policy, net.ranks);
+    net.streams = order_streams(net, policy.duplex, schedule.rank_count());
 
     const SegmentCosts layers(schedule, costs);
-    out.scale = time_scale_for(layers.layers());
-    for (const Move& m : moves) {
-        out.scale.include(m.amount * policy.offload_time);
-        out.scale.include(m.amount * policy.reload_time);
+    net.scale = time_scale_for(layers.layers());
+    for (const Move& m : net.moves) {
+        net.scale.include(m.amount * policy.offload_time);
+        net.scale.include(m.amount * policy.reload_time);
     }
-    const size_t nodes = slots + 2 * moves.size();
-    std::vector<Ticks> duration = SlotDurations(schedule.placement, layers.layers(), out.scale).of_slots(schedule);
-    duration.resize(nodes);
-    for (size_t k = 0; k < moves.size(); ++k) {
-        duration[streams.offload_node[k]] = out.scale.to_ticks(moves[k].amount * policy.offload_time);
-        duration[streams.reload_node[k]] = out.scale.to_ticks(moves[k].amount * policy.reload_time);
+    net.duration = SlotDurations(schedule.placement, layers.layers(), net.scale).of_slots(schedule);
+    net.duration.resize(net.slots + 2 * net.moves.size());
+    for (size_t k = 0; k < net.moves.size(); ++k) {
+        net.duration[net.offload_node(k)] = net.scale.to_ticks(net.moves[k].amount * policy.offload_time);
+        net.duration[net.reload_node(k)] = net.scale.to_ticks(net.moves[k].amount * policy.reload_time);
     }
+    add_arcs(g, costs, net);
+    add_events(schedule, g, sizes, net);
+    return net;
+}
 
-    std::vector<std::vector<Arc>> preds(nodes);
-    const Ticks comm = out.scale.to_ticks(costs.comm);
-    for (std::uint32_t u = 0; u < slots; ++u)
-        for (const auto& e : out_edges_of(g.graph, u))
-            preds[target_of(g.graph, e)].push_back({u, false, g.graph[e].cross_rank ? comm : Ticks(0)});
-    for (size_t k = 0; k < moves.size(); ++k) {
-        const std::uint32_t off = streams.offload_node[k], back = streams.reload_node[k];
-        preds[off].push_back({moves[k].forward_slot, false, 0});
-        preds[back].push_back({off, false, 0});
-        preds[back].push_back({moves[k].trigger_slot, true, 0});
-        preds[moves[k].backward_slot].push_back({back, false, 0});
-    }
-    for (const auto& stream : streams.streams)
-        for (size_t i = 1; i < stream.size(); ++i) preds[stream[i]].push_back({stream[i - 1], false, 0});
+OffloadTiming time_with_offload(const Schedule& schedule, const Costs& costs, const ActivationModel& sizes,
+                                const OffloadPolicy& policy) {
+    const OffloadNetwork net = offload_network(schedule, costs, sizes, policy);
+    const size_t nodes = net.nodes();
+    OffloadTiming out;
+    out.scale = net.scale;
+    out.ranks = net.ranks;
 
-    // Longest path in topological order (Kahn); a node left unvisited sits on a cycle.
+    // Longest path in topological order (Kahn), every move made; a node left unvisited sits on a cycle.
     std::vector<std::vector<std::uint32_t>> succs(nodes);
     std::vector<std::uint32_t> waiting(nodes, 0);
     for (std::uint32_t v = 0; v < nodes; ++v)
-        for (const Arc& a : preds[v]) {
+        for (const Arc& a : net.preds[v]) {
             succs[a.from].push_back(v);
             ++waiting[v];
         }
@@ -213,9 +233,9 @@ OffloadTiming time_with_offload(const Schedule& schedule, const Costs& costs, co
         ready.pop_front();
         ++visited;
         Ticks at(0);
-        for (const Arc& a : preds[v]) at = std::max(at, (a.from_start ? out.start[a.from] : out.end[a.from]) + a.delay);
+        for (const Arc& a : net.preds[v]) at = std::max(at, (a.from_start ? out.start[a.from] : out.end[a.from]) + a.delay);
         out.start[v] = at;
-        out.end[v] = at + duration[v];
+        out.end[v] = at + net.duration[v];
         out.makespan = std::max(out.makespan, out.end[v]);
         for (std::uint32_t w : succs[v])
             if (--waiting[w] == 0) ready.push_back(w);
@@ -223,45 +243,26 @@ OffloadTiming time_with_offload(const Schedule& schedule, const Costs& costs, co
     if (visited != nodes)
         throw OffloadError("the schedule's order cannot run (a dependency cycle); run `pipeproof verify` on it");
 
-    // Memory over time, per rank.
-    std::vector<std::vector<MemoryEvent>> device(out.ranks.size()), host(out.ranks.size());
-    for (std::uint32_t u = 0; u < slots; ++u) {
-        auto& events = device[g.rank_of(u)];
-        for (const Op& op : g.slot(schedule, u)) {
-            const Rational size = stash_size(sizes, op);
-            const Rational at_i = sizes.input_grad_free * sizes.scale_of(op.pipeline, op.stage);
-            switch (op.kind) {
-                case OpKind::F: events.push_back({out.start[u], false, size}); break;
-                case OpKind::I: events.push_back({out.end[u], true, -at_i}); break;
-                case OpKind::W: events.push_back({out.end[u], true, at_i - size}); break;
-                case OpKind::B: events.push_back({out.end[u], true, -size}); break;
-            }
-        }
-    }
-    for (size_t k = 0; k < moves.size(); ++k) {
-        const std::uint32_t off = streams.offload_node[k], back = streams.reload_node[k];
-        const size_t rank = g.rank_of(moves[k].forward_slot);
-        const Rational& a = moves[k].amount;
-        device[rank].push_back({out.end[off], true, -a});
-        device[rank].push_back({out.start[back], false, a});
-        host[rank].push_back({out.start[off], false, a});
-        host[rank].push_back({out.end[back], true, -a});
-        out.ranks[rank].link_busy += duration[off] + duration[back];
-    }
     for (size_t r = 0; r < out.ranks.size(); ++r) {
-        out.ranks[r].device_peak = peak_of(device[r]);
-        out.ranks[r].host_peak = peak_of(host[r]);
+        std::vector<MemoryPoint> device, host;
+        for (const Event& e : net.events[r])
+            (e.host ? host : device).push_back({e.at_start ? out.start[e.node] : out.end[e.node], e.delta < Rational(0), e.delta});
+        out.ranks[r].device_peak = peak_of(device);
+        out.ranks[r].host_peak = peak_of(host);
     }
+    for (size_t k = 0; k < net.moves.size(); ++k)
+        out.ranks[static_cast<size_t>(net.moves[k].rank)].link_busy +=
+            net.duration[net.offload_node(k)] + net.duration[net.reload_node(k)];
 
-    for (size_t s = 0; s < streams.streams.size(); ++s)
-        for (std::uint32_t node : streams.streams[s]) {
-            const size_t k = (node - slots) / 2;
-            const bool to_host = (node - slots) % 2 == 0;
-            out.transfers.push_back({static_cast<int>(policy.duplex ? s / 2 : s), moves[k].forward, to_host,
-                                     moves[k].amount, out.start[node], out.end[node]});
+    for (size_t s = 0; s < net.streams.size(); ++s)
+        for (std::uint32_t node : net.streams[s]) {
+            const size_t k = (node - net.slots) / 2;
+            const bool to_host = (node - net.slots) % 2 == 0;
+            out.transfers.push_back({net.moves[k].rank, net.moves[k].forward, to_host, net.moves[k].amount, out.start[node],
+                                     out.end[node]});
         }
-    out.start.resize(slots);
-    out.end.resize(slots);
+    out.start.resize(net.slots);
+    out.end.resize(net.slots);
     return out;
 }
 

@@ -41,6 +41,9 @@ struct OffloadPolicy {
     // c*P + r: chunk 0 holds the first layers, whose stashes live longest).
     std::vector<int> chunks;
     std::optional<Rational> host_memory;  // per rank, in activation units; a peak above it is reported
+    // When set, only these forwards' stashes may move (a choice made by solver/offload_choice.hpp); the rules above
+    // still apply to them.
+    std::optional<std::vector<Op>> only;
 };
 
 struct OffloadError : std::runtime_error {
@@ -74,6 +77,49 @@ struct OffloadTiming {
 };
 
 inline constexpr size_t kMaxOffloadSlots = size_t{1} << 22;
+
+// The constraint network time_with_offload walks, exposed for solver/offload_choice.hpp, which chooses which of
+// the eligible stashes move: nodes 0..slots-1 are the compute slots (ScheduleGraph numbering), then per move
+// its offload (slots + 2k) and reload (slots + 2k + 1). An arc or an event tagged with a move holds only when
+// that move is made; a transfer not made takes no time and only passes its stream's time on.
+struct OffloadNetwork {
+    struct Move {
+        Op forward;
+        int rank = 0;
+        std::uint32_t forward_slot = 0, backward_slot = 0, trigger_slot = 0;  // global slot ids
+        Rational amount;  // activation units moved
+    };
+    struct Arc {
+        std::uint32_t from = 0;
+        bool from_start = false;  // the start of `from`, else its end
+        Ticks delay = 0;
+        int move = -1;            // >= 0: only when that move is made
+    };
+    // A change of the device's (or the host's) memory at the start or the end of a node.
+    struct Event {
+        std::uint32_t node = 0;
+        bool at_start = false;
+        Rational delta;
+        int move = -1;            // >= 0: only when that move is made
+        bool host = false;
+    };
+    TimeScale scale;
+    std::uint32_t slots = 0;
+    std::vector<Move> moves;
+    std::vector<Ticks> duration;                    // per node; a transfer's when its move is made
+    std::vector<std::vector<Arc>> preds;            // per node
+    std::vector<std::vector<std::uint32_t>> streams;  // node ids in stream order (per rank, or two per rank)
+    std::vector<std::vector<Event>> events;         // per rank
+    std::vector<RankOffload> ranks;                 // offloaded and kept counts
+    std::vector<int> slot_rank;                     // per slot
+    std::uint32_t offload_node(size_t move) const { return slots + static_cast<std::uint32_t>(2 * move); }
+    std::uint32_t reload_node(size_t move) const { return slots + static_cast<std::uint32_t>(2 * move + 1); }
+    size_t nodes() const { return duration.size(); }
+};
+
+// Throws as time_with_offload does.
+OffloadNetwork offload_network(const Schedule& schedule, const Costs& costs, const ActivationModel& sizes,
+                               const OffloadPolicy& policy);
 
 // Needs a schedule that passes verify (dependencies and order; memory limits aside). Throws OffloadError on
 // bad policy values (fraction outside [0, 1], negative times, lookahead < 1, a chunk no rank has) and when
