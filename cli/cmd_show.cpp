@@ -45,7 +45,7 @@ struct ShowCommand {
     OffloadInput offload;
 
     int run() {
-        const OffloadPolicy policy = offload.policy();
+        (void)offload.policy();  // the flags checked before the schedule is read
         if (offload.active() && (json || svg_path || trace_path || chunk_lanes || comm_model_from(comm_model) != CommModel::Dataflow))
             throw UsageError("--offload draws the ASCII chart of the dataflow timing only (not --json, --svg, --trace, --chunks "
                              "or --comm-model batched yet; simulate --offload --json --ops has every transfer)");
@@ -65,7 +65,7 @@ struct ShowCommand {
         if (offload.active() && timed.valid()) {
             std::vector<Rational> peaks;
             for (const RankTiming& rank : timed.sim.ranks) peaks.push_back(rank.peak_activations);
-            moved = offload_report(schedule, c, costs.activations(&schedule), policy, timed.sim.scale.to_units(timed.sim.makespan),
+            moved = offload_report(offload, schedule, c, costs.activations(&schedule), timed.sim.scale.to_units(timed.sim.makespan),
                                    std::move(peaks), limit);
             for (Violation& v : moved->violations) timed.verdict.violations.push_back(v);
         }

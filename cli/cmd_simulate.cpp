@@ -24,7 +24,7 @@ struct SimulateCommand {
     std::optional<std::string> memory_limit;
 
     int run() {
-        const OffloadPolicy policy = offload.policy();
+        (void)offload.policy();  // the flags checked before the schedule is read
         if (offload.active() && comm_model_from(comm_model) != CommModel::Dataflow)
             throw UsageError("--offload times with the dataflow model only (give --comm-model dataflow)");
         std::optional<Rational> limit_override;
@@ -49,7 +49,7 @@ struct SimulateCommand {
         if (offload.active() && timed.valid()) {
             std::vector<Rational> peaks;
             for (const RankTiming& rank : timed.sim.ranks) peaks.push_back(rank.peak_activations);
-            moved = offload_report(schedule, c, costs.activations(&schedule), policy, timed.sim.scale.to_units(timed.sim.makespan),
+            moved = offload_report(offload, schedule, c, costs.activations(&schedule), timed.sim.scale.to_units(timed.sim.makespan),
                                    std::move(peaks), limit);
             for (Violation& v : moved->violations) timed.verdict.violations.push_back(v);
         }

@@ -53,7 +53,7 @@ struct VerifyCommand {
                 std::cerr << fmt::format("{}: the order is {}'s: checking its reference's P2P program\n", schedule.source, *family);
         // With --offload the memory limit bounds the resident stashes, which needs the offload's timing: the order-based
         // check is left out and the offload report adds its violations (simulate does the same).
-        const OffloadPolicy policy = offload.policy();
+        (void)offload.policy();  // the flags checked before the schedule is read
         if (offload.active() && model != CommModel::Dataflow)
             throw UsageError("--offload times with the dataflow model only (give --comm-model dataflow)");
         const auto flag_limit = costs.memory_limit(schedule, limit_override);
@@ -65,7 +65,7 @@ struct VerifyCommand {
         if (offload.active() && report.ok()) {
             const Costs c = costs.resolve(schedule);
             const Simulation plain = simulate(schedule, c, costs.activations(&schedule));
-            moved = offload_report(schedule, c, costs.activations(&schedule), policy, plain.scale.to_units(plain.makespan),
+            moved = offload_report(offload, schedule, c, costs.activations(&schedule), plain.scale.to_units(plain.makespan),
                                    report.peak_activations, device_limit);
             for (Violation& v : moved->violations) report.violations.push_back(v);
             options.verify.memory_limit = device_limit;  // printed as the limit the resident stashes keep

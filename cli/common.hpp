@@ -38,6 +38,11 @@ inline constexpr int kMaxBlock = 1'000'000;  // model block numbers (--stage-cos
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+// A question the command could not settle within its limits (exit 3, "undecided"), e.g. simulate
+// --choose-offloads out of time before any choice was found.
+struct UndecidedError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 
 struct CostInput;
 

@@ -110,6 +110,9 @@ int report_exception(std::exception_ptr error) {
     } catch (const SimulationError& e) {
         // A schedule that cannot be timed (or whose communication cannot run): the verdict of `verify`.
         return say(kViolations, "invalid", e.what());
+    } catch (const UndecidedError& e) {
+        print_error(kUndecided, {{"undecided", e.what()}}, std::string("pipeproof: undecided: ") + e.what() + "\n");
+        return kUndecided;
     } catch (const ChunkBestUndecided& e) {
         // --chunk-costs with the best-order pattern ran out of search budget (issue 11): no order, no timing.
         print_error(kUndecided, {{"undecided", e.what()}}, std::string("pipeproof: undecided: ") + e.what() + "\n");

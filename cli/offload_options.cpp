@@ -4,6 +4,7 @@
 #include "render/chunks.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <climits>
 #include <sstream>
@@ -44,6 +45,18 @@ void each_slot(const Schedule& schedule, Visit&& visit) {
         for (const Slot& slot : schedule.ranks[r]) visit(r, slot, global++);
 }
 
+std::string choice_text(const OffloadChoice& c) {
+    if (c.status == ChoiceStatus::Infeasible)
+        return fmt::format("offload choice: INFEASIBLE: {}; below, every one of the {} eligible stashes moved\n", c.reason, c.eligible);
+    std::vector<std::string> names;
+    for (const Op& op : c.moved) names.push_back(format_op(op));
+    return fmt::format("offload choice: {}: {} of {} eligible stashes move{}{}; makespan {}, lower bound {} ({}; {} Z3 "
+                       "quer{})\n",
+                       choice_status_name(c.status), c.moved.size(), c.eligible, names.empty() ? "" : ": ",
+                       fmt::join(names, " "), format_rational(c.makespan), format_rational(c.lower_bound), c.reason,
+                       c.queries, c.queries == 1 ? "y" : "ies");
+}
+
 std::string percent(const Rational& part, const Rational& whole) {
     if (whole == Rational(0)) return "";
     return fmt::format(" ({:+.2f} %)", 100.0 * to_double(part / whole));
@@ -70,13 +83,17 @@ void OffloadInput::add_options(CLI::App& app) {
     app.add_flag("--host-link-duplex", duplex, "with --offload: one host-link stream per direction (default: one shared)");
     app.add_option("--host-memory", host_memory,
                    "with --offload: host memory per rank in activation units; a host peak above it is a violation");
+    app.add_flag("--choose-offloads", choose,
+                 "with --offload and --memory-limit: choose which eligible stashes move, for the least makespan that keeps "
+                 "the limit (Z3: OPTIMAL with proof, or FEASIBLE with its gap)");
+    app.add_option("--time-limit", time_limit, "with --choose-offloads: seconds for Z3 (default 60)")->check(CLI::PositiveNumber);
 }
 
 OffloadPolicy OffloadInput::policy() const {
     if (!fraction) {
-        if (host_link || host_memory || duplex || lookahead != 1 || !chunks.empty())
-            throw UsageError("--host-link, --host-memory, --host-link-duplex, --offload-chunks and --reload-lookahead need "
-                             "--offload");
+        if (host_link || host_memory || duplex || lookahead != 1 || !chunks.empty() || choose)
+            throw UsageError("--host-link, --host-memory, --host-link-duplex, --offload-chunks, --reload-lookahead and "
+                             "--choose-offloads need --offload");
         return {};
     }
     if (!host_link) throw UsageError("--offload needs --host-link (the time to move one whole stash to the host)");
@@ -88,6 +105,7 @@ OffloadPolicy OffloadInput::policy() const {
     policy.duplex = duplex;
     policy.chunks = chunks;
     if (host_memory) policy.host_memory = parse_value(*host_memory, "--host-memory", "activation units per rank");
+    if (time_limit && !choose) throw UsageError("--time-limit is for --choose-offloads");
     return policy;
 }
 
@@ -121,6 +139,26 @@ OffloadReport offload_report(const Schedule& schedule, const Costs& costs, const
     return report;
 }
 
+OffloadReport offload_report(const OffloadInput& input, const Schedule& schedule, const Costs& costs,
+                             const ActivationModel& sizes, const Rational& makespan_without,
+                             std::vector<Rational> peak_without, const std::optional<Rational>& device_limit) {
+    OffloadPolicy policy = input.policy();
+    if (!input.choose) return offload_report(schedule, costs, sizes, policy, makespan_without, std::move(peak_without), device_limit);
+    if (!device_limit) throw UsageError("--choose-offloads needs --memory-limit (the device cap the choice keeps)");
+    OffloadChoice choice;
+    try {
+        choice = choose_offloads(schedule, costs, sizes, policy, *device_limit, input.time_limit.value_or(OffloadInput::kChoiceSeconds));
+    } catch (const OffloadError& e) {
+        throw UsageError(e.what());
+    }
+    if (choice.status == ChoiceStatus::Unknown)
+        throw UndecidedError("--choose-offloads: " + choice.reason + " (give a larger --time-limit)");
+    if (choice.status != ChoiceStatus::Infeasible) policy.only = choice.moved;  // else every eligible stash, as given
+    OffloadReport report = offload_report(schedule, costs, sizes, policy, makespan_without, std::move(peak_without), device_limit);
+    report.choice = std::move(choice);
+    return report;
+}
+
 std::string offload_text(const Schedule& schedule, const OffloadReport& report, bool ops) {
     const OffloadPolicy& p = report.policy;
     const OffloadTiming& t = report.timing;
@@ -134,6 +172,7 @@ std::string offload_text(const Schedule& schedule, const OffloadReport& report, 
         "and {} (reload) per whole stash, {}\n",
         format_rational(p.fraction), chunks, p.lookahead, format_rational(p.offload_time), format_rational(p.reload_time),
         p.duplex ? "one stream per direction" : "one stream shared by both directions");
+    if (report.choice) out += choice_text(*report.choice);
     const Rational makespan = t.scale.to_units(t.makespan);
     out += fmt::format("makespan with offload: {} (without: {}, {}{})\n", format_rational(makespan),
                        format_rational(report.makespan_without),
@@ -168,6 +207,19 @@ nlohmann::json offload_json(const Schedule& schedule, const OffloadReport& repor
     else j["host_memory"] = nullptr;
     put_number(j, "makespan", t.scale.to_units(t.makespan));
     put_number(j, "makespan_without", report.makespan_without);
+    if (report.choice) {
+        const OffloadChoice& c = *report.choice;
+        nlohmann::json choice = {{"status", c.status == ChoiceStatus::Optimal      ? "optimal"
+                                            : c.status == ChoiceStatus::Feasible   ? "feasible"
+                                                                                   : "infeasible"},
+                                 {"eligible", c.eligible},
+                                 {"queries", c.queries},
+                                 {"reason", c.reason},
+                                 {"moved", nlohmann::json::array()}};
+        for (const Op& op : c.moved) choice["moved"].push_back(format_op(op));
+        put_number(choice, "lower_bound", c.lower_bound);
+        j["choice"] = std::move(choice);
+    }
     put_number(j, "device_peak", t.device_peak());
     put_number(j, "host_peak", t.host_peak());
     for (size_t r = 0; r < t.ranks.size(); ++r) {

@@ -3,6 +3,7 @@
 // --reload-lookahead L, --host-link-duplex, --offload-chunks C,.., --host-memory X, and what simulate prints
 // with them.
 #include "render/ascii_gantt.hpp"
+#include "solver/offload_choice.hpp"
 #include "verifier/offload.hpp"
 #include "verifier/simulate.hpp"
 #include "verifier/verify.hpp"
@@ -22,6 +23,9 @@ struct OffloadInput {
     bool duplex = false;                     // --host-link-duplex
     std::vector<int> chunks;                 // --offload-chunks
     std::optional<std::string> host_memory;  // --host-memory
+    bool choose = false;                     // --choose-offloads
+    std::optional<double> time_limit;        // --time-limit (with --choose-offloads; default kChoiceSeconds)
+    static constexpr double kChoiceSeconds = 60;
 
     void add_options(CLI::App& app);
     bool active() const { return fraction.has_value(); }
@@ -40,10 +44,17 @@ struct OffloadReport {
     // Device peaks above the memory limit (memory-limit) and host peaks above --host-memory (host-memory-limit),
     // for verify's verdict.
     std::vector<Violation> violations;
+    std::optional<OffloadChoice> choice;  // --choose-offloads: how the moved stashes were chosen
 };
 
 OffloadReport offload_report(const Schedule& schedule, const Costs& costs, const ActivationModel& sizes,
                              const OffloadPolicy& policy, const Rational& makespan_without,
+                             std::vector<Rational> peak_without, const std::optional<Rational>& device_limit);
+// The report the flags ask for: of the policy as given, or with --choose-offloads of the stashes Z3 chooses under
+// the device limit (a UsageError without one; UndecidedError when no choice was found in time; an infeasible cap
+// reports every eligible stash moved, with its violations).
+OffloadReport offload_report(const OffloadInput& input, const Schedule& schedule, const Costs& costs,
+                             const ActivationModel& sizes, const Rational& makespan_without,
                              std::vector<Rational> peak_without, const std::optional<Rational>& device_limit);
 // With `ops`, also every slot's start and end under offload and every transfer (stream order per rank).
 std::string offload_text(const Schedule& schedule, const OffloadReport& report, bool ops);

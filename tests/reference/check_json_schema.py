@@ -104,6 +104,10 @@ CASES = [
     ("simulate", "simulate 1f1b -P 2 -M 3 --offload 1 --host-link offload=1,reload=2 --host-memory 1/2 --memory-limit 1 "
                  "--host-link-duplex --json --ops", {1}),
     ("simulate", "simulate 1f1b -P 2 -M 3 --offload 1 --host-link 1 --offload-chunks 3 --json", {2}),
+    ("simulate", "simulate 1f1b -P 4 -M 8 --costs F=1,B=2 --offload 1 --host-link 3/2 --memory-limit 3 --choose-offloads "
+                 "--json", {0}),
+    ("simulate", "simulate 1f1b -P 4 -M 8 --costs F=1,B=2 --offload 1 --host-link 3/2 --memory-limit 2 --choose-offloads "
+                 "--json", {1}),
     ("simulate", "simulate 1f1b -P 4 -M 1 --json", {2}),
     ("simulate", "simulate 1f1b -P 2 -M 2 --costs F=x --json", {2}),
     ("show", "show ok.txt --json", {0}),
