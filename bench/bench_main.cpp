@@ -11,6 +11,8 @@
 //   pipeproof_bench certificate [--max-p N] [--max-p-symbolic N]  the checker's time beside the prover's (bench_certificate.cpp)
 //   pipeproof_bench search-grid [...]    the search on issue 42's grid, the Zero Bubble ILP (CBC) beside it
 //                                        (bench_search_grid.cpp, peer_zb_ilp.hpp)
+//   pipeproof_bench offload              the offload timing on large schedules and the offload chooser on small ones
+//                                        (bench_offload.cpp)
 // Times each phase (best of 3): generate, write and re-read the native text, build the CSR dependency
 // graph, verify (every check, on the built graph), simulate (longest path), and reports peak RSS.
 #include "formats/native.hpp"
@@ -56,6 +58,7 @@ int run_limits_bench(int argc, char** argv, const std::string& self);  // bench_
 int run_zb_table_bench(int argc, char** argv);  // bench_zb_table.cpp
 int run_certificate_bench(int argc, char** argv, const std::string& self);  // bench_certificate.cpp
 int run_search_grid_bench(int argc, char** argv);  // bench_search_grid.cpp
+int run_offload_bench(int argc, char** argv);      // bench_offload.cpp
 
 int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "search") return run_search_bench(argc - 2, argv + 2);
@@ -66,6 +69,7 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "limits") return run_limits_bench(argc - 2, argv + 2, argv[0]);
     if (argc > 1 && std::string(argv[1]) == "zb-table") return run_zb_table_bench(argc - 2, argv + 2);
     if (argc > 1 && std::string(argv[1]) == "search-grid") return run_search_grid_bench(argc - 2, argv + 2);
+    if (argc > 1 && std::string(argv[1]) == "offload") return run_offload_bench(argc - 2, argv + 2);
     if (argc > 1 && std::string(argv[1]) == "certificate") return run_certificate_bench(argc - 2, argv + 2, argv[0]);
     const std::string family = argc > 1 ? argv[1] : "zbv";
     const int P = argc > 2 ? std::stoi(argv[2]) : 64;

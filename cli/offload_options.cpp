@@ -12,29 +12,62 @@
 namespace pp::cli {
 namespace {
 
+// A number >= 0 (parse_rational: decimals or p/q within the input limits, README "Input limits").
 Rational parse_value(const std::string& text, const std::string& flag, const std::string& what) {
     const auto value = parse_rational(text);
     if (!value || *value < Rational(0))
-        throw UsageError(fmt::format("{} expects {}, a number >= 0 such as 3/2 or 0.5, got '{}'", flag, what, text));
+        throw UsageError(fmt::format("{} expects {}: a number >= 0 such as 2, 0.5 or 3/2, within the input limits "
+                                     "(README, \"Input limits\"), got '{}'",
+                                     flag, what, text));
     return *value;
 }
 
-// "T" (both ways) or "offload=T,reload=T" (either key may be left out: that direction then takes no time).
+// The comma-separated items of `text`; an empty item (",," or a trailing comma) is refused.
+std::vector<std::string> items_of(const std::string& text, const std::string& flag) {
+    std::vector<std::string> items;
+    std::stringstream in(text);
+    std::string item;
+    while (std::getline(in, item, ',')) items.push_back(item);
+    if (items.empty() || text.back() == ',' || std::find(items.begin(), items.end(), "") != items.end())
+        throw UsageError(fmt::format("{}: an empty item in '{}'", flag, text));
+    return items;
+}
+
+// "T" (both ways) or "offload=T,reload=T" (both keys, each once).
 void parse_host_link(const std::string& text, OffloadPolicy& policy) {
+    const std::string what = "the time to move one unit of activation memory";
     if (text.find('=') == std::string::npos) {
-        policy.offload_time = policy.reload_time = parse_value(text, "--host-link", "the time to move one stash");
+        policy.offload_time = policy.reload_time = parse_value(text, "--host-link", what);
         return;
     }
-    std::stringstream items(text);
-    std::string item;
-    while (std::getline(items, item, ',')) {
+    bool seen[2] = {false, false};
+    for (const std::string& item : items_of(text, "--host-link")) {
         const auto eq = item.find('=');
         const std::string key = item.substr(0, eq);
         if (eq == std::string::npos || (key != "offload" && key != "reload"))
-            throw UsageError(fmt::format("--host-link: expected offload=T or reload=T, got '{}'", item));
-        (key == "offload" ? policy.offload_time : policy.reload_time) =
-            parse_value(item.substr(eq + 1), "--host-link " + key, "the time to move one stash");
+            throw UsageError(fmt::format("--host-link: expected offload=T and reload=T, got '{}'", item));
+        const int k = key == "offload" ? 0 : 1;
+        if (seen[k]) throw UsageError(fmt::format("--host-link: {} given twice in '{}'", key, text));
+        seen[k] = true;
+        (k == 0 ? policy.offload_time : policy.reload_time) = parse_value(item.substr(eq + 1), "--host-link " + key, what);
     }
+    if (!seen[0] || !seen[1])
+        throw UsageError(fmt::format("--host-link: give both offload=T and reload=T (or one T for both ways), got '{}'", text));
+}
+
+// "0" or "0,1": chunk numbers, each once.
+std::vector<int> parse_chunks(const std::string& text) {
+    std::vector<int> chunks;
+    for (const std::string& item : items_of(text, "--offload-chunks")) {
+        const auto value = parse_rational(item);
+        if (!value || value->denominator() != 1 || *value < Rational(0) || *value > Rational(INT_MAX))
+            throw UsageError(fmt::format("--offload-chunks expects chunk numbers 0, 1, ..., got '{}'", item));
+        const int c = static_cast<int>(value->numerator().to_int64());
+        if (std::find(chunks.begin(), chunks.end(), c) != chunks.end())
+            throw UsageError(fmt::format("--offload-chunks: chunk {} given twice", c));
+        chunks.push_back(c);
+    }
+    return chunks;
 }
 
 // Calls visit(rank, slot, global id) for every slot, rank after rank (the timing's numbering).
@@ -69,17 +102,15 @@ void OffloadInput::add_options(CLI::App& app) {
                    "move this fraction (0..1, e.g. 1/2) of every stash whose backward is more than --reload-lookahead "
                    "slots after its forward to host memory, over the rank's host link (PipeOffload)");
     app.add_option("--host-link", host_link,
-                   "with --offload: time to move one whole stash over the host link, both ways (T) or per direction "
-                   "(offload=T,reload=T), in cost units");
+                   "with --offload: time to move one unit of activation memory (a whole stash at the default sizes) over "
+                   "the host link, both ways (T) or per direction (offload=T,reload=T), in cost units");
     app.add_option("--reload-lookahead", lookahead,
                    "with --offload: a reload starts once the slot this many places before its backward has started "
                    "(default 1)")
         ->check(CLI::Range(1, INT_MAX));
     app.add_option("--offload-chunks", chunks,
                    "with --offload: move the stashes of these model chunks only (a rank's stages numbered from 0 in "
-                   "pipeline order; on the loop map chunk 0 holds the first layers), e.g. 0 or 0,1")
-        ->delimiter(',')
-        ->check(CLI::Range(0, INT_MAX));
+                   "pipeline order; on the loop map chunk 0 holds the first layers), e.g. 0 or 0,1");
     app.add_flag("--host-link-duplex", duplex, "with --offload: one host-link stream per direction (default: one shared)");
     app.add_option("--host-memory", host_memory,
                    "with --offload: host memory per rank in activation units; a host peak above it is a violation");
@@ -91,19 +122,22 @@ void OffloadInput::add_options(CLI::App& app) {
 
 OffloadPolicy OffloadInput::policy() const {
     if (!fraction) {
-        if (host_link || host_memory || duplex || lookahead != 1 || !chunks.empty() || choose)
+        if (host_link || host_memory || duplex || lookahead || chunks || choose)
             throw UsageError("--host-link, --host-memory, --host-link-duplex, --offload-chunks, --reload-lookahead and "
                              "--choose-offloads need --offload");
         return {};
     }
-    if (!host_link) throw UsageError("--offload needs --host-link (the time to move one whole stash to the host)");
+    if (!host_link) throw UsageError("--offload needs --host-link (the time to move one unit of activation memory to the host)");
     OffloadPolicy policy;
-    policy.fraction = parse_value(*fraction, "--offload", "the fraction of a stash to move");
-    if (policy.fraction > Rational(1)) throw UsageError("--offload expects a fraction between 0 and 1, got '" + *fraction + "'");
+    const auto share = parse_rational(*fraction);
+    if (!share || *share < Rational(0) || *share > Rational(1))
+        throw UsageError("--offload expects the fraction of each stash to move, between 0 and 1 (e.g. 1, 1/2 or 0.25), got '" +
+                         *fraction + "'");
+    policy.fraction = *share;
     parse_host_link(*host_link, policy);
-    policy.lookahead = lookahead;
+    policy.lookahead = lookahead.value_or(1);
     policy.duplex = duplex;
-    policy.chunks = chunks;
+    if (chunks) policy.chunks = parse_chunks(*chunks);
     if (host_memory) policy.host_memory = parse_value(*host_memory, "--host-memory", "activation units per rank");
     if (time_limit && !choose) throw UsageError("--time-limit is for --choose-offloads");
     return policy;
@@ -169,7 +203,7 @@ std::string offload_text(const Schedule& schedule, const OffloadReport& report, 
     }
     std::string out = fmt::format(
         "offload: {} of each stash of {} whose backward is more than {} slot(s) after its forward; host link {} (offload) "
-        "and {} (reload) per whole stash, {}\n",
+        "and {} (reload) per unit of activation memory, {}\n",
         format_rational(p.fraction), chunks, p.lookahead, format_rational(p.offload_time), format_rational(p.reload_time),
         p.duplex ? "one stream per direction" : "one stream shared by both directions");
     if (report.choice) out += choice_text(*report.choice);
@@ -178,10 +212,10 @@ std::string offload_text(const Schedule& schedule, const OffloadReport& report, 
                        format_rational(report.makespan_without),
                        (makespan >= report.makespan_without ? "+" : "") + format_rational(makespan - report.makespan_without),
                        percent(makespan - report.makespan_without, report.makespan_without));
-    out += "rank  moved  kept  device peak  without  host peak  link busy\n";
+    out += "rank  offloaded  kept  device peak  without  host peak  link busy\n";
     for (size_t r = 0; r < t.ranks.size(); ++r) {
         const RankOffload& rank = t.ranks[r];
-        out += fmt::format("{:<5} {:<6} {:<5} {:<12} {:<8} {:<10} {}\n", r, rank.offloaded, rank.kept,
+        out += fmt::format("{:<5} {:<10} {:<5} {:<12} {:<8} {:<10} {}\n", r, rank.offloaded, rank.kept,
                            format_rational(rank.device_peak), format_rational(report.peak_without.at(r)),
                            format_rational(rank.host_peak), t.scale.format(rank.link_busy));
     }

@@ -19,9 +19,9 @@ namespace pp::cli {
 struct OffloadInput {
     std::optional<std::string> fraction;     // --offload
     std::optional<std::string> host_link;    // --host-link "T" or "offload=T,reload=T"
-    int lookahead = 1;                       // --reload-lookahead
+    std::optional<int> lookahead;            // --reload-lookahead (default 1)
     bool duplex = false;                     // --host-link-duplex
-    std::vector<int> chunks;                 // --offload-chunks
+    std::optional<std::string> chunks;       // --offload-chunks
     std::optional<std::string> host_memory;  // --host-memory
     bool choose = false;                     // --choose-offloads
     std::optional<double> time_limit;        // --time-limit (with --choose-offloads; default kChoiceSeconds)

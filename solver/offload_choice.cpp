@@ -88,7 +88,7 @@ private:
     }
 
     // At every allocation of the device (or the host), the live amount -- every active event at or before it,
-    // frees at the same time included -- is at most the cap.
+    // at the same time those the sweep takes first included -- is at most the cap.
     void add_memory(const MemoryUnits& units, bool host, const Integer& cap) {
         for (const auto& events : net_.events)
             for (const auto& e : events) {
@@ -97,7 +97,9 @@ private:
                 z3::expr live = ctx_.int_val(0);
                 for (const auto& x : events) {
                     if (x.host != host || x.delta == Rational(0)) continue;
-                    const z3::expr counted = guard(x.move) && time_of(x.node, x.at_start) <= at;
+                    // At the same time, the events the timing's sweep takes first (their tie order) count.
+                    const z3::expr x_time = time_of(x.node, x.at_start);
+                    const z3::expr counted = guard(x.move) && (x.tie <= e.tie ? x_time <= at : x_time < at);
                     live = live + z3::ite(counted, ctx_.int_val(units.of(x.delta).to_string().c_str()), ctx_.int_val(0));
                 }
                 solver_.add(z3::implies(guard(e.move), live <= ctx_.int_val(cap.to_string().c_str())));

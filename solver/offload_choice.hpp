@@ -6,9 +6,9 @@
 // Encoding (Z3, integer ticks of the offload network): a Boolean per eligible move, a start time per node.
 // - Dataflow exactly, not as a relaxation: each start is the latest of its active predecessor arcs (an arc tagged
 //   with a move is active when the move is made), or 0. A move not made takes no time on its stream.
-// - The device memory at every allocation event (an F's start, a made reload's start): the rank's events at or
-//   before that time add up to at most the cap. Frees at the same time count first, as in the timing's sweep, and
-//   the peak of a sweep is reached at an allocation. --host-memory bounds the host's events the same way.
+// - The device memory at every allocation event (an F's start, a made reload's start): the rank's events before
+//   it in the timing's sweep (earlier, or at the same time and earlier in its tie order) add up to at most the
+//   cap; the peak of a sweep is reached at an allocation. --host-memory bounds the host's events the same way.
 // - Makespan <= T for a bisection between the plain makespan (a lower bound: a made move only adds constraints)
 //   and the best choice found.
 // Every choice a model gives is re-timed by time_with_offload, and the figures printed are that timing's; an

@@ -223,7 +223,7 @@ TEST_CASE("offload: 1F1B P=2 M=3 timed by hand", "[offload]") {
 TEST_CASE("offload: nothing moved, or moved for free, times as the plain simulator", "[offload]") {
     const std::vector<std::tuple<std::string, int, int, std::optional<int>, std::optional<int>>> cases = {
         {"1f1b", 4, 8, {}, {}}, {"zb-h1", 4, 8, {}, {}}, {"interleaved-1f1b", 4, 8, 2, {}},
-        {"dualpipe", 4, 8, {}, {}}, {"seq1f1b", 3, 5, {}, 2}, {"group-interleaved", 4, 8, 2, {}}};
+        {"dualpipe", 4, 8, {}, {}}, {"dualpipev", 4, 8, {}, {}}, {"group-interleaved", 4, 8, 2, {}}};
     for (const auto& [family, P, M, V, k] : cases) {
         CAPTURE(family);
         const Schedule s = generate(family, P, M, V, k);
@@ -248,12 +248,27 @@ TEST_CASE("offload: nothing moved, or moved for free, times as the plain simulat
     }
 }
 
+TEST_CASE("offload: slots that take no time still hold their stashes", "[offload]") {
+    // At equal times the slots keep their order on the rank: with zero costs the device peak is the order-based peak,
+    // and a pair's forward allocates before its backward releases.
+    for (const auto& [family, costs] : std::vector<std::pair<std::string, std::string>>{
+             {"1f1b", "F=0,I=0,W=0"}, {"dualpipe", "F=0,I=1,W=1,FB=0"}, {"zb-h1", "F=0,I=0,W=1"}}) {
+        CAPTURE(family, costs);
+        const Schedule s = generate(family, 4, 8);
+        OffloadPolicy none;
+        none.fraction = Rational(0);
+        const OffloadTiming t = time_with_offload(s, costs_of(costs), {}, none);
+        const std::vector<Rational> peaks = peak_activations(s);
+        for (size_t r = 0; r < peaks.size(); ++r) CHECK(t.ranks[r].device_peak == peaks[r]);
+    }
+}
+
 TEST_CASE("offload: random instances against a second timing from the rules", "[offload]") {
     std::mt19937 rng(43);
     auto pick = [&](const std::vector<Rational>& values) { return values[rng() % values.size()]; };
     const std::vector<std::tuple<std::string, int, int, std::optional<int>, std::optional<int>>> cases = {
         {"1f1b", 3, 6, {}, {}}, {"zb-h1", 4, 6, {}, {}}, {"interleaved-1f1b", 2, 4, 2, {}},
-        {"dualpipe", 4, 8, {}, {}}, {"seq1f1b", 3, 4, {}, 2}, {"group-interleaved", 3, 6, 2, {}}, {"zbv", 3, 6, {}, {}}};
+        {"dualpipe", 4, 8, {}, {}}, {"chimera", 4, 8, {}, {}}, {"group-interleaved", 3, 6, 2, {}}, {"zbv", 3, 6, {}, {}}};
     int compared = 0;
     for (int round = 0; round < 12; ++round)
         for (const auto& [family, P, M, V, k] : cases) {
@@ -352,6 +367,19 @@ TEST_CASE("offload: simulate's flags, verdicts and exit codes", "[offload][cli]"
     CHECK(chart.out.find("makespan with offload: 21") != std::string::npos);
     CHECK(run_cli("show 1f1b -P 2 -M 3 --offload 1 --host-link 3 --json").exit_code == 2);
     CHECK(run_cli("show 1f1b -P 2 -M 3 --offload 1 --host-link 3 --svg x.svg").exit_code == 2);
+
+    // Nothing guessed: both directions named once, no empty items, chunks once, every offload flag needs --offload.
+    for (const std::string bad : {"--offload 1 --host-link offload=3", "--offload 1 --host-link offload=1,offload=2,reload=1",
+                                  "--offload 1 --host-link offload=1,reload=1,", "--offload 1 --host-link 1 --offload-chunks 0,",
+                                  "--offload 1 --host-link 1 --offload-chunks 0,0", "--reload-lookahead 1",
+                                  "--offload 1 --host-link 1 --offload-chunks 2", "--offload 1 --host-link 1 --reload-lookahead 0"}) {
+        CAPTURE(bad);
+        CHECK(run_cli(base + bad).exit_code == 2);
+    }
+    // Sequence segments are refused: a segment's backward reads the earlier segments' stashes.
+    const auto segments = run_cli("simulate seq1f1b -P 2 -M 2 --segments 2 --offload 1 --host-link 1");
+    CHECK(segments.exit_code == 2);
+    CHECK(segments.err.find("sequence segments") != std::string::npos);
 
     const auto split = run_cli(base + "--offload 1 --host-link offload=3,reload=1");
     CHECK(split.exit_code == 0);

@@ -64,7 +64,7 @@ std::vector<Move> plan_moves(const Schedule& schedule, const ScheduleGraph& g, c
             if (!g.present(backward)) backward.kind = OpKind::B;
             const std::int32_t b = g.slot_of(backward);
             const std::uint32_t rank = g.rank_of(slot);
-            if (b < 0 || policy.fraction == Rational(0) || !selected(op) ||
+            if (b < 0 || policy.fraction == Rational(0) || stash_size(sizes, op) == Rational(0) || !selected(op) ||
                 g.position(static_cast<std::uint32_t>(b)) <= g.position(slot) + static_cast<std::uint32_t>(policy.lookahead)) {
                 ++ranks[rank].kept;
                 continue;
@@ -113,6 +113,8 @@ void add_arcs(const ScheduleGraph& g, const Costs& costs, OffloadNetwork& net) {
 }
 
 void add_events(const Schedule& schedule, const ScheduleGraph& g, const ActivationModel& sizes, OffloadNetwork& net) {
+    constexpr std::uint64_t kRelease = 0, kAllocate = ~std::uint64_t{0};
+    auto in_order = [](std::uint32_t slot, bool at_start) { return 1 + 2 * std::uint64_t{slot} + (at_start ? 0 : 1); };
     net.events.assign(static_cast<size_t>(schedule.rank_count()), {});
     for (std::uint32_t u = 0; u < net.slots; ++u) {
         auto& events = net.events[g.rank_of(u)];
@@ -120,10 +122,10 @@ void add_events(const Schedule& schedule, const ScheduleGraph& g, const Activati
             const Rational size = stash_size(sizes, op);
             const Rational at_i = sizes.input_grad_free * sizes.scale_of(op.pipeline, op.stage);
             switch (op.kind) {
-                case OpKind::F: events.push_back({u, true, size}); break;
-                case OpKind::I: events.push_back({u, false, -at_i}); break;
-                case OpKind::W: events.push_back({u, false, at_i - size}); break;
-                case OpKind::B: events.push_back({u, false, -size}); break;
+                case OpKind::F: events.push_back({u, true, size, -1, false, in_order(u, true)}); break;
+                case OpKind::I: events.push_back({u, false, -at_i, -1, false, in_order(u, false)}); break;
+                case OpKind::W: events.push_back({u, false, at_i - size, -1, false, in_order(u, false)}); break;
+                case OpKind::B: events.push_back({u, false, -size, -1, false, in_order(u, false)}); break;
             }
         }
     }
@@ -131,23 +133,23 @@ void add_events(const Schedule& schedule, const ScheduleGraph& g, const Activati
         const int move = static_cast<int>(k);
         const Rational& a = net.moves[k].amount;
         auto& events = net.events[static_cast<size_t>(net.moves[k].rank)];
-        events.push_back({net.offload_node(k), false, -a, move, false});
-        events.push_back({net.reload_node(k), true, a, move, false});
-        events.push_back({net.offload_node(k), true, a, move, true});
-        events.push_back({net.reload_node(k), false, -a, move, true});
+        events.push_back({net.offload_node(k), false, -a, move, false, kRelease});
+        events.push_back({net.reload_node(k), true, a, move, false, kAllocate});
+        events.push_back({net.offload_node(k), true, a, move, true, kAllocate});
+        events.push_back({net.reload_node(k), false, -a, move, true, kRelease});
     }
 }
 
 struct MemoryPoint {
     Ticks time;
-    bool frees;
+    std::uint64_t tie;
     Rational delta;
 };
 
 Rational peak_of(std::vector<MemoryPoint>& points) {
     std::sort(points.begin(), points.end(), [](const MemoryPoint& a, const MemoryPoint& b) {
         if (a.time != b.time) return a.time < b.time;
-        return a.frees && !b.frees;
+        return a.tie < b.tie;
     });
     Rational live(0), peak(0);
     for (const MemoryPoint& e : points) {
@@ -174,10 +176,16 @@ Rational OffloadTiming::host_peak() const {
 OffloadNetwork offload_network(const Schedule& schedule, const Costs& costs, const ActivationModel& given_sizes,
                                const OffloadPolicy& policy) {
     check_policy(policy);
-    // The timing keeps about 200 bytes per slot and transfer (predecessor and successor lists, times, events).
+    // The timing keeps about 500 bytes per slot with its transfers (arcs, successors, times, events; 2 GB measured
+    // at 4.16 million slots).
     if (const size_t slots = schedule.slot_count(); slots > kMaxOffloadSlots)
-        throw SizeLimitError(fmt::format("{} slots: offload timing takes at most {} (about 200 bytes each)", slots,
+        throw SizeLimitError(fmt::format("{} slots: offload timing takes at most {} (about 500 bytes each)", slots,
                                          kMaxOffloadSlots));
+    // A segment's backward reads the keys and values of the micro-batch's earlier segments on its stage, so their
+    // stashes would have to stay (or come back) with it: not modelled.
+    if (schedule.segments > 1)
+        throw OffloadError("offload does not model sequence segments yet (a segment's backward reads the stashes of the "
+                           "earlier segments of its micro-batch)");
     const ActivationModel sizes = sizes_per_unit(schedule, given_sizes);
     const ScheduleGraph g = build_schedule_graph(schedule);
 
@@ -246,7 +254,7 @@ OffloadTiming time_with_offload(const Schedule& schedule, const Costs& costs, co
     for (size_t r = 0; r < out.ranks.size(); ++r) {
         std::vector<MemoryPoint> device, host;
         for (const Event& e : net.events[r])
-            (e.host ? host : device).push_back({e.at_start ? out.start[e.node] : out.end[e.node], e.delta < Rational(0), e.delta});
+            (e.host ? host : device).push_back({e.at_start ? out.start[e.node] : out.end[e.node], e.tie, e.delta});
         out.ranks[r].device_peak = peak_of(device);
         out.ranks[r].host_peak = peak_of(host);
     }

@@ -5,21 +5,25 @@
 //
 // The model, stated so that every number it prints can be re-derived by hand:
 // - Each rank has a host link: one stream shared by both directions, or (duplex) one stream each way.
-//   A transfer of a fraction of a stash takes that fraction of the per-stash time, one at a time per stream.
+//   Moving one unit of activation memory (what an F allocates at the default sizes) takes the policy's time;
+//   a transfer takes that times the amount it moves. One transfer at a time per stream.
 // - Offload (device to host) of the stash of F(s, m) starts after F's slot ends; the device frees the moved
 //   part when it ends. Reload (host to device) starts after the offload ended and after the slot
 //   `lookahead` places before the backward (the I or B of (s, m)) on the rank has started; the device
 //   allocates the moved part when it starts, and the backward waits for it to end.
 // - A stash whose backward is at most `lookahead` slots after its forward stays on the device (the
 //   reference drops such short-lived stashes too: moving them frees nothing for long), and so does every
-//   stash of a chunk the policy does not select (PipeOffload's selective offload).
+//   stash of a chunk the policy does not select (PipeOffload's selective offload) and every empty stash.
+//   Schedules with sequence segments are refused.
 // - Each stream runs its transfers in a fixed order read off the rank's order: at slot q, first the reload
 //   that slot q's start releases, then the offload of slot q's forward. With that order the timing is a
 //   longest path, as without offload: exact, and the same schedule times the same way every run.
 // - Device memory: an F allocates its stash at its start, I/W/B release as without offload (their ends),
 //   and the transfers move the offloaded part as above. Host memory holds a part from its offload's start
-//   to its reload's end. Peaks are maxima over time (frees before allocations at equal times), in the
-//   activation sizes' units; with nothing offloaded the device peak is the order-based peak of `verify`.
+//   to its reload's end. Peaks are maxima over time, in the activation sizes' units. At equal times a transfer's
+//   release comes first and a reload's allocation last, and the compute slots' events keep the rank's order
+//   (so a slot that takes no time still counts): with nothing offloaded the device peak is `verify`'s
+//   order-based peak.
 #include "model/costs.hpp"
 #include "model/rational.hpp"
 #include "model/schedule.hpp"
@@ -32,7 +36,7 @@ namespace pp {
 
 struct OffloadPolicy {
     Rational fraction{1};        // of each eligible stash moved to the host (0 .. 1)
-    Rational offload_time{0};    // host-link time to move one whole stash (F's allocation 1) to the host, cost units
+    Rational offload_time{0};    // host-link time to move one unit of activation memory to the host, cost units
     Rational reload_time{0};     // and back
     int lookahead = 1;           // reload released by the start of the slot this many places before the backward
     bool duplex = false;         // one stream per direction, else one shared stream
@@ -102,6 +106,10 @@ struct OffloadNetwork {
         Rational delta;
         int move = -1;            // >= 0: only when that move is made
         bool host = false;
+        // The order of events at the same time: a transfer's release first, then the compute slots' events in the
+        // rank's order (a slot's allocation before its release, so a slot that takes no time still holds its stash
+        // for that instant), then a reload's allocation.
+        std::uint64_t tie = 0;
     };
     TimeScale scale;
     std::uint32_t slots = 0;
