@@ -121,6 +121,29 @@ bool within(const OffloadTiming& t, const Rational& device_cap, const std::optio
     return t.device_peak() <= device_cap && (!host_cap || t.host_peak() <= *host_cap);
 }
 
+// A better first choice for the bisection: from every stash moved, leave one resident at a time while the caps still
+// hold and the makespan does not grow (each step moves one stash fewer, so at most n steps of n timings).
+void drop_moves_greedily(const Schedule& schedule, const Costs& costs, const ActivationModel& sizes, const OffloadPolicy& policy,
+                         const Rational& device_cap, const limits::Deadline& deadline, OffloadChoice& out) {
+    for (bool dropped = true; dropped && !deadline.passed();) {
+        dropped = false;
+        for (size_t k = 0; k < out.moved.size() && !deadline.passed();) {
+            std::vector<Op> fewer = out.moved;
+            fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
+            OffloadTiming timing = time_with_offload(schedule, costs, sizes, restricted(policy, fewer));
+            const Rational makespan = timing.scale.to_units(timing.makespan);
+            if (!within(timing, device_cap, policy.host_memory) || makespan > out.makespan) {
+                ++k;
+                continue;
+            }
+            out.moved = std::move(fewer);  // the next stash now sits at k
+            out.makespan = makespan;
+            out.timing = std::move(timing);
+            dropped = true;
+        }
+    }
+}
+
 }  // namespace
 
 const char* choice_status_name(ChoiceStatus status) {
@@ -156,8 +179,10 @@ OffloadChoice choose_offloads(const Schedule& schedule, const Costs& costs, cons
     }
     std::vector<Op> all;
     for (const auto& m : net.moves) all.push_back(m.forward);
-    if (OffloadTiming every = time_with_offload(schedule, costs, sizes, restricted(policy, all)); within(every, device_cap, policy.host_memory))
+    if (OffloadTiming every = time_with_offload(schedule, costs, sizes, restricted(policy, all)); within(every, device_cap, policy.host_memory)) {
         take(all, std::move(every));
+        drop_moves_greedily(schedule, costs, sizes, policy, device_cap, deadline, out);
+    }
 
     z3::context ctx;
     ChoiceEncoding enc(ctx, net, device_cap, policy.host_memory);
