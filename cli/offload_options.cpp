@@ -81,8 +81,9 @@ void each_slot(const Schedule& schedule, Visit&& visit) {
 std::string choice_text(const OffloadChoice& c) {
     if (c.status == ChoiceStatus::Infeasible)
         return fmt::format("offload choice: INFEASIBLE: {}; below, every one of the {} eligible stashes moved\n", c.reason, c.eligible);
-    std::vector<std::string> names;
-    for (const Op& op : c.moved) names.push_back(format_op(op));
+    std::vector<std::string> names;  // the first 24 (the JSON lists all)
+    for (size_t k = 0; k < c.moved.size() && k < 24; ++k) names.push_back(format_op(c.moved[k]));
+    if (c.moved.size() > 24) names.push_back(fmt::format("... ({} more; --json lists all)", c.moved.size() - 24));
     return fmt::format("offload choice: {}: {} of {} eligible stashes move{}{}; makespan {}, lower bound {} ({}; {} Z3 "
                        "quer{})\n",
                        choice_status_name(c.status), c.moved.size(), c.eligible, names.empty() ? "" : ": ",
@@ -149,7 +150,7 @@ OffloadReport offload_report(const Schedule& schedule, const Costs& costs, const
     OffloadTiming timing;
     try {
         timing = time_with_offload(schedule, costs, sizes, policy);
-    } catch (const OffloadError& e) {  // a chunk the placement does not have
+    } catch (const OffloadError& e) {  // a chunk the placement does not have, or sequence segments
         throw UsageError(e.what());
     }
     OffloadReport report{policy, std::move(timing), makespan_without, std::move(peak_without), device_limit, {}};

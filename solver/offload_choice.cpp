@@ -2,6 +2,7 @@
 
 #include "limits/z3_check.hpp"
 
+#include <fmt/format.h>
 #include <z3++.h>
 
 #include <algorithm>
@@ -12,6 +13,8 @@ namespace pp {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr size_t kMaxMemoryTerms = size_t{2} << 20;
 
 z3::expr ticks(z3::context& ctx, const Ticks& value) { return ctx.int_val(value.to_string().c_str()); }
 
@@ -184,6 +187,20 @@ OffloadChoice choose_offloads(const Schedule& schedule, const Costs& costs, cons
         drop_moves_greedily(schedule, costs, sizes, policy, device_cap, deadline, out);
     }
 
+    // The memory constraints pair every allocation with every event of its rank: refuse an encoding past
+    // kMaxMemoryTerms (about 1 KB of Z3 memory each) and keep what the greedy found.
+    size_t terms = 0;
+    for (const auto& events : net.events) {
+        size_t allocations = 0;
+        for (const auto& e : events) allocations += e.delta > Rational(0) ? 1 : 0;
+        terms += allocations * events.size();
+    }
+    if (terms > kMaxMemoryTerms) {
+        out.reason = fmt::format("the Z3 encoding would hold {} memory terms (at most {}): the greedy choice, not searched further",
+                                 terms, kMaxMemoryTerms);
+        out.status = out.timing ? ChoiceStatus::Feasible : ChoiceStatus::Unknown;
+        return out;
+    }
     z3::context ctx;
     ChoiceEncoding enc(ctx, net, device_cap, policy.host_memory);
     // One query: a choice with makespan <= bound (none: any), re-timed; true when sat.

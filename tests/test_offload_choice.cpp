@@ -113,6 +113,12 @@ TEST_CASE("offload choice: simulate --choose-offloads", "[offload][solver][cli]"
     const auto none = run_cli(base + "--memory-limit 2 --json");
     CHECK(none.exit_code == 1);
     CHECK(none.out.find("\"infeasible\"") != std::string::npos);
+    // Too large for Z3 (17.8 million memory terms): the greedy choice within the time limit, FEASIBLE with the plain bound.
+    const auto large = run_cli("simulate 1f1b -P 16 -M 256 --costs F=1,B=2 --offload 1 --host-link 3/2 --memory-limit 12 "
+                               "--choose-offloads --time-limit 1");
+    CHECK(large.exit_code == 0);
+    CHECK(large.out.find("offload choice: FEASIBLE: ") != std::string::npos);
+    CHECK(large.out.find("memory terms (at most 2097152): the greedy choice") != std::string::npos);
     CHECK(run_cli("simulate 1f1b -P 4 -M 8 --offload 1 --host-link 1 --choose-offloads").exit_code == 2);  // no cap
     CHECK(run_cli("simulate 1f1b -P 4 -M 8 --offload 1 --host-link 1 --time-limit 5").exit_code == 2);     // no choice
     CHECK(run_cli("simulate 1f1b -P 4 -M 8 --choose-offloads --memory-limit 2").exit_code == 2);           // no --offload
