@@ -61,14 +61,7 @@ struct ShowCommand {
         if (offload.active()) schedule.memory_limit.reset();
         auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model),
                                          offload.active() ? std::nullopt : flag_limit);
-        std::optional<OffloadReport> moved;
-        if (offload.active() && timed.valid()) {
-            std::vector<Rational> peaks;
-            for (const RankTiming& rank : timed.sim.ranks) peaks.push_back(rank.peak_activations);
-            moved = offload_report(offload, schedule, c, costs.activations(&schedule), timed.sim.scale.to_units(timed.sim.makespan),
-                                   std::move(peaks), limit);
-            for (Violation& v : moved->violations) timed.verdict.violations.push_back(v);
-        }
+        const auto moved = offload_for_timed(offload, schedule, c, costs.activations(&schedule), timed, limit);
         if (json) {
             if (svg_path || trace_path) throw UsageError("--json prints the timeline as JSON; write --svg/--trace files in a separate run");
             // simulate's JSON document plus every slot's rank, start and end (the timeline the chart draws),

@@ -45,14 +45,7 @@ struct SimulateCommand {
         auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model),
                                                offload.active() ? std::nullopt : flag_limit,
                                                ops ? SlotTimes::AllSlots : SlotTimes::SummaryOnly);
-        std::optional<OffloadReport> moved;
-        if (offload.active() && timed.valid()) {
-            std::vector<Rational> peaks;
-            for (const RankTiming& rank : timed.sim.ranks) peaks.push_back(rank.peak_activations);
-            moved = offload_report(offload, schedule, c, costs.activations(&schedule), timed.sim.scale.to_units(timed.sim.makespan),
-                                   std::move(peaks), limit);
-            for (Violation& v : moved->violations) timed.verdict.violations.push_back(v);
-        }
+        const auto moved = offload_for_timed(offload, schedule, c, costs.activations(&schedule), timed, limit);
         // Under `batched`, --ops also shows the blocking batch committed before each slot (only --ops reads it).
         std::vector<std::string> batch_before(ops ? timed.slots.slot_count() : 0);
         if (ops && timed.timing.model == CommModel::Batched) {

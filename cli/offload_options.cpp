@@ -1,6 +1,7 @@
 #include "cli/offload_options.hpp"
 
 #include "cli/common.hpp"
+#include "cli/report.hpp"
 #include "render/chunks.hpp"
 
 #include <fmt/format.h>
@@ -191,6 +192,18 @@ OffloadReport offload_report(const OffloadInput& input, const Schedule& schedule
     if (choice.status != ChoiceStatus::Infeasible) policy.only = choice.moved;  // else every eligible stash, as given
     OffloadReport report = offload_report(schedule, costs, sizes, policy, makespan_without, std::move(peak_without), device_limit);
     report.choice = std::move(choice);
+    return report;
+}
+
+std::optional<OffloadReport> offload_for_timed(const OffloadInput& input, const Schedule& schedule, const Costs& costs,
+                                               const ActivationModel& sizes, Timed& timed,
+                                               const std::optional<Rational>& device_limit) {
+    if (!input.active() || !timed.valid()) return std::nullopt;
+    std::vector<Rational> peaks;
+    for (const RankTiming& rank : timed.sim.ranks) peaks.push_back(rank.peak_activations);
+    OffloadReport report = offload_report(input, schedule, costs, sizes, timed.sim.scale.to_units(timed.sim.makespan),
+                                          std::move(peaks), device_limit);
+    for (const Violation& v : report.violations) timed.verdict.violations.push_back(v);
     return report;
 }
 

@@ -56,6 +56,13 @@ OffloadReport offload_report(const Schedule& schedule, const Costs& costs, const
 OffloadReport offload_report(const OffloadInput& input, const Schedule& schedule, const Costs& costs,
                              const ActivationModel& sizes, const Rational& makespan_without,
                              std::vector<Rational> peak_without, const std::optional<Rational>& device_limit);
+struct Timed;  // cli/report.hpp
+// simulate and show: with --offload, the report for a schedule `verify_and_simulate` timed (nullopt without
+// --offload, or when the schedule breaks the rules and has no timing), its violations added to timed's verdict.
+std::optional<OffloadReport> offload_for_timed(const OffloadInput& input, const Schedule& schedule, const Costs& costs,
+                                               const ActivationModel& sizes, Timed& timed,
+                                               const std::optional<Rational>& device_limit);
+
 // With `ops`, also every slot's start and end under offload and every transfer (stream order per rank).
 std::string offload_text(const Schedule& schedule, const OffloadReport& report, bool ops);
 nlohmann::json offload_json(const Schedule& schedule, const OffloadReport& report, bool ops);
