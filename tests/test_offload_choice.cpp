@@ -53,7 +53,7 @@ TEST_CASE("offload choice: the least makespan under the cap, as brute force find
     auto pick = [&](const std::vector<Rational>& values) { return values[rng() % values.size()]; };
     const std::vector<std::tuple<std::string, int, int, std::optional<int>>> cases = {
         {"1f1b", 3, 4, {}}, {"zb-h1", 3, 3, {}}, {"group-interleaved", 2, 3, 2}, {"group-interleaved", 2, 4, 2},
-        {"interleaved-1f1b", 2, 4, 2}};
+        {"interleaved-1f1b", 2, 4, 2}, {"dualpipe", 2, 4, {}}, {"zbv", 2, 4, {}}};
     int optimal = 0, infeasible = 0, solved = 0;
     for (int round = 0; round < 12; ++round)
         for (const auto& [family, P, M, V] : cases) {
@@ -92,7 +92,7 @@ TEST_CASE("offload choice: the least makespan under the cap, as brute force find
             ++optimal;
             if (got.queries > 0) ++solved;  // decided by Z3, not by the plain timing or the all-moved one
         }
-    CHECK(optimal + infeasible == 60);
+    CHECK(optimal + infeasible == 84);
     CHECK(optimal >= 10);    // the draw reaches both answers, not one only
     CHECK(infeasible >= 3);
     CHECK(solved >= 2);
