@@ -43,8 +43,8 @@ struct SimulateCommand {
         const auto limit = flag_limit ? flag_limit : schedule.memory_limit;
         if (offload.active()) schedule.memory_limit.reset();
         auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model),
-                                               offload.active() ? std::nullopt : flag_limit,
-                                               ops ? SlotTimes::AllSlots : SlotTimes::SummaryOnly);
+                                         offload.active() ? std::nullopt : flag_limit,
+                                         ops ? SlotTimes::AllSlots : SlotTimes::SummaryOnly);
         const auto moved = offload_for_timed(offload, schedule, c, costs.activations(&schedule), timed, limit);
         // Under `batched`, --ops also shows the blocking batch committed before each slot (only --ops reads it).
         std::vector<std::string> batch_before(ops ? timed.slots.slot_count() : 0);
