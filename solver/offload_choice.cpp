@@ -124,27 +124,35 @@ bool within(const OffloadTiming& t, const Rational& device_cap, const std::optio
     return t.device_peak() <= device_cap && (!host_cap || t.host_peak() <= *host_cap);
 }
 
-// A better first choice for the bisection: from every stash moved, leave one resident at a time while the caps still
-// hold and the makespan does not grow (each step moves one stash fewer, so at most n steps of n timings).
-void drop_moves_greedily(const Schedule& schedule, const Costs& costs, const ActivationModel& sizes, const OffloadPolicy& policy,
-                         const Rational& device_cap, const limits::Deadline& deadline, OffloadChoice& out) {
+std::vector<Op> moved_of(const OffloadNetwork& net, const std::vector<bool>& made) {
+    std::vector<Op> moved;
+    for (size_t k = 0; k < made.size(); ++k)
+        if (made[k]) moved.push_back(net.moves[k].forward);
+    return moved;
+}
+
+// A better first choice for the bisection: from the moves `made` (every one), leave one stash resident at a time
+// while the caps still hold and the makespan does not grow (each step makes one move fewer, so at most n passes of
+// n timings, each on the network already built).
+void drop_moves_greedily(const OffloadNetwork& net, const OffloadPolicy& policy, const Rational& device_cap,
+                         const limits::Deadline& deadline, std::vector<bool>& made, OffloadChoice& out) {
     for (bool dropped = true; dropped && !deadline.passed();) {
         dropped = false;
-        for (size_t k = 0; k < out.moved.size() && !deadline.passed();) {
-            std::vector<Op> fewer = out.moved;
-            fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
-            OffloadTiming timing = time_with_offload(schedule, costs, sizes, restricted(policy, fewer));
+        for (size_t k = 0; k < made.size() && !deadline.passed(); ++k) {
+            if (!made[k]) continue;
+            made[k] = false;
+            OffloadTiming timing = time_network(net, made);
             const Rational makespan = timing.scale.to_units(timing.makespan);
             if (!within(timing, device_cap, policy.host_memory) || makespan > out.makespan) {
-                ++k;
+                made[k] = true;
                 continue;
             }
-            out.moved = std::move(fewer);  // the next stash now sits at k
             out.makespan = makespan;
             out.timing = std::move(timing);
             dropped = true;
         }
     }
+    out.moved = moved_of(net, made);
 }
 
 }  // namespace
@@ -172,7 +180,7 @@ OffloadChoice choose_offloads(const Schedule& schedule, const Costs& costs, cons
     };
 
     // Nothing moved: the plain timing, a lower bound for every choice; the answer when it fits.
-    OffloadTiming none = time_with_offload(schedule, costs, sizes, restricted(policy, {}));
+    OffloadTiming none = time_network(net, std::vector<bool>(net.moves.size(), false));
     out.lower_bound = none.scale.to_units(none.makespan);
     if (within(none, device_cap, policy.host_memory)) {
         take({}, std::move(none));
@@ -180,11 +188,10 @@ OffloadChoice choose_offloads(const Schedule& schedule, const Costs& costs, cons
         out.reason = "nothing needs to move: the schedule fits the cap as it is";
         return out;
     }
-    std::vector<Op> all;
-    for (const auto& m : net.moves) all.push_back(m.forward);
-    if (OffloadTiming every = time_with_offload(schedule, costs, sizes, restricted(policy, all)); within(every, device_cap, policy.host_memory)) {
-        take(all, std::move(every));
-        drop_moves_greedily(schedule, costs, sizes, policy, device_cap, deadline, out);
+    std::vector<bool> made(net.moves.size(), true);
+    if (OffloadTiming every = time_network(net, made); within(every, device_cap, policy.host_memory)) {
+        take(moved_of(net, made), std::move(every));
+        drop_moves_greedily(net, policy, device_cap, deadline, made, out);
     }
 
     // The memory constraints pair every allocation with every event of its rank: refuse an encoding past
@@ -212,10 +219,8 @@ OffloadChoice choose_offloads(const Schedule& schedule, const Costs& costs, cons
         const z3::check_result r = limits::check(enc.solver(), limits::CheckLimit{deadline, nullptr});
         std::optional<bool> answer;
         if (r == z3::sat) {
-            const std::vector<bool> made = enc.moves_of(enc.solver().get_model());
-            std::vector<Op> moved;
-            for (size_t k = 0; k < made.size(); ++k)
-                if (made[k]) moved.push_back(net.moves[k].forward);
+            std::vector<Op> moved = moved_of(net, enc.moves_of(enc.solver().get_model()));
+            // Re-timed from the schedule, not from the network the encoding was built on.
             OffloadTiming timing = time_with_offload(schedule, costs, sizes, restricted(policy, moved));
             // The encoding is exact: its choice must time within the bound and keep the caps.
             if (!within(timing, device_cap, policy.host_memory) || (bound && timing.makespan * net.scale.ticks_per_unit >

@@ -50,8 +50,14 @@ std::vector<Move> plan_moves(const Schedule& schedule, const ScheduleGraph& g, c
     for (int c : policy.chunks)
         if (c < 0 || c >= most)
             throw OffloadError(fmt::format("offload chunk {} does not exist: a rank holds {} chunk(s), numbered from 0", c, most));
+    std::vector<bool> allowed;  // by OpIndex id: the forwards policy.only names
+    if (policy.only) {
+        allowed.assign(g.index.size(), false);
+        for (const Op& op : *policy.only)
+            if (g.index.in_range(op)) allowed[g.index.id(op)] = true;
+    }
     auto selected = [&](const Op& op) {
-        if (policy.only && std::find(policy.only->begin(), policy.only->end(), op) == policy.only->end()) return false;
+        if (policy.only && !allowed[g.index.id(op)]) return false;
         return policy.chunks.empty() || std::find(policy.chunks.begin(), policy.chunks.end(), chunk[op.pipeline][op.stage]) !=
                                             policy.chunks.end();
     };
@@ -217,12 +223,24 @@ OffloadNetwork offload_network(const Schedule& schedule, const Costs& costs, con
 OffloadTiming time_with_offload(const Schedule& schedule, const Costs& costs, const ActivationModel& sizes,
                                 const OffloadPolicy& policy) {
     const OffloadNetwork net = offload_network(schedule, costs, sizes, policy);
+    return time_network(net, std::vector<bool>(net.moves.size(), true));
+}
+
+OffloadTiming time_network(const OffloadNetwork& net, const std::vector<bool>& made) {
     const size_t nodes = net.nodes();
+    auto active = [&](int move) { return move < 0 || made[static_cast<size_t>(move)]; };
+    auto transfer_made = [&](std::uint32_t node) { return node < net.slots || made[(node - net.slots) / 2]; };
     OffloadTiming out;
     out.scale = net.scale;
     out.ranks = net.ranks;
+    for (size_t k = 0; k < net.moves.size(); ++k)
+        if (!made[k]) {
+            --out.ranks[static_cast<size_t>(net.moves[k].rank)].offloaded;
+            ++out.ranks[static_cast<size_t>(net.moves[k].rank)].kept;
+        }
 
-    // Longest path in topological order (Kahn), every move made; a node left unvisited sits on a cycle.
+    // Longest path in topological order (Kahn); a node left unvisited sits on a cycle. A move not made takes no
+    // time and its arcs do not count: its transfers only pass their stream's time on.
     std::vector<std::vector<std::uint32_t>> succs(nodes);
     std::vector<std::uint32_t> waiting(nodes, 0);
     for (std::uint32_t v = 0; v < nodes; ++v)
@@ -241,9 +259,10 @@ OffloadTiming time_with_offload(const Schedule& schedule, const Costs& costs, co
         ready.pop_front();
         ++visited;
         Ticks at(0);
-        for (const Arc& a : net.preds[v]) at = std::max(at, (a.from_start ? out.start[a.from] : out.end[a.from]) + a.delay);
+        for (const Arc& a : net.preds[v])
+            if (active(a.move)) at = std::max(at, (a.from_start ? out.start[a.from] : out.end[a.from]) + a.delay);
         out.start[v] = at;
-        out.end[v] = at + net.duration[v];
+        out.end[v] = transfer_made(v) ? at + net.duration[v] : at;
         out.makespan = std::max(out.makespan, out.end[v]);
         for (std::uint32_t w : succs[v])
             if (--waiting[w] == 0) ready.push_back(w);
@@ -254,17 +273,20 @@ OffloadTiming time_with_offload(const Schedule& schedule, const Costs& costs, co
     for (size_t r = 0; r < out.ranks.size(); ++r) {
         std::vector<MemoryPoint> device, host;
         for (const Event& e : net.events[r])
-            (e.host ? host : device).push_back({e.at_start ? out.start[e.node] : out.end[e.node], e.tie, e.delta});
+            if (active(e.move))
+                (e.host ? host : device).push_back({e.at_start ? out.start[e.node] : out.end[e.node], e.tie, e.delta});
         out.ranks[r].device_peak = peak_of(device);
         out.ranks[r].host_peak = peak_of(host);
     }
     for (size_t k = 0; k < net.moves.size(); ++k)
-        out.ranks[static_cast<size_t>(net.moves[k].rank)].link_busy +=
-            net.duration[net.offload_node(k)] + net.duration[net.reload_node(k)];
+        if (made[k])
+            out.ranks[static_cast<size_t>(net.moves[k].rank)].link_busy +=
+                net.duration[net.offload_node(k)] + net.duration[net.reload_node(k)];
 
     for (size_t s = 0; s < net.streams.size(); ++s)
         for (std::uint32_t node : net.streams[s]) {
             const size_t k = (node - net.slots) / 2;
+            if (!made[k]) continue;
             const bool to_host = (node - net.slots) % 2 == 0;
             out.transfers.push_back({net.moves[k].rank, net.moves[k].forward, to_host, net.moves[k].amount, out.start[node],
                                      out.end[node]});

@@ -125,6 +125,11 @@ struct OffloadNetwork {
     size_t nodes() const { return duration.size(); }
 };
 
+// The timing of a network with only the moves flagged in `made` (one flag per move) made: a move not made leaves its
+// stash resident, takes no time and its tagged arcs and events do not count -- what the encoding of
+// solver/offload_choice.hpp assumes. time_with_offload is this with every move made.
+OffloadTiming time_network(const OffloadNetwork& net, const std::vector<bool>& made);
+
 // Throws as time_with_offload does.
 OffloadNetwork offload_network(const Schedule& schedule, const Costs& costs, const ActivationModel& sizes,
                                const OffloadPolicy& policy);
