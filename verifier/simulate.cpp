@@ -9,11 +9,7 @@
 
 namespace pp {
 
-TimeScale time_scale_for(const Costs& costs) {
-    TimeScale scale;
-    for (const auto& value : costs.all_values()) scale.include(value);
-    return scale;
-}
+TimeScale time_scale_for(const Costs& costs) { return time_scale_for(std::span<const Costs>(&costs, 1)); }
 
 Ticks slot_duration(const Slot& slot, const Placement& placement, const Costs& costs, const TimeScale& scale) {
     const Op& first = slot.ops[0];
