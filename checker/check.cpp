@@ -1,6 +1,7 @@
 // The order of the checker's steps (checker/check.hpp): each recomputes what it checks, the first that fails is the
 // answer.
 #include "checker/internal.hpp"
+#include "schedules/v1f1b.hpp"
 #include "schedules/v_zb.hpp"
 
 #include <fmt/format.h>
@@ -139,20 +140,26 @@ private:
                                                                      : "lemma (A1, argued, not machine-checked)");
     }
 
-    // The structure lemma by a finite check: the greedy's state recurrence re-run here (schedules/v_zb.hpp, the
-    // generator's own instrumented run, as the word step runs the generator), then the word compared with the
-    // generator far enough that Lemma 1 ties it to the periodic word the recurrence gives from from_m on.
+    // The structure lemma by a finite check: the greedy's state recurrence re-run here (schedules/v_zb.hpp for
+    // v-zb's rounds, schedules/v1f1b.hpp for 1F1B-V's sweep: the generator's own instrumented run, as the word step
+    // runs the generator), then the word compared with the generator far enough that Lemma 1 ties it to the
+    // periodic word the recurrence gives from from_m on.
     std::string structure() {
         if (has_step_program(c_)) return check_step_program(c_, base_);
         const CertificateStructureCheck& sc = *c_.structure_check;
-        if (sc.method != "greedy-state-recurrence" || c_.family != "v-zb")
+        GreedyRecurrence rec;
+        if (sc.method == "greedy-state-recurrence" && c_.family == "v-zb") {
+            GenerateParams params{c_.ranks, 1, c_.stages_per_rank};
+            if (c_.ordered_for_costs) {
+                params.costs = c_.costs;
+                params.activation_sizes = c_.ordered_for_sizes;
+            }
+            rec = check_v_zb_recurrence(params, sc.from_m, sc.from_m);
+        } else if (sc.method == "sweep-state-recurrence" && c_.family == "1f1b-v") {
+            rec = check_1f1b_v_recurrence(c_.ranks, sc.from_m, sc.from_m);
+        } else {
             reject("structure", "unknown structure check '" + sc.method + "' for " + c_.family);
-        GenerateParams params{c_.ranks, 1, c_.stages_per_rank};
-        if (c_.ordered_for_costs) {
-            params.costs = c_.costs;
-            params.activation_sizes = c_.ordered_for_sizes;
         }
-        const GreedyRecurrence rec = check_v_zb_recurrence(params, sc.from_m, sc.from_m);
         if (!rec.holds) reject("structure", fmt::format("the greedy's state does not repeat at M = {}: {}", sc.from_m, rec.failure));
         if (rec.period_m != sc.period_m)
             reject("structure", fmt::format("the state repeats with period {}, the certificate says {}", rec.period_m, sc.period_m));
@@ -172,12 +179,14 @@ private:
             const std::string diff = first_difference(generate(c_, static_cast<int>(m)), instantiate(w, base_, t));
             if (!diff.empty()) reject("structure", fmt::format("at M = {} the generator and the word differ: {}", m, diff));
         }
-        return fmt::format("the greedy's whole state repeats with period {} micro-batch(es) in all {} runs at M = {}{}, "
-                           "every comparison with M before that as for any larger M: the order is a periodic word for "
-                           "every M >= {}; the certificate's word equals the generator for M = {}..{} (Lemma 1 for each "
-                           "residue class), so the two are one word for every M",
-                           e, rec.runs_checked, sc.from_m, e > 1 ? fmt::format("..{}", top) : std::string(), sc.from_m,
-                           w.m_origin, last);
+        const bool sweep = sc.method == "sweep-state-recurrence";
+        return fmt::format("the {} repeats with period {} micro-batch(es) in all {} runs at M = {}{}, {} before that "
+                           "as for any larger M: the order is a periodic word for every M >= {}; the certificate's "
+                           "word equals the generator for M = {}..{} (Lemma 1 for each residue class), so the two are "
+                           "one word for every M",
+                           sweep ? "compaction sweep's state (within its read window)" : "greedy's whole state", e,
+                           rec.runs_checked, sc.from_m, e > 1 ? fmt::format("..{}", top) : std::string(),
+                           sweep ? "its input" : "every comparison with M", sc.from_m, w.m_origin, last);
     }
 
     // Symbolic costs: the cone every comparison is made on, from the constraints as stated.

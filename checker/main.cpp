@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
                        pp::check::has_step_program(certificate)
                            ? "Lemmas 1-3; Lemma 2 for the one step-program interpreter, schedules/step_program.cpp, "
                              "which the generator runs"
-                           : "Lemmas 1-3 and the state-recurrence induction of schedules/v_zb.hpp");
+                           : "Lemmas 1-3 and the state-recurrence induction of schedules/greedy_recurrence.hpp");
         else
             fmt::print("assuming: the generator's order is a periodic word for every M (structure lemma, argued: {})\n",
                        certificate.structure_lemma.empty() ? "none recorded" : certificate.structure_lemma);

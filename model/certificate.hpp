@@ -87,8 +87,9 @@ struct CertificateObligation {
 };
 
 // How the generator's order was shown to be the periodic word for every M by a finite check instead of an argued
-// structure lemma: "greedy-state-recurrence" (schedules/v_zb.hpp): the greedy's whole state repeats from from_m
-// with a period of period_m micro-batches.
+// structure lemma: "greedy-state-recurrence" (v-zb, schedules/v_zb.hpp): the greedy's whole state repeats from
+// from_m with a period of period_m micro-batches; "sweep-state-recurrence" (1f1b-v, schedules/v1f1b.hpp): the same
+// of its compaction sweep.
 struct CertificateStructureCheck {
     std::string method;
     int from_m = 0;

@@ -3,6 +3,7 @@
 #include "proofs/prove.hpp"
 
 #include "schedules/registry.hpp"
+#include "schedules/v1f1b.hpp"
 #include "schedules/v_zb.hpp"
 
 #include <fmt/format.h>
@@ -31,34 +32,24 @@ const char* kVGreedyLemma =
     "of a period of the middle (F c0, F c1, I c1, I c0 and two W's) and the middle stays in lock-step. So the order "
     "for M+1 is the order for M with one more period of 6 ops per rank: a periodic word. Argued "
     "(shift-equivariance), not machine-checked";
-const char* kV1F1BLemma =
-    "schedules/v1f1b.cpp (v1f1b.py): every rank's row is a 6-cell pattern repeated; keeping M copies of each letter "
-    "keeps, per letter, the copies in the 6M cells from a cursor fixed by P and blanks the others, so the rows for "
-    "M+1 are the rows for M with one more 6-cell period kept. The one left-to-right compaction moves every op to "
-    "the earliest free cell(s) after its inputs, a forward only while the rank's running memory stays below the "
-    "rows' peak (taken in the warm-up or the periodic middle from the checked range on). An op's move depends only "
-    "on its inputs' final cells, the cells freed or filled before it and the running memory, all of which repeat "
-    "with the period once the moves of the period before did (induction over the periods): warm-up moves do not "
-    "depend on M, middle moves are those of the previous period shifted by 6 cells (a constant shift per rank and "
-    "letter), and cool-down moves for M+1 are those for M shifted by 6 cells and one micro-batch. So the order for "
-    "M+1 is the order for M with one more period of 4 ops per rank: a periodic word. Argued (shift-equivariance), "
-    "not machine-checked";
-
 // How far the greedy families' words are compared with their generators: 4P + 8 micro-batches, far past the
 // warm-up and cool-down (at most 2P micro-batches each), so that a decision that changes with M would show.
 int greedy_check_until(int P) { return 4 * P + 8; }
 
-// v-zb's structure lemma by a finite check of its greedy (schedules/v_zb.hpp) for the parameters it is ordered
-// with. The check gives a periodic word per residue class of M modulo e from from_m; the fitted word agrees with
-// the generator on every M up to the horizon returned, which covers Lemma 1 for each class (n_r + L_r over L_r
-// blocks, with n_r the rank's slots at the class's first M and L_r its growth per period), so the two words are
-// one for every M.
-StructureCheck v_zb_structure_check(const GenerateParams& params) {
+// A greedy's structure lemma from its state recurrence (schedules/greedy_recurrence.hpp): the check gives a
+// periodic word per residue class of M modulo e from from_m; the fitted word agrees with the generator on every M
+// up to the horizon returned, which covers Lemma 1 for each class (n_r + L_r over L_r blocks, with n_r the rank's
+// slots at the class's first M and L_r its growth per period), so the two words are one for every M.
+// `source` names the check, `repeats` what it found repeating, `alike` why the runs at M and M + e agree up to there.
+struct RecurrenceWording {
+    std::string method, source, repeats, alike;
+};
+
+StructureCheck recurrence_structure_check(const std::string& family_name, const GenerateParams& params,
+                                          const GreedyRecurrence& rec, const RecurrenceWording& words) {
     StructureCheck out;
-    const int P = params.ranks;
-    const GreedyRecurrence rec = check_v_zb_recurrence(params, 2 * P, 16 * P + 16);
     if (!rec.holds) {
-        out.failure = "v-zb's greedy state does not repeat: " + rec.failure;
+        out.failure = family_name + "'s greedy state does not repeat: " + rec.failure;
         return out;
     }
     const int e = rec.period_m, top = rec.from_m + e - 1;
@@ -66,7 +57,7 @@ StructureCheck v_zb_structure_check(const GenerateParams& params) {
         GenerateParams at = params;
         at.microbatches = M;
         std::vector<long long> n;
-        for (const auto& rank : find_family("v-zb")->generate(at).ranks) n.push_back(static_cast<long long>(rank.size()));
+        for (const auto& rank : find_family(family_name)->generate(at).ranks) n.push_back(static_cast<long long>(rank.size()));
         return n;
     };
     const std::vector<long long> n = slots_at(top), grown = slots_at(top + e);
@@ -80,16 +71,37 @@ StructureCheck v_zb_structure_check(const GenerateParams& params) {
         T = std::max(T, (n[r] + L + L - 1) / L);
     }
     out.check_until_m = static_cast<int>(top + e * T);
-    out.record = CertificateStructureCheck{"greedy-state-recurrence", rec.from_m, e};
-    out.lemma = fmt::format(
-        "machine-checked (schedules/v_zb.hpp, greedy state recurrence): in each of the {} runs of the reference's "
-        "greedy at M = {}{} (four variants and their retries) the whole state (counts, clocks, memory, bubbles, owed "
-        "W's, readable end times) after round k + {} is the state after round k shifted by {} micro-batch(es), and no "
-        "comparison with M before it could come out otherwise for a larger M; by induction on M the order at every "
-        "M >= {} is prefix . block^t . suffix(t), tied to the fitted word by Lemma 1 up to M = {}",
-        rec.runs_checked, rec.from_m, e > 1 ? fmt::format("..{}", top) : std::string(), 2 * e, e, rec.from_m,
-        out.check_until_m);
+    out.record = CertificateStructureCheck{words.method, rec.from_m, e};
+    out.lemma = fmt::format("machine-checked ({}): at M = {}{} {} repeats shifted by {} micro-batch(es), and {}; by "
+                            "induction on M the order at every M >= {} is prefix . block^t . suffix(t), tied to the "
+                            "fitted word by Lemma 1 up to M = {}",
+                            words.source, rec.from_m, e > 1 ? fmt::format("..{}", top) : std::string(), words.repeats,
+                            e, words.alike, rec.from_m, out.check_until_m);
     return out;
+}
+
+// v-zb: the rounds of the reference's greedy (schedules/v_zb.hpp), for the parameters it is ordered with.
+StructureCheck v_zb_structure_check(const GenerateParams& params) {
+    const GreedyRecurrence rec = check_v_zb_recurrence(params, 2 * params.ranks, 16 * params.ranks + 16);
+    return recurrence_structure_check(
+        "v-zb", params, rec,
+        {"greedy-state-recurrence", "schedules/v_zb.hpp, greedy state recurrence",
+         fmt::format("in each of the {} runs of the reference's greedy (four variants and their retries) the whole "
+                     "state (counts, clocks, memory, bubbles, owed W's, readable end times) after round k + 2e",
+                     rec.runs_checked),
+         "no comparison with M before it could come out otherwise for a larger M"});
+}
+
+// 1F1B-V: the column sweep of its compaction (schedules/v1f1b.hpp).
+StructureCheck v1f1b_structure_check(int P) {
+    const GreedyRecurrence rec = check_1f1b_v_recurrence(P, 1, 16 * P + 16);
+    return recurrence_structure_check(
+        "1f1b-v", GenerateParams{P, 1, 2}, rec,
+        {"sweep-state-recurrence", "schedules/v1f1b.hpp, sweep state recurrence",
+         "the compaction sweep's state at column k + 6e (the cells and running memory within its read window, the "
+         "counts, the positions it can still look up)",
+         "every read from column k on stays within that window, and the rows for M and M + e agree before column "
+         "k + 6e"});
 }
 
 // The structure of a family whose generator runs a step program (schedules/step_program.hpp): Lemma 2's side
@@ -238,8 +250,11 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
             spec.order_assumption = "order: v-zb ordered for its default costs F=I=W=1, comm=0, sizes F=1, I=1/2, "
                                     "limit 2P (its order depends on them; exact --costs order it for those)";
             spec.check_structure = [P, v] { return v_zb_structure_check(GenerateParams{P, 1, v}); };
-        } else
-            spec.structure_lemma = name == "1f1b-v" ? kV1F1BLemma : kVGreedyLemma;
+        } else if (name == "1f1b-v") {
+            spec.check_structure = [P] { return v1f1b_structure_check(P); };
+        } else {
+            spec.structure_lemma = kVGreedyLemma;
+        }
     } else if (name == "zbv") {
         spec.m0 = 1, spec.step = 1, spec.precondition = "M >= 1 (below 2P - 1 PyTorch blanks the padding micro-batches)";
     } else {

@@ -19,13 +19,20 @@
 // P > 1 and excludes the zero-bubble flags). Timing note: the reference's own send/recv placement times a fused
 // backward at B's cost only (passes.py add_time joins two cost lists); pipeproof times it at B = I + W unless
 // --costs gives B.
+#include "schedules/v1f1b.hpp"
+
 #include "schedules/families.hpp"
 #include "schedules/v_families.hpp"
 
 #include "limits/deadline.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <array>
+#include <limits>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 namespace pp {
@@ -68,30 +75,33 @@ void clear_from(std::vector<char>& row, long pos, long step) {
     for (; pos >= 0 && pos < static_cast<long>(row.size()); pos += step) row[pos] = ' ';
 }
 
-// clear_invalid_index: keep M copies of each letter on each rank, the first at a cursor that advances along the
-// dependency chain.
-void keep_m_copies(Rows& rows, int M) {
+// clear_invalid_index, split in two so that what depends on M is visible: the cursor that advances along the
+// dependency chain finds, per rank and letter, the first cell kept (kept_starts, no M), and M copies are kept from
+// there (keep_m_copies). -1: the letter is not on the rank's row (a later letter took its offset).
+using Starts = std::vector<std::array<long, 6>>;
+
+Starts kept_starts(const Rows& rows) {
     const int P = static_cast<int>(rows.size());
+    Starts starts(P);
+    for (auto& rank : starts) rank.fill(-1);
     long cursor = kPattern;
     for (const char letter : std::string_view("FfBb")) {
         const bool forward_ranks = letter == 'F' || letter == 'B';
         for (int n = 0; n < P; ++n) {
             const int i = forward_ranks ? n : P - 1 - n;
-            std::vector<char>& row = rows[i];
+            const std::vector<char>& row = rows[i];
             for (int j = 0; j < kPattern; ++j) {
                 if (row.at(cursor) != letter) {
                     ++cursor;
                     continue;
                 }
-                clear_from(row, cursor - kPattern, -kPattern);
-                clear_from(row, cursor + static_cast<long>(kPattern) * M, kPattern);
+                starts[i][letter_index(letter)] = cursor;
                 ++cursor;
                 if (letter == 'B' || letter == 'b') {
                     const char hold = letter == 'B' ? 'W' : 'w';
                     for (int k = 0; k < kPattern; ++k)
                         if (row.at(cursor + k) == hold) {
-                            clear_from(row, cursor + k - kPattern, -kPattern);
-                            clear_from(row, cursor + k + static_cast<long>(kPattern) * M, kPattern);
+                            starts[i][letter_index(hold)] = cursor + k;
                             break;
                         }
                 }
@@ -99,83 +109,23 @@ void keep_m_copies(Rows& rows, int M) {
             }
         }
     }
+    return starts;
 }
 
-// process_warmup_without_increasing_peak_mem: one pass left to right (ranks in order at each position) moving
-// each op to the earliest free cell after its inputs; backwards need two free cells; a forward moves only
-// through cells where the rank's running memory (+1 per F or f, -1 per W or w) is below the peak of all rows.
-void compact(Rows& rows, int M) {
-    const int P = static_cast<int>(rows.size());
-    const size_t length = rows[0].size();
-    int peak = 0;
-    std::vector<std::vector<int>> mem(P, std::vector<int>(length));
-    for (int s = 0; s < P; ++s) {
-        int current = 0;
-        for (size_t x = 0; x < length; ++x) {
-            if (rows[s][x] == 'F' || rows[s][x] == 'f') ++current;
-            if (rows[s][x] == 'W' || rows[s][x] == 'w') --current;
-            mem[s][x] = current;
-            peak = std::max(peak, current);
-        }
-    }
-    // loc[s][n][letter]: the position of the n-th occurrence (1-based) once visited, else -1.
-    std::vector<std::vector<std::array<long, 6>>> loc(P, std::vector<std::array<long, 6>>(M + 2));
-    for (auto& rank : loc)
-        for (auto& entry : rank) entry.fill(-1);
-    std::vector<std::array<int, 6>> seen(P, std::array<int, 6>{});
-    auto where = [&](int s, int n, char letter) { return loc.at(s).at(n)[letter_index(letter)]; };
-
-    for (size_t x = 0; x < length; ++x)
-        for (int s = 0; s < P; ++s) {
-            limits::poll("generating 1f1b-v");  // a run's time limit (search's warm starts) stops it
-            std::vector<char>& row = rows[s];
-            const char c = row[x];
-            if (c == ' ') continue;
-            const int n = ++seen[s][letter_index(c)];
-            long pos = n > 1 ? where(s, n - 1, c) : -1;
-            if (c == 'W') pos = std::max(pos, where(s, n, 'B'));
-            if (c == 'w') pos = std::max(pos, where(s, n, 'b'));
-            if (c == 'F' && s > 0) pos = std::max(pos, where(s - 1, n, 'F'));
-            if (c == 'f') pos = std::max(pos, s != P - 1 ? where(s + 1, n, 'f') : where(s, n, 'F'));
-            if (c == 'B') pos = std::max(pos, s != 0 ? where(s - 1, n, 'W') : where(s, n, 'f'));  // ends at its W cell
-            if (c == 'b') pos = std::max(pos, s != P - 1 ? where(s + 1, n, 'w') : where(s, n, 'W'));
-            ++pos;
-            const long here = static_cast<long>(x);
-            while (row.at(pos) != ' ' && pos < here) ++pos;
-            if (c == 'B' || c == 'b')
-                while (pos < here && (row.at(pos) != ' ' || row.at(pos + 1) != ' ')) ++pos;
-            auto& mine = loc[s].at(n)[letter_index(c)];
-            if (pos == here) {
-                mine = here;
-                continue;
+// The rows are 6-periodic, so clearing a letter's cells before its start and from 6M cells after it keeps exactly
+// the copies at start + 6j, j < M. (The reference clears as its cursor advances; each clear touches only the
+// letter found, which its cursor does not look for again on that rank, so the two agree.)
+void keep_m_copies(Rows& rows, const Starts& starts, int M) {
+    for (size_t s = 0; s < rows.size(); ++s)
+        for (int letter = 0; letter < 6; ++letter)
+            if (const long start = starts[s][letter]; start >= 0) {
+                clear_from(rows[s], start - kPattern, -kPattern);
+                clear_from(rows[s], start + static_cast<long>(kPattern) * M, kPattern);
             }
-            if (c != 'F' && c != 'f') {  // B, b, W, w move to pos
-                row.at(pos) = c;
-                row[x] = ' ';
-                if (c == 'W' || c == 'w')
-                    for (long j = pos; j < here; ++j) mem[s][j] -= 1;
-                mine = pos;
-                continue;
-            }
-            long place = here;
-            while (place > pos && mem[s][place - 1] < peak) --place;
-            while (place < here && row[place] != ' ') ++place;
-            if (place == here) {
-                mine = here;
-                continue;
-            }
-            row[place] = c;
-            row[x] = ' ';
-            for (long j = place; j < here; ++j) mem[s][j] += 1;
-            mine = place;
-        }
 }
 
-}  // namespace
-
-Schedule generate_1f1b_v(const GenerateParams& params) {
-    check_v_family(params, "1f1b-v");
-    const int P = params.ranks, M = params.microbatches;
+// The rows for M before compaction: the pattern repeated, M copies of each letter kept.
+Rows kept_rows(int P, int M) {
     const auto pattern = whole_pattern(P);
     Rows rows(P);
     const size_t length = static_cast<size_t>(kPattern) * (4 * static_cast<size_t>(P) + M + 1);
@@ -186,8 +136,197 @@ Schedule generate_1f1b_v(const GenerateParams& params) {
         rows[s].resize(length);
         for (size_t x = 0; x < length; ++x) rows[s][x] = cells[x % kPattern];
     }
-    keep_m_copies(rows, M);
-    compact(rows, M);
+    keep_m_copies(rows, kept_starts(rows), M);
+    return rows;
+}
+
+// What the recurrence check (check_1f1b_v_recurrence) watches of a sweep. First run: per column, the lowest cell
+// it reads and the lowest occurrence it looks up, relative to the looked-up letter's count at the column's start.
+// Second run: the state at the start of each column in [first, last], D cells back and `lowest` occurrences back.
+struct SweepProbe {
+    std::vector<long> lowest_cell;
+    std::vector<int> lowest_occurrence;
+    long window = 0;
+    int lowest = 0;
+    long first = 0, last = -1;
+    std::vector<std::vector<long>> counts, states;  // per column in [first, last]
+};
+
+// process_warmup_without_increasing_peak_mem: one pass left to right (ranks in order at each position) moving
+// each op to the earliest free cell after its inputs; backwards need two free cells; a forward moves only
+// through cells where the rank's running memory (+1 per F or f, -1 per W or w) is below the peak of all rows.
+class Compaction {
+public:
+    Compaction(Rows& rows, int M, SweepProbe* probe = nullptr)
+        : rows_(rows), P_(static_cast<int>(rows.size())), length_(rows[0].size()), probe_(probe) {
+        mem_.assign(P_, std::vector<int>(length_));
+        for (int s = 0; s < P_; ++s) {
+            int current = 0;
+            for (size_t x = 0; x < length_; ++x) {
+                if (rows[s][x] == 'F' || rows[s][x] == 'f') ++current;
+                if (rows[s][x] == 'W' || rows[s][x] == 'w') --current;
+                mem_[s][x] = current;
+                peak_ = std::max(peak_, current);
+            }
+        }
+        loc_.assign(P_, std::vector<std::array<long, 6>>(M + 2));
+        for (auto& rank : loc_)
+            for (auto& entry : rank) entry.fill(-1);
+        seen_.assign(P_, std::array<int, 6>{});
+        if (probe_) {
+            probe_->lowest_cell.assign(length_, std::numeric_limits<long>::max());
+            probe_->lowest_occurrence.assign(length_, 0);
+        }
+    }
+
+    int peak() const { return peak_; }
+
+    void run() {
+        for (size_t x = 0; x < length_; ++x) {
+            if (probe_) observe(static_cast<long>(x));
+            for (int s = 0; s < P_; ++s) {
+                limits::poll("generating 1f1b-v");  // a run's time limit (search's warm starts) stops it
+                place(static_cast<long>(x), s);
+            }
+        }
+    }
+
+private:
+    // The position of the n-th occurrence (1-based) of `letter` on rank s once swept, else -1.
+    long where(long x, int s, int n, char letter) {
+        const int l = letter_index(letter);
+        if (probe_) probe_->lowest_occurrence[x] = std::min(probe_->lowest_occurrence[x], n - column_seen_[s][l]);
+        return loc_.at(s).at(n)[l];
+    }
+
+    void place(long here, int s) {
+        std::vector<char>& row = rows_[s];
+        const char c = row[here];
+        if (c == ' ') return;
+        const int n = ++seen_[s][letter_index(c)];
+        long pos = n > 1 ? where(here, s, n - 1, c) : -1;
+        if (c == 'W') pos = std::max(pos, where(here, s, n, 'B'));
+        if (c == 'w') pos = std::max(pos, where(here, s, n, 'b'));
+        if (c == 'F' && s > 0) pos = std::max(pos, where(here, s - 1, n, 'F'));
+        if (c == 'f') pos = std::max(pos, s != P_ - 1 ? where(here, s + 1, n, 'f') : where(here, s, n, 'F'));
+        if (c == 'B') pos = std::max(pos, s != 0 ? where(here, s - 1, n, 'W') : where(here, s, n, 'f'));  // ends at its W cell
+        if (c == 'b') pos = std::max(pos, s != P_ - 1 ? where(here, s + 1, n, 'w') : where(here, s, n, 'W'));
+        ++pos;
+        if (probe_) probe_->lowest_cell[here] = std::min(probe_->lowest_cell[here], pos);  // nothing below is read
+        while (row.at(pos) != ' ' && pos < here) ++pos;
+        if (c == 'B' || c == 'b')
+            while (pos < here && (row.at(pos) != ' ' || row.at(pos + 1) != ' ')) ++pos;
+        auto& mine = loc_[s].at(n)[letter_index(c)];
+        if (pos == here) {
+            mine = here;
+            return;
+        }
+        if (c != 'F' && c != 'f') {  // B, b, W, w move to pos
+            row.at(pos) = c;
+            row[here] = ' ';
+            if (c == 'W' || c == 'w')
+                for (long j = pos; j < here; ++j) mem_[s][j] -= 1;
+            mine = pos;
+            return;
+        }
+        long cell = here;
+        while (cell > pos && mem_[s][cell - 1] < peak_) --cell;
+        while (cell < here && row[cell] != ' ') ++cell;
+        if (cell == here) {
+            mine = here;
+            return;
+        }
+        row[cell] = c;
+        row[here] = ' ';
+        for (long j = cell; j < here; ++j) mem_[s][j] += 1;
+        mine = cell;
+    }
+
+    // Before column x: the counts, and the state relative to x -- per rank the D cells and running memory behind
+    // the sweep, then per letter the positions of the occurrences from `lowest` behind its count up to it.
+    void observe(long x) {
+        column_seen_ = seen_;
+        if (x < probe_->first || x > probe_->last) return;
+        std::vector<long> counts, state;
+        for (int s = 0; s < P_; ++s) {
+            for (long j = x - probe_->window; j < x; ++j) {
+                state.push_back(j < 0 ? ' ' : rows_[s][j]);
+                state.push_back(j < 0 ? 0 : mem_[s][j]);
+            }
+            for (int l = 0; l < 6; ++l) {
+                counts.push_back(seen_[s][l]);
+                const int from = std::max(1, seen_[s][l] + probe_->lowest);
+                state.push_back(seen_[s][l] - from);
+                for (int n = from; n <= seen_[s][l]; ++n) state.push_back(loc_[s].at(n)[l] - x);
+            }
+        }
+        probe_->counts.push_back(std::move(counts));
+        probe_->states.push_back(std::move(state));
+    }
+
+    Rows& rows_;
+    int P_;
+    size_t length_;
+    int peak_ = 0;
+    std::vector<std::vector<int>> mem_;
+    std::vector<std::vector<std::array<long, 6>>> loc_;  // [rank][occurrence][letter]
+    std::vector<std::array<int, 6>> seen_, column_seen_;
+    SweepProbe* probe_;
+};
+
+// Whether the sweep at M repeats with a period of e micro-batches (6e columns) as v1f1b.hpp states it; the column
+// where it does, or a reason.
+std::string sweep_repeats(int P, int M, int e) {
+    const long period = static_cast<long>(kPattern) * e;
+    const Rows input = kept_rows(P, M);
+    const Starts starts = kept_starts(input);
+    long first = 0, end = std::numeric_limits<long>::max();
+    for (const auto& rank : starts)
+        for (const long start : rank) {
+            if (start < 0) return "a letter is missing from a rank's row";
+            first = std::max(first, start + 1);  // past every start: no first occurrence is swept from here
+            end = std::min(end, start + static_cast<long>(kPattern) * M);
+        }
+    Rows grown = kept_rows(P, M + e), rows = input;
+    if (Compaction(grown, M + e).peak() != Compaction(rows, M).peak())
+        return fmt::format("the rows' peak differs at M = {} and M = {}", M, M + e);
+
+    SweepProbe reads;
+    Compaction(rows, M, &reads).run();
+    long window = 1;
+    int lowest = 0;
+    for (size_t x = first; x < reads.lowest_cell.size(); ++x) {
+        if (reads.lowest_cell[x] != std::numeric_limits<long>::max())
+            window = std::max(window, static_cast<long>(x) - reads.lowest_cell[x]);
+        lowest = std::min(lowest, reads.lowest_occurrence[x]);
+    }
+    SweepProbe states;
+    states.window = window;
+    states.lowest = lowest;
+    states.first = std::max(first, window + 1);  // D < k: no read reaches cell 0, whose position does not shift
+    states.last = end;
+    rows = input;
+    Compaction(rows, M, &states).run();
+    for (long k = states.first; k + period <= end; ++k) {
+        const size_t a = k - states.first, b = a + period;
+        if (states.states[a] != states.states[b]) continue;
+        bool shifted = true;
+        for (size_t i = 0; i < states.counts[a].size() && shifted; ++i) shifted = states.counts[b][i] == states.counts[a][i] + e;
+        if (shifted) return {};
+    }
+    return fmt::format("at M = {}, period {} micro-batch(es): the sweep's state (the {} cells and running memory behind "
+                       "it, the counts, the positions up to {} occurrences back) never repeats between column {} and "
+                       "the first end, column {}",
+                       M, e, window, -lowest, states.first, end);
+}
+
+}  // namespace
+
+Schedule generate_1f1b_v(const GenerateParams& params) {
+    check_v_family(params, "1f1b-v");
+    const int P = params.ranks, M = params.microbatches;
+    Rows rows = kept_rows(P, M);
+    Compaction(rows, M).run();
 
     VOrder order(P);
     for (int s = 0; s < P; ++s) {
@@ -205,6 +344,30 @@ Schedule generate_1f1b_v(const GenerateParams& params) {
         }
     }
     return v_family_schedule(P, M, order, "1f1b-v(P=" + std::to_string(P) + ",M=" + std::to_string(M) + ")");
+}
+
+GreedyRecurrence check_1f1b_v_recurrence(int ranks, int first_m, int last_m) {
+    GreedyRecurrence answer;
+    std::string last_failure = "no M tried";
+    for (int m = std::max(first_m, 1); m <= last_m; ++m)
+        for (int e : {1, 2}) {
+            std::string failure;
+            for (int r = 0; r < e && failure.empty(); ++r) {
+                check_v_family(GenerateParams{ranks, m + r, 2}, "1f1b-v");
+                failure = sweep_repeats(ranks, m + r, e);
+            }
+            if (!failure.empty()) {
+                last_failure = std::move(failure);
+                continue;
+            }
+            answer.holds = true;
+            answer.from_m = m;
+            answer.period_m = e;
+            answer.runs_checked = e;
+            return answer;
+        }
+    answer.failure = last_failure + fmt::format(" (M = {}..{} tried)", std::max(first_m, 1), last_m);
+    return answer;
 }
 
 }  // namespace pp

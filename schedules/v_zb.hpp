@@ -13,21 +13,13 @@
 // checked the same way. (i) and (ii) are statements about rounds that the run at M + e repeats, so they hold
 // there too, and by induction the order at every M + t*e is prefix . block^t . suffix(t). Checked for each
 // residue class of M modulo e from `from_m`.
+#include "schedules/greedy_recurrence.hpp"
 #include "schedules/registry.hpp"
-
-#include <string>
 
 namespace pp {
 
-struct GreedyRecurrence {
-    bool holds = false;
-    std::string failure;            // when !holds: the last M and period tried, and what did not repeat
-    int from_m = 0;                 // the order is a periodic word for every M >= from_m
-    int period_m = 0;               // e: micro-batches per period
-    int runs_checked = 0;           // greedy runs (four variants and their retries, per residue class)
-};
-
-// Tries M = first_m .. last_m (costs, sizes and limit from params; its microbatches ignored) and periods 1 and 2.
+// Tries M = first_m .. last_m (costs, sizes and limit from params; its microbatches ignored) and periods 1 and 2;
+// runs_checked counts the four variants and their retries.
 GreedyRecurrence check_v_zb_recurrence(const GenerateParams& params, int first_m, int last_m);
 
 }  // namespace pp
