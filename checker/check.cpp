@@ -287,6 +287,10 @@ std::string verified_claim(const Certificate& c) {
             value = format_rational(b.value);
             for (const auto& [m, v] : b.early) below += fmt::format("{}bubble({}) = {}", below.empty() ? "" : ", ", m, format_rational(v));
             where = "at costs " + format_costs(*c.costs);
+            std::string blocks;
+            for (const auto& [block, costs] : c.costs->per_block)
+                blocks += fmt::format("{}block {}: {}", blocks.empty() ? "" : "; ", block, format_op_costs(costs));
+            if (!blocks.empty()) where += " with per-block costs (" + blocks + ")";
         } else {
             value = readable_poly(b.value_forms);
             for (const auto& [m, forms] : b.early_forms)
@@ -298,14 +302,20 @@ std::string verified_claim(const Certificate& c) {
                            c.family_m0, c.family_step, where, below.empty() ? "" : "; below it: " + below);
     }
     if (c.property == "memory-bound" && c.memory) {
+        std::string sizes = format_activation_sizes(c.activations);
+        for (size_t p = 0; p < c.activations.stage_scale.size(); ++p) {
+            std::string each;
+            for (const Rational& s : c.activations.stage_scale[p]) each += (each.empty() ? "" : " ") + format_rational(s);
+            sizes += fmt::format("{}[{}]", p == 0 ? ", each stage's stash scaled by " : " ", each);
+        }
         if (c.memory->bound)
             return fmt::format("{}: at {}, every rank's activation peak is at most {} (activation sizes {})", who, every_m,
-                               format_rational(*c.memory->bound), format_activation_sizes(c.activations));
+                               format_rational(*c.memory->bound), sizes);
         std::string peaks;
         for (const auto& p : c.memory->peaks) peaks += (peaks.empty() ? "" : " ") + format_rational(p);
         return fmt::format("{}: at {} past the word's first instance, the activation peaks per rank are [{}] (activation "
                            "sizes {})",
-                           who, every_m, peaks, format_activation_sizes(c.activations));
+                           who, every_m, peaks, sizes);
     }
     if (c.property == "deadlock-free") return fmt::format("{}: at {}, the dependency graph with each rank's order is acyclic", who, every_m);
     if (c.property == "dependencies")

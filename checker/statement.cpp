@@ -111,22 +111,30 @@ std::string check_bubble(const Certificate& c, const Placement& base, int t_peri
 namespace {
 
 // Live activations along one part of a rank's order, from 0: the peak reached inside it and the net change. An F
-// allocates at its start, I frees its share at its end, W the rest, B all (a pair's F first).
+// allocates at its start, I frees its share at its end, W the rest, B all (a pair's F first); each stash at its
+// stage's scale (uneven stages: the certificate's stage_scale).
 struct Profile {
     Rational peak{0}, net{0};
     bool any = false;
 };
 Profile profile(const std::vector<Slot>& part, const ActivationModel& a) {
     Profile out;
+    auto scale = [&](const Op& op) {
+        if (a.stage_scale.empty()) return Rational(1);
+        if (static_cast<size_t>(op.pipeline) >= a.stage_scale.size() ||
+            static_cast<size_t>(op.stage) >= a.stage_scale[op.pipeline].size())
+            reject("memory", fmt::format("stage_scale has no entry for pipeline {} stage {}", op.pipeline, op.stage));
+        return a.stage_scale[op.pipeline][op.stage];
+    };
     for (const Slot& slot : part) {
         for (const Op& op : slot)
-            if (op.kind == OpKind::F) out.net += a.forward_alloc;
+            if (op.kind == OpKind::F) out.net += a.forward_alloc * scale(op);
         out.peak = out.any ? std::max(out.peak, out.net) : out.net;
         out.any = true;
         for (const Op& op : slot) {
-            if (op.kind == OpKind::I) out.net -= a.input_grad_free;
-            if (op.kind == OpKind::W) out.net -= a.forward_alloc - a.input_grad_free;
-            if (op.kind == OpKind::B) out.net -= a.forward_alloc;
+            if (op.kind == OpKind::I) out.net -= a.input_grad_free * scale(op);
+            if (op.kind == OpKind::W) out.net -= (a.forward_alloc - a.input_grad_free) * scale(op);
+            if (op.kind == OpKind::B) out.net -= a.forward_alloc * scale(op);
         }
     }
     return out;

@@ -12,6 +12,7 @@
 #include "proofs/claim.hpp"
 #include "proofs/prove.hpp"
 #include "proofs/readable.hpp"
+#include "schedules/registry.hpp"
 #include "verifier/simulate.hpp"
 
 #include <filesystem>
@@ -102,6 +103,8 @@ struct ProveCommand {
     bool symbolic_comm = false;
     std::optional<std::string> memory_bound;
     std::optional<std::string> activation;
+    std::optional<std::string> layout, layer_sizes;  // --layout: uneven stages at exact costs
+    std::vector<std::string> layer_costs;
     std::string emit;
     std::optional<std::string> certificate_dir;  // --certificate: what the proof rests on, for pipeproof-check
     std::string model = "dataflow";
@@ -125,6 +128,22 @@ struct ProveCommand {
         write_certificate(c, *certificate_dir);
         return fmt::format("certificate: {} (re-derive it: pipeproof-check {}){}\n", *certificate_dir, *certificate_dir,
                            c.not_carried.empty() ? "" : "; it does not carry every step, so the checker answers NOT CHECKED");
+    }
+
+    // Uneven stages: every block at its layers' summed costs and each stage's stash at its layers' share -- exact numbers,
+    // so the proof is at exact costs; the placement is read off the family's first admissible instance (every M has it).
+    void apply_layout(CostInput& input, const FamilySpec& spec, ProveOptions& options) const {
+        if (!costs || *costs == "symbolic")
+            throw UsageError("--layout needs exact --costs (one decoder layer's): a layout's blocks sum their layers' "
+                             "costs, which symbolic costs cannot name");
+        if (chunks.given()) throw UsageError("--layout takes op costs per layer (--costs), not --chunk-costs");
+        if (units == "rank") throw UsageError("--layout gives each block its layers' own costs; --units rank does not apply");
+        if (find_family(spec.name) && find_family(spec.name)->orders_for_costs)
+            throw UsageError(spec.name + " orders for one cost set shared by every stage; --layout gives each block its own");
+        input.costs = costs;
+        const Schedule sample = spec.generate(spec.m0);
+        options.costs = input.resolve(sample);
+        options.activations = input.activations(&sample);
     }
 
     int run() {
@@ -151,8 +170,13 @@ struct ProveCommand {
         CostInput input;
         input.stage_costs = stage_costs;
         input.activation = activation;
+        input.layout = layout;
+        input.layer_costs = layer_costs;
+        input.layer_sizes = layer_sizes;
         options.activations = input.activations();
-        if (chunks.given()) {  // issue 11: exact op costs derived from chunk costs
+        if (layout) {
+            apply_layout(input, *spec, options);
+        } else if (chunks.given()) {  // issue 11: exact op costs derived from chunk costs
             if (costs) throw UsageError("--chunk-costs derives the exact costs: give it or --costs, not both");
             options.costs = chunks.resolve(Schedule{}, !stage_costs.empty())->costs();
         } else if (costs && *costs != "symbolic") {
@@ -181,6 +205,7 @@ struct ProveCommand {
             order_family_for_costs(*spec, *options.costs,
                                    activation ? std::optional<ActivationModel>(options.activations) : std::nullopt);
         if (memory_bound) {
+            if (layout && units == "rank") throw UsageError("--layout counts stashes in decoder-layer units; --units rank does not apply");
             auto v = parse_rational(*memory_bound);
             if (!v) throw UsageError("--memory-bound expects a number");
             options.memory_bound = *v / proof_in.share;  // in a stage's stashes, as the prover counts them
@@ -247,7 +272,6 @@ struct ProveCommand {
 Runner add_prove(CLI::App& app) {
     auto cmd = std::make_shared<ProveCommand>();
     auto* sub = app.add_subcommand("prove", "prove a property of a schedule family for every micro-batch count");
-    refuse_layout_options(*sub, "its lemmas and certificates count one stash size and one cost set per stage");
     sub->add_option("family", cmd->family, "schedule family (see `pipeproof list`)")->required();
     sub->add_option("-P,--ranks", cmd->ranks, "ranks")->required()->check(CLI::Range(1, kMaxRanks));
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
@@ -268,6 +292,7 @@ Runner add_prove(CLI::App& app) {
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     sub->add_option("--memory-bound", cmd->memory_bound, "memory-bound: the per-rank activation bound to prove");
     sub->add_option("--activation-sizes", cmd->activation, "activation sizes F=..,I=.. (as in verify)");
+    add_layout_options(*sub, cmd->layout, cmd->layer_costs, cmd->layer_sizes);
     sub->add_option("--certificate", cmd->certificate_dir,
                     "write what a PROVED rests on into this directory (certificate.json and its SMT-LIB2 obligations), "
                     "for the independent checker: pipeproof-check DIR");

@@ -95,6 +95,10 @@ json claim_json(const Certificate& c) {
     if (c.costs)
         for (const auto& [block, costs] : c.costs->per_block) blocks[std::to_string(block)] = op_costs_text(costs);
     claim["block_costs"] = blocks;
+    // Uneven stages (--layout): each stage's stash scale, per pipeline; null when every stash is one size.
+    json scales = json::array();
+    for (const auto& stages : c.activations.stage_scale) scales.push_back(rationals(stages));
+    claim["stage_scale"] = c.activations.stage_scale.empty() ? json(nullptr) : scales;
     if (c.structure_check)
         claim["structure_check"] = {{"method", c.structure_check->method},
                                     {"from_m", c.structure_check->from_m},
@@ -367,6 +371,17 @@ void read_claim(const Reader& in, const json& j, Certificate& c) {
         c.activations = parse_activation_sizes(in.text(claim, "claim", "activation_sizes"));
     } catch (const CostSyntaxError& e) {
         in.fail("claim.activation_sizes", e.message);
+    }
+    if (claim.contains("stage_scale") && !claim["stage_scale"].is_null()) {  // optional in version 1
+        const json& scales = claim["stage_scale"];
+        if (!scales.is_array() || scales.empty()) in.fail("claim.stage_scale", "expected null or an array per pipeline");
+        for (size_t k = 0; k < scales.size(); ++k) {
+            const std::string path = fmt::format("claim.stage_scale[{}]", k);
+            if (!scales[k].is_array() || scales[k].empty()) in.fail(path, "expected an array of exact numbers, one per stage");
+            c.activations.stage_scale.emplace_back();
+            for (size_t j = 0; j < scales[k].size(); ++j)
+                c.activations.stage_scale.back().push_back(in.rational(scales[k][j], fmt::format("{}[{}]", path, j)));
+        }
     }
     c.verdict = in.text(claim, "claim", "verdict");
     c.statement = in.text(claim, "claim", "statement");

@@ -116,7 +116,6 @@ Costs parse_costs(std::string_view text) {
     return costs;
 }
 
-namespace {
 std::string format_op_costs(const OpCosts& c) {
     std::string text = "F=" + format_rational(c.F) + ",I=" + format_rational(c.I) + ",W=" + format_rational(c.W);
     if (c.B) text += ",B=" + format_rational(*c.B);
@@ -124,7 +123,6 @@ std::string format_op_costs(const OpCosts& c) {
     if (c.FI) text += ",FI=" + format_rational(*c.FI);
     return text;
 }
-}  // namespace
 
 std::string format_costs(const Costs& costs) {
     return format_op_costs(costs.base) + ",comm=" + format_rational(costs.comm);

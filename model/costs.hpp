@@ -47,6 +47,7 @@ Costs parse_costs(std::string_view text);
 // Applies "key=value" items to an existing OpCosts / Costs (used for per-block lines too).
 void apply_cost_items(std::string_view text, OpCosts& op_costs, Rational* comm);
 std::string format_costs(const Costs& costs);
+std::string format_op_costs(const OpCosts& costs);  // one block's: "F=..,I=..,W=.." and B, FB, FI when set
 
 struct ActivationModel {
     Rational forward_alloc{1};  // allocated at the start of F

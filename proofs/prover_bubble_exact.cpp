@@ -12,8 +12,11 @@
 namespace pp {
 
 ProofResult& Prover::prove_bubble_exact(const Costs& costs) {
+    std::string overrides;
+    for (const auto& [block, c] : costs.per_block)
+        overrides += fmt::format("{}block {}: {}", overrides.empty() ? "" : "; ", block, format_op_costs(c));
     res.assumptions.push_back("costs (exact): " + format_costs(costs) +
-                              (costs.per_block.empty() ? "" : " with per-block overrides"));
+                              (overrides.empty() ? "" : " with per-block costs (" + overrides + ")"));
     // Every instance we time must be valid.
     for (int t = 0; t <= std::min(ps.T_struct, 3); ++t)
         if (auto cx = check_instance(t, Property::Dependencies)) return refuted(*cx);

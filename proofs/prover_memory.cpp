@@ -6,6 +6,7 @@
 #include "verifier/simulate.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <tuple>
 
@@ -13,22 +14,37 @@ namespace pp {
 
 ProofResult& Prover::prove_memory() {
     const auto t0 = std::chrono::steady_clock::now();
+    // Integer ticks over every stash size (uneven stages scale each stage's sizes).
+    const ActivationModel& sizes = options.activations;
+    std::string scales;
+    for (const auto& stages : sizes.stage_scale) {
+        std::vector<std::string> each;
+        for (const Rational& s : stages) each.push_back(format_rational(s));
+        scales += fmt::format("{}[{}]", scales.empty() ? "" : " ", fmt::join(each, " "));
+    }
+    res.assumptions.push_back("activation sizes: " + format_activation_sizes(sizes) +
+                              (scales.empty() ? "" : ", each stage's stash scaled by " + scales + " (per pipeline, stage 0 first)"));
     TimeScale scale;
-    scale.include(options.activations.forward_alloc);
-    scale.include(options.activations.input_grad_free);
-    const Ticks alloc = scale.to_ticks(options.activations.forward_alloc);
-    const Ticks free_i = scale.to_ticks(options.activations.input_grad_free);
+    auto include = [&](const Rational& s) {
+        scale.include(sizes.forward_alloc * s);
+        scale.include(sizes.input_grad_free * s);
+    };
+    if (sizes.uniform()) include(Rational(1));
+    for (const auto& stages : sizes.stage_scale)
+        for (const Rational& s : stages) include(s);
+    auto alloc = [&](const Op& op) { return scale.to_ticks(sizes.forward_alloc * sizes.scale_of(op.pipeline, op.stage)); };
+    auto free_i = [&](const Op& op) { return scale.to_ticks(sizes.input_grad_free * sizes.scale_of(op.pipeline, op.stage)); };
     auto allocated = [&](const Slot& s) {
         Ticks a = 0;
-        for (const Op& op : s) if (op.kind == OpKind::F) a += alloc;
+        for (const Op& op : s) if (op.kind == OpKind::F) a += alloc(op);
         return a;
     };
     auto released = [&](const Slot& s) {
         Ticks a = 0;
         for (const Op& op : s) {
-            if (op.kind == OpKind::I) a += free_i;
-            if (op.kind == OpKind::W) a += alloc - free_i;
-            if (op.kind == OpKind::B) a += alloc;
+            if (op.kind == OpKind::I) a += free_i(op);
+            if (op.kind == OpKind::W) a += alloc(op) - free_i(op);
+            if (op.kind == OpKind::B) a += alloc(op);
         }
         return a;
     };

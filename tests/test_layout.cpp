@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -96,6 +98,58 @@ TEST_CASE("layout: a block costs and stashes the sum of its layers", "[layout]")
     CHECK_THROWS_AS(costs.apply_sizes("t=-1"), CostSyntaxError);
 }
 
+TEST_CASE("layout: prove at exact costs, the bubble and the peaks those of simulate, certificates CHECKED",
+          "[layout][prove][certificate]") {
+    using pp::test::run_check;
+    namespace fs = std::filesystem;
+    // 1F1B P = 4, two decoder layers per block, E stashing 1 and L 3 layers' worth: stages stash 3, 2, 2, 5, so the
+    // peaks are (P - r) stashes of rank r's stage: 12, 6, 4, 5 (by hand); the stages run at twice a layer's costs
+    // (F = 2, B = 4), so the bubble is (P - 1)(F + B) = 18 (1F1B's formula at those costs).
+    const std::string layout = " --costs F=1,I=1,W=1 --layout 'E,t*2|t*2|t*2|t*2,L' --layer-sizes E=1,L=3";
+    const fs::path bubble_dir = pp::test::scratch_dir() / "layout-bubble", memory_dir = pp::test::scratch_dir() / "layout-memory";
+    fs::remove_all(bubble_dir);
+    fs::remove_all(memory_dir);
+    const auto bubble = run_cli("prove 1f1b -P 4" + layout + " --certificate " + bubble_dir.string());
+    INFO(bubble.out << bubble.err);
+    REQUIRE(bubble.exit_code == 0);
+    CHECK_THAT(bubble.out, Catch::Contains("result: bubble = 18 for every admissible M >= 4") &&
+                               Catch::Contains("per-block costs (block 0: F=2,I=2,W=2;"));
+    for (int M : {4, 9, 17}) {  // an independent path: the simulator on instances
+        const auto sim = simulate_json("1f1b -P 4 -M " + std::to_string(M) + layout);
+        CHECK(sim["exact"]["bubble"] == "18");
+        const std::vector<int> peaks = {12, 6, 4, 5};
+        for (int r = 0; r < 4; ++r) CHECK(sim["per_rank"][r]["peak_activations"] == peaks[r]);
+    }
+    const auto memory = run_cli("prove 1f1b -P 4 --property memory-bound" + layout + " --certificate " + memory_dir.string());
+    INFO(memory.out << memory.err);
+    REQUIRE(memory.exit_code == 0);
+    CHECK_THAT(memory.out, Catch::Contains("activation peak per rank = [12 6 4 5]") &&
+                               Catch::Contains("each stage's stash scaled by [3 2 2 5]"));
+    CHECK(run_cli("prove 1f1b -P 4 --property memory-bound --memory-bound 11" + layout).exit_code == 1);
+    CHECK(run_cli("prove 1f1b -P 4 --property memory-bound --memory-bound 12" + layout).exit_code == 0);
+    for (const fs::path& dir : {bubble_dir, memory_dir}) {
+        const auto check = run_check(dir.string());
+        INFO(check.out << check.err);
+        CHECK(check.exit_code == 0);
+    }
+    CHECK_THAT(run_check(memory_dir.string()).out, Catch::Contains("scaled by [3 2 2 5]"));
+    // A stage scale changed in the certificate: the checker's own peaks differ from the claim.
+    nlohmann::json j = nlohmann::json::parse(pp::test::slurp(memory_dir / "certificate.json"));
+    REQUIRE(j["claim"]["stage_scale"] == nlohmann::json::array({nlohmann::json::array({"3", "2", "2", "5"})}));
+    j["claim"]["stage_scale"][0][3] = "4";
+    std::ofstream(memory_dir / "certificate.json", std::ios::binary) << j.dump(2);
+    const auto corrupted = run_check(memory_dir.string());
+    INFO(corrupted.out);
+    CHECK(corrupted.exit_code == 1);
+    CHECK_THAT(corrupted.out, Catch::Contains("FAILED memory"));
+    // What prove refuses under a layout: symbolic costs, rank units, a family ordered for one cost set.
+    CHECK(run_cli("prove 1f1b -P 4 --layout 't|t|t|t'").exit_code == 2);
+    CHECK(run_cli("prove 1f1b -P 4 --costs symbolic --layout 't|t|t|t'").exit_code == 2);
+    CHECK(run_cli("prove 1f1b -P 4 --costs F=1,I=1,W=1 --layout 't|t|t|t' --units rank").exit_code == 2);
+    CHECK(run_cli("prove v-zb -P 2 --costs F=1,I=1,W=1 --layout 't|t|t|t'").exit_code == 2);
+    CHECK(run_cli("prove 1f1b -P 4 --costs F=1,I=1,W=1 --layout 't|t|t'").exit_code == 2);  // 3 blocks for 4 stages
+}
+
 TEST_CASE("layout: simulate times a layout as its per-block costs written out, peaks as 1F1B's stash count",
           "[layout][cli]") {
     // Random decoder-only layouts of 1F1B at P = 4: block b holds n_b layers, so it runs at n_b times the layer's costs
@@ -174,7 +228,7 @@ TEST_CASE("layout: refusals name the flag and exit 2", "[layout][cli]") {
     CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 't|t|t|t' --layer-costs Q:F=1").exit_code == 2);
     CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 't|t|t|t' --units rank").exit_code == 2);
     CHECK(run_cli("compare 1f1b -P 4 -M 4 --costs F=1,I=1,W=1 --layout 't|t|t|t' --units rank").exit_code == 2);
-    for (const std::string command : {"prove 1f1b -P 4", "formula 1f1b -P 4", "refute --claim 'bubble >= 0' 1f1b -P 4",
+    for (const std::string command : {"formula 1f1b -P 4", "refute --claim 'bubble >= 0' 1f1b -P 4",
                                       "sweep -P 4 -M 4", "plan --gpus 8"}) {
         auto refused = run_cli(command + " --layout 't|t|t|t'");
         INFO(command);
