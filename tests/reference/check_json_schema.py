@@ -151,6 +151,8 @@ CASES = [
     ("prove", "prove 1f1b -P 2 --property memory-bound --memory-bound 1 --json", {1}),
     ("prove", "prove v-half -P 2 --property memory-bound --units rank --json", {0}),
     ("prove", "prove 1f1b -P 2 --property dependencies --json", {0}),
+    ("prove", "prove 1f1b -P 2 --costs F=1,I=1,W=1 --layout 'E,t|t,L' --layer-sizes E=1 --property memory-bound --json", {0}),
+    ("prove", "prove 1f1b-v -P 2 --json", {0}),
     ("prove", "prove dualpipe -P 4 --model batched --costs F=1,I=1,W=1,comm=1 --json", {1}),
     ("prove", "prove nosuchfamily -P 2 --json", {2}),
     ("prove", "prove interleaved-1f1b -P 2 --group-size 2 --costs F=1,I=1,W=1 --json", {0}),
