@@ -147,6 +147,11 @@ private:
     std::string structure() {
         if (has_step_program(c_)) return check_step_program(c_, base_);
         const CertificateStructureCheck& sc = *c_.structure_check;
+        // The prover looks for the recurrence up to M = 16P + 16; a record beyond that is no certificate it wrote (and
+        // would make this step build rows of that length).
+        if (sc.from_m > 16 * c_.ranks + 16)
+            reject("structure", fmt::format("from_m = {} lies beyond 16P + 16 = {}, where the prover stops looking",
+                                            sc.from_m, 16 * c_.ranks + 16));
         GreedyRecurrence rec;
         if (sc.method == "greedy-state-recurrence" && c_.family == "v-zb") {
             GenerateParams params{c_.ranks, 1, c_.stages_per_rank};

@@ -52,7 +52,8 @@ std::string range_text(const std::vector<Rational>& values) {
 
 struct CompareCommand {
     std::vector<std::string> names;
-    std::optional<int> ranks, microbatches, stages_per_rank, group_size, segments;
+    std::optional<int> ranks, microbatches, stages_per_rank, segments;
+    GroupSizeInput group_size;
     CostInput costs;
     std::string comm_model = "dataflow";
     std::optional<std::int64_t> tokens_per_microbatch;
@@ -77,7 +78,7 @@ struct CompareCommand {
                     throw UsageError(fmt::format("comparing '{}' needs -P (ranks) and -M (micro-batches)", name));
                 const bool takes_v = family->parameters.find('V') != std::string::npos;
                 if (takes_v) input.stages_per_rank = stages_per_rank.value_or(2);
-                if (family_takes_group_size(family->name)) input.group_size = group_size;
+                if (family_takes_group_size(family->name)) input.group_size = group_size.for_family(family->name);
                 if (family_takes_segments(family->name)) input.segments = segments;
             }
         }
@@ -122,8 +123,7 @@ struct CompareCommand {
     }
 
     int run() {
-        if (group_size && !names_a_family_that(names, family_takes_group_size))
-            throw UsageError("--group-size applies to interleaved-1f1b, combined-1f1b and group-interleaved, and none is compared");
+        group_size.validate(names, "compared");
         if (segments && !names_a_family_that(names, family_takes_segments))
             throw UsageError("--segments applies to seq1f1b, and it is not compared");
         std::vector<ScheduleInput> inputs;
@@ -343,7 +343,7 @@ Runner add_compare(CLI::App& app) {
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank,
                     "stages per rank for the families that take V (default 2)")
         ->check(CLI::Range(1, kMaxStagesPerRank));
-    sub->add_option("--group-size", cmd->group_size, kGroupSizeHelp)->check(CLI::Range(1, kMaxMicrobatches));
+    cmd->group_size.add_option(*sub);
     sub->add_option("--segments", cmd->segments, "sequence segments per micro-batch k (seq1f1b, default 2)")
         ->check(CLI::Range(1, kMaxSegments));
     cmd->costs.add_options(*sub, false);

@@ -22,7 +22,8 @@ namespace {
 
 struct ReportCommand {
     std::vector<std::string> names;
-    std::optional<int> ranks, microbatches, stages_per_rank, group_size, segments;
+    std::optional<int> ranks, microbatches, stages_per_rank, segments;
+    GroupSizeInput group_size;
     CostInput costs;
     std::string output = "report.html";
     std::string comm_model = "dataflow";
@@ -41,7 +42,7 @@ struct ReportCommand {
         input.stages_per_rank = stages_per_rank;
         if (!std::filesystem::exists(name))  // the families that take G or k get them, as in compare
             if (const ScheduleFamily* family = find_family(name)) {
-                if (family_takes_group_size(family->name)) input.group_size = group_size;
+                if (family_takes_group_size(family->name)) input.group_size = group_size.for_family(family->name);
                 if (family_takes_segments(family->name)) input.segments = segments;
             }
         return input;
@@ -108,8 +109,7 @@ struct ReportCommand {
     }
 
     int run() {
-        if (group_size && !names_a_family_that(names, family_takes_group_size))
-            throw UsageError("--group-size applies to interleaved-1f1b, combined-1f1b and group-interleaved, and none is in the report");
+        group_size.validate(names, "in the report");
         if (segments && !names_a_family_that(names, family_takes_segments))
             throw UsageError("--segments applies to seq1f1b, and it is not in the report");
         const CompareOptions options = compare_options();
@@ -153,7 +153,7 @@ Runner add_report(CLI::App& app) {
     sub->add_option("-M,--microbatches", cmd->microbatches, "micro-batches (generator)")->check(CLI::Range(1, kMaxMicrobatches));
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank (generator)")
         ->check(CLI::Range(1, kMaxStagesPerRank));
-    sub->add_option("--group-size", cmd->group_size, kGroupSizeHelp)->check(CLI::Range(1, kMaxMicrobatches));
+    cmd->group_size.add_option(*sub);
     sub->add_option("--segments", cmd->segments, "sequence segments per micro-batch k (seq1f1b, default 2)")
         ->check(CLI::Range(1, kMaxSegments));
     cmd->costs.add_options(*sub, false);

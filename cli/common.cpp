@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <limits>
 #include <set>
@@ -162,6 +163,63 @@ bool names_a_family_that(const std::vector<std::string>& names, bool (*takes)(st
         const ScheduleFamily* family = std::filesystem::exists(name) ? nullptr : find_family(name);
         return family && takes(family->name);
     });
+}
+
+void GroupSizeInput::add_option(CLI::App& app) {
+    app.add_option("--group-size", items,
+                   std::string(kGroupSizeHelp) + "; G for every family that takes one, or FAMILY=G for one of them "
+                                                 "(repeatable)");
+}
+
+namespace {
+
+// "G" or "FAMILY=G": the family's canonical name (empty for the plain G) and G.
+std::pair<std::string, int> group_size_item(const std::string& item) {
+    const auto equals = item.find('=');
+    const std::string family = equals == std::string::npos ? "" : item.substr(0, equals);
+    const std::string number = equals == std::string::npos ? item : item.substr(equals + 1);
+    int value = 0;
+    const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (number.empty() || error != std::errc() || end != number.data() + number.size() || value < 1 || value > kMaxMicrobatches)
+        throw UsageError(fmt::format("--group-size expects G (an integer in 1..{}) or FAMILY=G, got '{}'", kMaxMicrobatches, item));
+    if (equals == 0) throw UsageError(fmt::format("--group-size '{}': no family before '='", item));
+    if (family.empty()) return {"", value};
+    const ScheduleFamily* known = find_family(family);
+    if (!known) throw UsageError(fmt::format("--group-size '{}': {} names no family (see `pipeproof list`)", item, family));
+    if (!family_takes_group_size(known->name))
+        throw UsageError(fmt::format("--group-size '{}': {} takes no group size (interleaved-1f1b, combined-1f1b and "
+                                     "group-interleaved do)", item, family));
+    return {known->name, value};
+}
+
+}  // namespace
+
+void GroupSizeInput::validate(const std::vector<std::string>& names, const std::string& where) const {
+    std::set<std::string> seen;
+    for (const std::string& item : items) {
+        const std::string family = group_size_item(item).first;
+        if (!seen.insert(family).second)
+            throw UsageError(family.empty() ? "--group-size: the plain G is given twice"
+                                            : "--group-size: " + family + "'s G is given twice");
+        const bool named = std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+            const ScheduleFamily* known = std::filesystem::exists(name) ? nullptr : find_family(name);
+            return known && known->name == family;
+        });
+        if (!family.empty() && !named)
+            throw UsageError(fmt::format("--group-size '{}': {} is not {}", item, family, where));
+    }
+    if (seen.count("") && !names_a_family_that(names, family_takes_group_size))
+        throw UsageError("--group-size applies to interleaved-1f1b, combined-1f1b and group-interleaved, and none is " + where);
+}
+
+std::optional<int> GroupSizeInput::for_family(const std::string& family) const {
+    std::optional<int> plain, own;
+    for (const std::string& item : items) {
+        const auto [name, value] = group_size_item(item);
+        if (name.empty()) plain = value;
+        if (name == family) own = value;
+    }
+    return own ? own : plain;
 }
 
 void note_default_segments(const std::string& family, std::optional<int> given) {

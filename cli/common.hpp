@@ -190,6 +190,18 @@ void note_default_group_size(const std::string& family, int ranks, std::optional
 // Whether one of `names` (files or family names) is a family that `takes` a parameter (family_takes_group_size,
 // family_takes_segments): compare and report refuse --group-size and --segments that no row would use.
 bool names_a_family_that(const std::vector<std::string>& names, bool (*takes)(std::string_view));
+// --group-size on compare and report, which time several families: "G" for every family that takes one, or
+// "FAMILY=G" for one of them (repeatable; a family's own G wins over the plain one), so interleaved-1f1b (P <= G)
+// and group-interleaved (G <= P) can sit in one table.
+struct GroupSizeInput {
+    std::vector<std::string> items;
+    void add_option(CLI::App& app);
+    bool given() const { return !items.empty(); }
+    // Refuses a malformed item, a family that takes no G or is not among `names`, and a family (or the plain G)
+    // given twice; `command` names where the rows go ("compared", "in the report").
+    void validate(const std::vector<std::string>& names, const std::string& where) const;
+    std::optional<int> for_family(const std::string& family) const;  // after validate
+};
 // seq1f1b without --segments: the default k it runs at, on stderr.
 void note_default_segments(const std::string& family, std::optional<int> given);
 inline constexpr int kMaxSegments = 1'000;

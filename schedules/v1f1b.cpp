@@ -192,8 +192,12 @@ public:
     }
 
 private:
-    // The position of the n-th occurrence (1-based) of `letter` on rank s once swept, else -1.
+    // The position of the n-th occurrence (1-based) of `letter` on rank s once swept, else -1. Every lookup is at
+    // the reader's own count n or n - 1 (its previous occurrence): the recurrence check's shift of counts rests on
+    // it, so it is enforced here, not only read off the code.
     long where(long x, int s, int n, char letter) {
+        if (n != reader_count_ && n != reader_count_ - 1)
+            throw std::logic_error("1f1b-v compaction: a lookup at an occurrence other than the reader's own or previous");
         const int l = letter_index(letter);
         if (probe_) probe_->lowest_occurrence[x] = std::min(probe_->lowest_occurrence[x], n - column_seen_[s][l]);
         return loc_.at(s).at(n)[l];
@@ -204,6 +208,7 @@ private:
         const char c = row[here];
         if (c == ' ') return;
         const int n = ++seen_[s][letter_index(c)];
+        reader_count_ = n;
         long pos = n > 1 ? where(here, s, n - 1, c) : -1;
         if (c == 'W') pos = std::max(pos, where(here, s, n, 'B'));
         if (c == 'w') pos = std::max(pos, where(here, s, n, 'b'));
@@ -212,6 +217,9 @@ private:
         if (c == 'B') pos = std::max(pos, s != 0 ? where(here, s - 1, n, 'W') : where(here, s, n, 'f'));  // ends at its W cell
         if (c == 'b') pos = std::max(pos, s != P_ - 1 ? where(here, s + 1, n, 'w') : where(here, s, n, 'W'));
         ++pos;
+        // The inputs of an op come before it along the rows (kept_starts' cursor follows the dependency chain), so
+        // nothing at or past the sweep's column is read but the op itself; the check's induction rests on it.
+        if (pos > here) throw std::logic_error("1f1b-v compaction: an op's input lies at or after its own cell");
         if (probe_) probe_->lowest_cell[here] = std::min(probe_->lowest_cell[here], pos);  // nothing below is read
         while (row.at(pos) != ' ' && pos < here) ++pos;
         if (c == 'B' || c == 'b')
@@ -271,6 +279,7 @@ private:
     std::vector<std::vector<int>> mem_;
     std::vector<std::vector<std::array<long, 6>>> loc_;  // [rank][occurrence][letter]
     std::vector<std::array<int, 6>> seen_, column_seen_;
+    int reader_count_ = 0;  // the count of the op being placed
     SweepProbe* probe_;
 };
 

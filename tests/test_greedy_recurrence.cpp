@@ -193,6 +193,7 @@ TEST_CASE("1f1b-v recurrence: prove is PROVED without an argued lemma, its certi
     };
     rejected("too-early", [](auto& j) { j["claim"]["structure_check"]["from_m"] = 3; }, "does not repeat at M = 3");
     rejected("period", [](auto& j) { j["claim"]["structure_check"]["period_m"] = 2; }, "the certificate says 2");
+    rejected("far", [](auto& j) { j["claim"]["structure_check"]["from_m"] = 2147483647; }, "where the prover stops looking");
     rejected("other-method", [](auto& j) { j["claim"]["structure_check"]["method"] = "greedy-state-recurrence"; },
              "unknown structure check");
 }

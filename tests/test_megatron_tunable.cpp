@@ -279,6 +279,36 @@ TEST_CASE("megatron tunable: --group-size on the command line, and its refusals 
     CHECK(none.exit_code == 2);
     CHECK(none.err.find("none is compared") != std::string::npos);
 
+    // compare and report: one G per family (FAMILY=G), so Megatron's (G >= P) and group-interleaved's (G <= P) fit in
+    // one table; each row as its family generated alone with that G.
+    auto both = run_cli("compare interleaved-1f1b group-interleaved -P 4 -M 12 --group-size interleaved-1f1b=4 "
+                        "--group-size group-interleaved=1 --json");
+    INFO(both.err);
+    REQUIRE(both.exit_code == 0);
+    const auto rows = nlohmann::json::parse(both.out).at("rows");
+    auto alone = [](const std::string& args) {
+        const auto r = run_cli("simulate " + args + " --units rank --json");
+        INFO(args << r.err);
+        REQUIRE(r.exit_code == 0);
+        return nlohmann::json::parse(r.out).at("exact").at("makespan");
+    };
+    CHECK(rows.at(0).at("exact").at("makespan") == alone("interleaved-1f1b -P 4 -M 12 --group-size 4"));
+    CHECK(rows.at(1).at("exact").at("makespan") == alone("group-interleaved -P 4 -M 12 --group-size 1"));
+    CHECK_THAT(both.out, Catch::Contains("G=4") && Catch::Contains("G=1"));
+    // The plain G for the others; a family's own G wins.
+    CHECK(run_cli("compare interleaved-1f1b group-interleaved -P 4 -M 12 --group-size 2 --group-size interleaved-1f1b=6")
+              .exit_code == 0);
+    const std::string page = (pp::test::scratch_dir() / "g-per-family.html").string();
+    CHECK(run_cli("report interleaved-1f1b group-interleaved -P 4 -M 12 --group-size interleaved-1f1b=4 -o " + page).exit_code == 0);
+    for (const char* bad : {"--group-size x=2", "--group-size 1f1b=2", "--group-size 2 --group-size 3",
+                            "--group-size interleaved-1f1b=4 --group-size interleaved-1f1b=6",
+                            "--group-size combined-1f1b=4", "--group-size interleaved-1f1b=4x", "--group-size =4"}) {
+        const auto r = run_cli(std::string("compare interleaved-1f1b group-interleaved -P 4 -M 12 ") + bad);
+        INFO(bad << ": " << r.err);
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Catch::Contains("--group-size"));
+    }
+
     // list states Megatron's conditions.
     auto list = run_cli("list");
     CHECK(list.out.find("P <= G <= M, and M mod G == 0 or M mod G >= P") != std::string::npos);
