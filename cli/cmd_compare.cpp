@@ -5,6 +5,7 @@
 #include "cli/json_status.hpp"
 #include "cli/vocabulary.hpp"
 #include "cli/common.hpp"
+#include "cli/offload_options.hpp"
 #include "cli/report.hpp"
 #include "formats/json_text.hpp"
 #include "schedules/registry.hpp"
@@ -65,6 +66,8 @@ struct CompareCommand {
     std::vector<std::optional<ChunkExposure>> exposures;  // per row, with chunk costs (issue 11)
     std::vector<nlohmann::json> instances;                // per row: its family (or null) and shape (cli/vocabulary.hpp)
     std::vector<std::string> patterns;
+    OffloadInput offload;                                 // --offload: each row timed with its stashes moved too
+    std::vector<std::optional<OffloadReport>> offloads;   // per row, with --offload
 
     // A family name with -P -M (and -V for the families that take it, 2 by default), or a schedule file.
     ScheduleInput input_for(const std::string& name) const {
@@ -124,6 +127,7 @@ struct CompareCommand {
 
     int run() {
         group_size.validate(names, "compared");
+        check_offload_flags();
         if (segments && !names_a_family_that(names, family_takes_segments))
             throw UsageError("--segments applies to seq1f1b, and it is not compared");
         std::vector<ScheduleInput> inputs;
@@ -158,6 +162,7 @@ struct CompareCommand {
                 patterns.push_back("");
             }
             rows.push_back(compare_schedule(schedule, row_costs.back(), row_options));
+            offloads.push_back(offload_row(schedule, rows.back(), row_options.activations));
             nlohmann::json instance = instance_json(schedule);
             const ScheduleFamily* family = inputs[k].generated_family();
             instance["family"] = family ? nlohmann::json(family->name) : nlohmann::json(nullptr);
@@ -168,6 +173,57 @@ struct CompareCommand {
         else
             print_text(rows, row_costs, o);
         return kOk;
+    }
+
+    // compare times the policy given, in the dataflow model; choosing stashes and bounding the host are simulate's and
+    // verify's (each row shows its host peak).
+    void check_offload_flags() const {
+        if (!offload.active()) {
+            (void)offload.policy();  // refuses the other offload flags without --offload
+            return;
+        }
+        if (offload.choose)
+            throw UsageError("--choose-offloads needs a device cap per schedule: use simulate --memory-limit X "
+                             "--choose-offloads on each (compare times the policy given)");
+        if (offload.host_memory)
+            throw UsageError("--host-memory is a limit to check: use verify --offload ... --host-memory X (compare shows "
+                             "each row's host peak)");
+        if (comm_model != "dataflow") throw UsageError("--offload times the dataflow model only");
+    }
+
+    // The row's schedule timed with offload: at its stage's costs, and with model-share costs its stashes (and so the
+    // host link's time per unit) in the table's 1/P-of-the-model units, like its peaks.
+    std::optional<OffloadReport> offload_row(const Schedule& schedule, const CompareRow& row, const ActivationModel& sizes) const {
+        if (!offload.active()) return std::nullopt;
+        return offload_report(offload, schedule, row.stage_costs, scaled_sizes(sizes, row.stage_share), row.makespan,
+                              row.peak_activations, std::nullopt);
+    }
+
+    void print_offload_text(const std::vector<CompareRow>& rows, size_t width) const {
+        if (!offload.active()) return;
+        const OffloadPolicy& p = offloads.front()->policy;
+        std::cout << fmt::format("\nwith activation offload: {} of each stash moved to host memory and back (reload "
+                                 "released {} slot(s) ahead), host link {} (offload) and {} (reload) per unit of "
+                                 "activation memory as the peaks count it, {}:\n",
+                                 format_rational(p.fraction), p.lookahead, format_rational(p.offload_time),
+                                 format_rational(p.reload_time), p.duplex ? "one stream per direction" : "one shared stream");
+        std::cout << fmt::format("{:<{}}  {:>10}  {:>10}  {:>12}  {:>12}  {:>10}  {:>10}\n", "schedule", width, "makespan",
+                                 "overhead", "device peak", "without", "host peak", "link busy");
+        for (size_t i = 0; i < rows.size(); ++i) {
+            const OffloadReport& r = *offloads[i];
+            const Rational makespan = r.timing.scale.to_units(r.timing.makespan);
+            std::vector<Rational> device, host;
+            Rational busy{0};
+            for (const RankOffload& rank : r.timing.ranks) {
+                device.push_back(rank.device_peak);
+                host.push_back(rank.host_peak);
+                busy = std::max(busy, r.timing.scale.to_units(rank.link_busy));
+            }
+            std::cout << fmt::format("{:<{}}  {:>10}  {:>10}  {:>12}  {:>12}  {:>10}  {:>10}\n", rows[i].name, width,
+                                     format_rational(makespan), percent((makespan - rows[i].makespan) / rows[i].makespan),
+                                     range_text(device), range_text(rows[i].peak_activations), range_text(host),
+                                     format_rational(busy));
+        }
     }
 
     static std::string cost_basis_text(const CompareOptions& o) {
@@ -200,6 +256,7 @@ struct CompareCommand {
             if (row.gpu_hours_per_million_tokens) std::cout << "  " << exact(*row.gpu_hours_per_million_tokens);
             std::cout << "\n";
         }
+        print_offload_text(rows, width);
         std::cout << "\nper schedule:\n";
         for (size_t i = 0; i < rows.size(); ++i) {
             const auto& row = rows[i];
@@ -325,6 +382,7 @@ struct CompareCommand {
                 put_number(r, "tokens_per_second", *row.tokens_per_second);
                 put_number(r, "gpu_hours_per_million_tokens", *row.gpu_hours_per_million_tokens);
             }
+            if (offloads[i]) r["offload"] = offload_json(Schedule{}, *offloads[i], false);
             j["rows"].push_back(r);
         }
         std::cout << json_text(j, 2) << "\n";
@@ -344,6 +402,7 @@ Runner add_compare(CLI::App& app) {
                     "stages per rank for the families that take V (default 2)")
         ->check(CLI::Range(1, kMaxStagesPerRank));
     cmd->group_size.add_option(*sub);
+    cmd->offload.add_options(*sub);
     sub->add_option("--segments", cmd->segments, "sequence segments per micro-batch k (seq1f1b, default 2)")
         ->check(CLI::Range(1, kMaxSegments));
     cmd->costs.add_options(*sub, false);

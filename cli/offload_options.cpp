@@ -124,9 +124,9 @@ void OffloadInput::add_options(CLI::App& app) {
 
 OffloadPolicy OffloadInput::policy() const {
     if (!fraction) {
-        if (host_link || host_memory || duplex || lookahead || chunks || choose)
-            throw UsageError("--host-link, --host-memory, --host-link-duplex, --offload-chunks, --reload-lookahead and "
-                             "--choose-offloads need --offload");
+        if (host_link || host_memory || duplex || lookahead || chunks || choose || time_limit)
+            throw UsageError("--host-link, --host-memory, --host-link-duplex, --offload-chunks, --reload-lookahead, "
+                             "--choose-offloads and its --time-limit need --offload");
         return {};
     }
     if (!host_link) throw UsageError("--offload needs --host-link (the time to move one unit of activation memory to the host)");

@@ -386,6 +386,44 @@ TEST_CASE("offload: simulate's flags, verdicts and exit codes", "[offload][cli]"
     CHECK(split.out.find("host link 3 (offload) and 1 (reload)") != std::string::npos);
 }
 
+TEST_CASE("offload: compare's rows are simulate's offload timings, in the table's units", "[offload][cli]") {
+    // An independent path per row: simulate each schedule alone with the same flags and units.
+    const std::string flags = " --offload 1/2 --host-link offload=3,reload=2 --reload-lookahead 1";
+    const std::vector<std::string> families = {"1f1b", "group-interleaved", "interleaved-1f1b", "zb-h1"};
+    for (const std::string units : {"rank", "stage"}) {
+        std::string names;
+        for (const auto& f : families) names += f + " ";
+        const auto compared = run_cli("compare " + names + "-P 4 -M 8 --costs F=1,I=1,W=1" + flags + " --units " + units + " --json");
+        INFO(units << ": " << compared.err);
+        REQUIRE(compared.exit_code == 0);
+        const auto rows = nlohmann::json::parse(compared.out).at("rows");
+        for (size_t k = 0; k < families.size(); ++k) {
+            const auto alone = run_cli("simulate " + families[k] + " -P 4 -M 8 --costs F=1,I=1,W=1" + flags + " --units " +
+                                       units + " --json");
+            INFO(families[k] << ": " << alone.err);
+            REQUIRE(alone.exit_code == 0);
+            const auto expected = nlohmann::json::parse(alone.out).at("offload");
+            const auto& got = rows.at(k).at("offload");
+            CHECK(got.at("exact").at("makespan") == expected.at("exact").at("makespan"));
+            CHECK(got.at("exact").at("makespan_without") == rows.at(k).at("exact").at("makespan"));
+            for (size_t r = 0; r < 4; ++r) {
+                CHECK(got.at("per_rank").at(r).at("exact").at("device_peak") == expected.at("per_rank").at(r).at("exact").at("device_peak"));
+                CHECK(got.at("per_rank").at(r).at("exact").at("host_peak") == expected.at("per_rank").at(r).at("exact").at("host_peak"));
+            }
+        }
+    }
+    const auto text = run_cli("compare 1f1b zb-h1 -P 4 -M 8 --offload 1 --host-link 2");
+    CHECK(text.exit_code == 0);
+    CHECK_THAT(text.out, Catch::Contains("with activation offload: 1 of each stash") && Catch::Contains("device peak"));
+    // What compare leaves to simulate and verify, and a flag without --offload.
+    for (const char* refused : {" --offload 1 --host-link 2 --choose-offloads", " --offload 1 --host-link 2 --host-memory 3",
+                                " --offload 1 --host-link 2 --model batched", " --time-limit 5", " --host-link 2"}) {
+        const auto r = run_cli(std::string("compare 1f1b zb-h1 -P 4 -M 8") + refused);
+        INFO(refused << ": " << r.err);
+        CHECK(r.exit_code == 2);
+    }
+}
+
 TEST_CASE("offload: the catalogue's grid (PipeOffload's overhead claim)", "[offload][catalogue]") {
     // proofs/catalogue/pipeoffload-overhead-and-peak.md: half of every stash, F = I = W = 1, one stream.
     const Costs costs = costs_of("F=1,I=1,W=1");

@@ -117,6 +117,7 @@ CASES = [
     ("show", "show zbv -P 2 -M 4 --units rank --json", {0}),
     ("show", "show 1f1b -P 2 -M 2 --json --svg x.svg", {2}),
     ("compare", "compare 1f1b zbv -P 4 -M 8 --json --time-unit ms --tokens-per-microbatch 4096", {0}),
+    ("compare", "compare 1f1b group-interleaved -P 4 -M 8 --offload 1/2 --host-link 2 --json", {0}),
     ("compare", "compare ok.txt ok.csv limit.txt --json --units stage", {0}),
     ("compare", f"compare 1f1b dualpipev -P 2 -M 4 --chunk-costs {CHUNK} --json", {0}),
     ("compare", "compare 1f1b dualpipe -P 4 -M 8 --costs zb-1.5b --comm-model batched --json", {0}),
