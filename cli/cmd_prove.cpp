@@ -205,7 +205,6 @@ struct ProveCommand {
             order_family_for_costs(*spec, *options.costs,
                                    activation ? std::optional<ActivationModel>(options.activations) : std::nullopt);
         if (memory_bound) {
-            if (layout && units == "rank") throw UsageError("--layout counts stashes in decoder-layer units; --units rank does not apply");
             auto v = parse_rational(*memory_bound);
             if (!v) throw UsageError("--memory-bound expects a number");
             options.memory_bound = *v / proof_in.share;  // in a stage's stashes, as the prover counts them

@@ -94,7 +94,7 @@ StructureCheck v_zb_structure_check(const GenerateParams& params) {
 
 // 1F1B-V: the column sweep of its compaction (schedules/v1f1b.hpp).
 StructureCheck v1f1b_structure_check(int P) {
-    const GreedyRecurrence rec = check_1f1b_v_recurrence(P, 1, 16 * P + 16);
+    const GreedyRecurrence rec = check_1f1b_v_recurrence(P, 2 * P, 16 * P + 16);
     return recurrence_structure_check(
         "1f1b-v", GenerateParams{P, 1, 2}, rec,
         {"sweep-state-recurrence", "schedules/v1f1b.hpp, sweep state recurrence",

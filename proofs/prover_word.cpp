@@ -50,8 +50,12 @@ bool Prover::establish_word() {
             structure_failure = check.failure;
         } else if (!check.delta.empty() && check.delta != word->delta) {
             structure_failure = "the step program's word shifts its pipelines by other amounts than the fitted word";
-        } else if (record && (record->period_m != family.step || (record->from_m - M(0)) % family.step != 0)) {
-            structure_failure = fmt::format("the step program runs at M = {} + {}t, the word at M = {} + {}t",
+        } else if (record && ((record->method == "step-program" ? record->period_m != family.step
+                                                                  : record->period_m % family.step != 0) ||
+                              (record->from_m - M(0)) % family.step != 0)) {
+            // A step program is the word itself; a state recurrence may repeat every few steps (one periodic word
+            // per residue class, each tied to the fitted word by Lemma 1 up to check_until_m).
+            structure_failure = fmt::format("the structure check runs at M = {} + {}t, the word at M = {} + {}t",
                                             record->from_m, record->period_m, M(0), family.step);
         } else {
             structure_lemma = check.lemma;

@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -142,14 +143,19 @@ Rows kept_rows(int P, int M) {
 
 // What the recurrence check (check_1f1b_v_recurrence) watches of a sweep. First run: per column, the lowest cell
 // it reads and the lowest occurrence it looks up, relative to the looked-up letter's count at the column's start.
-// Second run: the state at the start of each column in [first, last], D cells back and `lowest` occurrences back.
+// Second run: the state at the start of each column x in [first, last], D cells back and `lowest` occurrences
+// back, compared with the state `period` columns before it (the last `period` states are kept); `repeats_at` is the
+// first column k whose state the one at k + period repeats, counts e higher.
 struct SweepProbe {
     std::vector<long> lowest_cell;
     std::vector<int> lowest_occurrence;
     long window = 0;
     int lowest = 0;
     long first = 0, last = -1;
-    std::vector<std::vector<long>> counts, states;  // per column in [first, last]
+    long period = 0;
+    int e = 0;
+    std::deque<std::pair<std::vector<long>, std::vector<long>>> recent;  // (counts, state), oldest first
+    long repeats_at = -1;
 };
 
 // process_warmup_without_increasing_peak_mem: one pass left to right (ranks in order at each position) moving
@@ -254,7 +260,7 @@ private:
     // the sweep, then per letter the positions of the occurrences from `lowest` behind its count up to it.
     void observe(long x) {
         column_seen_ = seen_;
-        if (x < probe_->first || x > probe_->last) return;
+        if (x < probe_->first || x > probe_->last || probe_->repeats_at >= 0 || probe_->period <= 0) return;
         std::vector<long> counts, state;
         for (int s = 0; s < P_; ++s) {
             for (long j = x - probe_->window; j < x; ++j) {
@@ -268,8 +274,15 @@ private:
                 for (int n = from; n <= seen_[s][l]; ++n) state.push_back(loc_[s].at(n)[l] - x);
             }
         }
-        probe_->counts.push_back(std::move(counts));
-        probe_->states.push_back(std::move(state));
+        auto& recent = probe_->recent;
+        if (static_cast<long>(recent.size()) == probe_->period) {
+            const auto& [old_counts, old_state] = recent.front();
+            bool repeats = old_state == state;
+            for (size_t i = 0; i < counts.size() && repeats; ++i) repeats = counts[i] == old_counts[i] + probe_->e;
+            if (repeats) probe_->repeats_at = x - probe_->period;
+            recent.pop_front();
+        }
+        recent.emplace_back(std::move(counts), std::move(state));
     }
 
     Rows& rows_;
@@ -313,16 +326,12 @@ std::string sweep_repeats(int P, int M, int e) {
     states.window = window;
     states.lowest = lowest;
     states.first = std::max(first, window + 1);  // D < k: no read reaches cell 0, whose position does not shift
-    states.last = end;
+    states.last = end;  // k + 6e <= end
+    states.period = period;
+    states.e = e;
     rows = input;
     Compaction(rows, M, &states).run();
-    for (long k = states.first; k + period <= end; ++k) {
-        const size_t a = k - states.first, b = a + period;
-        if (states.states[a] != states.states[b]) continue;
-        bool shifted = true;
-        for (size_t i = 0; i < states.counts[a].size() && shifted; ++i) shifted = states.counts[b][i] == states.counts[a][i] + e;
-        if (shifted) return {};
-    }
+    if (states.repeats_at >= 0) return {};
     return fmt::format("at M = {}, period {} micro-batch(es): the sweep's state (the {} cells and running memory behind "
                        "it, the counts, the positions up to {} occurrences back) never repeats between column {} and "
                        "the first end, column {}",
@@ -358,24 +367,43 @@ Schedule generate_1f1b_v(const GenerateParams& params) {
 GreedyRecurrence check_1f1b_v_recurrence(int ranks, int first_m, int last_m) {
     GreedyRecurrence answer;
     std::string last_failure = "no M tried";
-    for (int m = std::max(first_m, 1); m <= last_m; ++m)
-        for (int e : {1, 2}) {
-            std::string failure;
-            for (int r = 0; r < e && failure.empty(); ++r) {
-                check_v_family(GenerateParams{ranks, m + r, 2}, "1f1b-v");
-                failure = sweep_repeats(ranks, m + r, e);
-            }
-            if (!failure.empty()) {
-                last_failure = std::move(failure);
-                continue;
-            }
-            answer.holds = true;
-            answer.from_m = m;
-            answer.period_m = e;
-            answer.runs_checked = e;
-            return answer;
+    first_m = std::max(first_m, 1);
+    // Every residue class of M modulo e from m, or the first failure.
+    auto failure_at = [&](int m, int e) {
+        for (int r = 0; r < e; ++r) {
+            check_v_family(GenerateParams{ranks, m + r, 2}, "1f1b-v");
+            if (std::string why = sweep_repeats(ranks, m + r, e); !why.empty()) return why;
         }
-    answer.failure = last_failure + fmt::format(" (M = {}..{} tried)", std::max(first_m, 1), last_m);
+        return std::string();
+    };
+    auto found = [&](int m, int e) {
+        answer.holds = true;
+        answer.from_m = m;
+        answer.period_m = e;
+        answer.runs_checked = e;
+        return answer;
+    };
+    // Holding at M implies holding at M + e (schedules/v1f1b.hpp: the run at M + e repeats the run at M's state at
+    // the same column), so gallop (first_m, first_m + 1, first_m + 3, ...) to an M where period 1 or 2 holds and
+    // bisect back to the least such M; any M found to hold is a proof on its own.
+    int below = first_m - 1;
+    auto least = [&](int above, int e) {
+        while (above - below > 1) {
+            const int mid = below + (above - below) / 2;
+            if (failure_at(mid, e).empty()) above = mid; else below = mid;
+        }
+        return found(above, e);
+    };
+    for (long step = 1, m = first_m;; m = std::min<long>(first_m + 2 * step - 1, last_m), step *= 2) {
+        for (int e : {1, 2}) {
+            if (m + e - 1 > last_m) continue;
+            last_failure = failure_at(static_cast<int>(m), e);
+            if (last_failure.empty()) return least(static_cast<int>(m), e);
+        }
+        below = static_cast<int>(m);
+        if (m >= last_m) break;
+    }
+    answer.failure = last_failure + fmt::format(" (M = {}..{} tried)", first_m, last_m);
     return answer;
 }
 
