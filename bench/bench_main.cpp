@@ -8,7 +8,7 @@
 //                                        Python, bench/pytorch_path.py (bench_python_path.cpp)
 //   pipeproof_bench limits [M]           memory per op of streamed outputs, time-limit margins (bench_limits.cpp)
 //   pipeproof_bench zb-table [...]       the Zero Bubble paper's Table 5 cells, searched (bench_zb_table.cpp)
-//   pipeproof_bench certificate [--max-p N] [--max-p-symbolic N]  the checker's time beside the prover's (bench_certificate.cpp)
+//   pipeproof_bench certificate [--max-p N] [--max-p-symbolic N] [--families a,b]  the checker's time beside the prover's (bench_certificate.cpp)
 //   pipeproof_bench search-grid [...]    the search on issue 42's grid, the Zero Bubble ILP (CBC) beside it
 //                                        (bench_search_grid.cpp, peer_zb_ilp.hpp)
 //   pipeproof_bench offload              the offload timing on large schedules and the offload chooser on small ones
