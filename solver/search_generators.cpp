@@ -10,6 +10,20 @@
 
 namespace pp {
 
+namespace {
+
+// A family that takes a group size runs at its default G here; the origin names it ("(G=2)"), read off the
+// schedule's own name, so a result is traced to the order it came from.
+std::string group_size_of(const ScheduleFamily& family, const Schedule& schedule) {
+    if (!family_takes_group_size(family.name)) return "";
+    const auto at = schedule.source.find("G=");
+    if (at == std::string::npos) return "";
+    const auto end = schedule.source.find_first_not_of("0123456789", at + 2);
+    return "(" + schedule.source.substr(at, end == std::string::npos ? std::string::npos : end - at) + ")";
+}
+
+}  // namespace
+
 std::vector<WarmStart> generator_warm_starts(const Placement& placement) {
     std::vector<WarmStart> starts;
     const int P = placement.ranks, M = placement.total_microbatches();
@@ -26,7 +40,8 @@ std::vector<WarmStart> generator_warm_starts(const Placement& placement) {
             if (limits::expired()) return starts;  // the caller's limit (a ScopedDeadline): keep what there is
             try {
                 Schedule s = family.generate({P, M, v});  // a long one (v-min, v-zb at large P) polls the limit
-                const bool repeat = !starts.empty() && starts.back().origin == "generator:" + family.name &&
+                const std::string origin = "generator:" + family.name + group_size_of(family, s);
+                const bool repeat = !starts.empty() && starts.back().origin == origin &&
                                     starts.back().schedule.ranks.size() == s.ranks.size() &&
                                     std::equal(s.ranks.begin(), s.ranks.end(), starts.back().schedule.ranks.begin(),
                                                [](const auto& a, const auto& b) {
@@ -34,7 +49,7 @@ std::vector<WarmStart> generator_warm_starts(const Placement& placement) {
                                                        return x.count == y.count && x.ops == y.ops;
                                                    });
                                                });
-                if (!repeat) starts.push_back({"generator:" + family.name, std::move(s)});
+                if (!repeat) starts.push_back({origin, std::move(s)});
             } catch (const std::exception&) {
                 // the family does not exist for these parameters
             } catch (const limits::Expired&) {

@@ -4,6 +4,7 @@
 // before offload against our memory count, every instance P <= 8, M <= 4P+1 verified clean, and the refusals.
 #include "cli_runner.hpp"
 #include "schedules/registry.hpp"
+#include "solver/search_generators.hpp"
 #include "verifier/verify.hpp"
 
 #include <catch2/catch.hpp>
@@ -131,4 +132,17 @@ TEST_CASE("group-interleaved: G is at most P, its default ceil(P/2) is noted, an
     CHECK(run_cli("report group-interleaved 1f1b -P 4 -M 8 --group-size 4 -o " + page).exit_code == 0);
     CHECK(pp::test::slurp(page).find("group-interleaved(P=4,V=2,M=8,G=4)") != std::string::npos);
     CHECK(run_cli("report 1f1b -P 4 -M 8 --group-size 4 -o " + page).exit_code == 2);
+}
+
+TEST_CASE("group-interleaved: a search's warm start names the G it ran at", "[issue43][search]") {
+    // On the interleaved:2 placement the generators run at their defaults: group-interleaved at G = ceil(P/2).
+    bool seen = false;
+    for (const WarmStart& w : generator_warm_starts(placement_from_name("interleaved:2", 4, 8))) {
+        CHECK(w.origin != "generator:group-interleaved");  // never without its G
+        if (w.origin == "generator:group-interleaved(G=2)") {
+            seen = true;
+            CHECK_THAT(w.schedule.source, Catch::Contains("G=2"));
+        }
+    }
+    CHECK(seen);
 }
