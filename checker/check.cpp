@@ -119,6 +119,20 @@ private:
         base_ = generate(c_, w.m_origin).placement;
         if (static_cast<int>(w.delta.size()) != base_.pipeline_count())
             reject("shape", fmt::format("{} deltas for {} pipelines", w.delta.size(), base_.pipeline_count()));
+        // Per-block costs and per-stage stash scales name blocks and stages the placement has, every stage once.
+        if (c_.costs)
+            for (const auto& [block, costs] : c_.costs->per_block)
+                if (block < 0 || block >= base_.blocks())
+                    reject("shape", fmt::format("block_costs names block {}, but the placement has {} blocks", block, base_.blocks()));
+        const auto& scales = c_.activations.stage_scale;
+        if (!scales.empty()) {
+            if (static_cast<int>(scales.size()) != base_.pipeline_count())
+                reject("shape", fmt::format("stage_scale has {} pipelines, the placement {}", scales.size(), base_.pipeline_count()));
+            for (size_t p = 0; p < scales.size(); ++p)
+                if (static_cast<int>(scales[p].size()) != base_.pipelines[p].stages())
+                    reject("shape", fmt::format("stage_scale has {} stages for pipeline {}, the placement {}", scales[p].size(),
+                                                p, base_.pipelines[p].stages()));
+        }
         size_t slots = 0;
         for (size_t r = 0; r < P; ++r) slots += w.prefix[r].size() + w.block[r].size() + w.suffix[r].size();
         return fmt::format("{} ranks, {} pipeline(s), {} slots in prefix, block and suffix", P, w.delta.size(), slots);

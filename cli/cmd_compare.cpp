@@ -134,7 +134,11 @@ struct CompareCommand {
         std::vector<Schedule> schedules;
         for (const auto& name : names) {
             inputs.push_back(input_for(name));
-            schedules.push_back(inputs.back().load());
+            try {
+                schedules.push_back(inputs.back().load());
+            } catch (const GenerateError& e) {  // e.g. a G this family refuses: say which row
+                throw GenerateError(name + ": " + e.what());
+            }
             if (const ScheduleFamily* family = inputs.back().generated_family(); family && !stages_per_rank)
                 note_default_stages_per_rank(*family, schedules.back());
         }
@@ -195,8 +199,12 @@ struct CompareCommand {
     // host link's time per unit) in the table's 1/P-of-the-model units, like its peaks.
     std::optional<OffloadReport> offload_row(const Schedule& schedule, const CompareRow& row, const ActivationModel& sizes) const {
         if (!offload.active()) return std::nullopt;
-        return offload_report(offload, schedule, row.stage_costs, scaled_sizes(sizes, row.stage_share), row.makespan,
-                              row.peak_activations, std::nullopt);
+        try {
+            return offload_report(offload, schedule, row.stage_costs, scaled_sizes(sizes, row.stage_share), row.makespan,
+                                  row.peak_activations, std::nullopt);
+        } catch (const UsageError& e) {
+            throw UsageError(row.name + ": " + e.what());  // which row the offload does not fit
+        }
     }
 
     void print_offload_text(const std::vector<CompareRow>& rows, size_t width) const {
@@ -402,7 +410,7 @@ Runner add_compare(CLI::App& app) {
                     "stages per rank for the families that take V (default 2)")
         ->check(CLI::Range(1, kMaxStagesPerRank));
     cmd->group_size.add_option(*sub);
-    cmd->offload.add_options(*sub);
+    cmd->offload.add_options(*sub, false);
     sub->add_option("--segments", cmd->segments, "sequence segments per micro-batch k (seq1f1b, default 2)")
         ->check(CLI::Range(1, kMaxSegments));
     cmd->costs.add_options(*sub, false);

@@ -3,6 +3,7 @@
 // Exit: 0 PROVED, 1 REFUTED, 3 UNKNOWN, 2 bad input.
 #include "cli/commands.hpp"
 #include "formats/certificate_json.hpp"
+#include "formats/input_error.hpp"
 #include "cli/common.hpp"
 #include "cli/vocabulary.hpp"
 #include "cli/watchdog.hpp"
@@ -126,6 +127,17 @@ struct ProveCommand {
         c.tool = tool_name();
         c.command = invocation();
         write_certificate(c, *certificate_dir);
+        // What pipeproof-check reads: a number past the format's bounds (numerator and denominator at most 2^40) would
+        // leave a certificate nobody can check, so it is read back here and removed if it does not read.
+        try {
+            (void)read_certificate(*certificate_dir);
+        } catch (const InputError& e) {
+            std::filesystem::remove(std::filesystem::path(*certificate_dir) / "certificate.json");
+            throw UsageError(fmt::format("--certificate: the proof holds, but its certificate would not read back ({}: "
+                                         "{}), so none is written; smaller activation sizes or costs keep its numbers "
+                                         "within the format's 2^40",
+                                         e.where(), e.what()));
+        }
         return fmt::format("certificate: {} (re-derive it: pipeproof-check {}){}\n", *certificate_dir, *certificate_dir,
                            c.not_carried.empty() ? "" : "; it does not carry every step, so the checker answers NOT CHECKED");
     }

@@ -166,9 +166,11 @@ bool names_a_family_that(const std::vector<std::string>& names, bool (*takes)(st
 }
 
 void GroupSizeInput::add_option(CLI::App& app) {
+    // One value per occurrence (repeat the flag): the names after it are the command's schedules, not more G's.
     app.add_option("--group-size", items,
                    std::string(kGroupSizeHelp) + "; G for every family that takes one, or FAMILY=G for one of them "
-                                                 "(repeatable)");
+                                                 "(repeatable)")
+        ->allow_extra_args(false);
 }
 
 namespace {
@@ -210,6 +212,12 @@ void GroupSizeInput::validate(const std::vector<std::string>& names, const std::
     }
     if (seen.count("") && !names_a_family_that(names, family_takes_group_size))
         throw UsageError("--group-size applies to interleaved-1f1b, combined-1f1b and group-interleaved, and none is " + where);
+    // Nothing given and unused: the plain G must reach a family without a G of its own.
+    if (seen.count("") && !std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+            const ScheduleFamily* known = std::filesystem::exists(name) ? nullptr : find_family(name);
+            return known && family_takes_group_size(known->name) && !seen.count(known->name);
+        }))
+        throw UsageError("--group-size: the plain G applies to no row (every family that takes one has its own FAMILY=G)");
 }
 
 std::optional<int> GroupSizeInput::for_family(const std::string& family) const {

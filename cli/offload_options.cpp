@@ -99,7 +99,7 @@ std::string percent(const Rational& part, const Rational& whole) {
 
 }  // namespace
 
-void OffloadInput::add_options(CLI::App& app) {
+void OffloadInput::add_options(CLI::App& app, bool with_limits) {
     app.add_option("--offload", fraction,
                    "move this fraction (0..1, e.g. 1/2) of every stash whose backward is more than --reload-lookahead "
                    "slots after its forward to host memory, over the rank's host link (PipeOffload)");
@@ -114,12 +114,17 @@ void OffloadInput::add_options(CLI::App& app) {
                    "with --offload: move the stashes of these model chunks only (a rank's stages numbered from 0 in "
                    "pipeline order; on the loop map chunk 0 holds the first layers), e.g. 0 or 0,1");
     app.add_flag("--host-link-duplex", duplex, "with --offload: one host-link stream per direction (default: one shared)");
+    const std::string group = with_limits ? "Options" : "";  // "": registered (to be refused with a reason), not listed
     app.add_option("--host-memory", host_memory,
-                   "with --offload: host memory per rank in activation units; a host peak above it is a violation");
+                   "with --offload: host memory per rank in activation units; a host peak above it is a violation")
+        ->group(group);
     app.add_flag("--choose-offloads", choose,
                  "with --offload and --memory-limit: choose which eligible stashes move, for the least makespan that keeps "
-                 "the limit (Z3: OPTIMAL with proof, or FEASIBLE with its gap)");
-    app.add_option("--time-limit", time_limit, "with --choose-offloads: seconds for Z3 (default 60)")->check(CLI::PositiveNumber);
+                 "the limit (Z3: OPTIMAL with proof, or FEASIBLE with its gap)")
+        ->group(group);
+    app.add_option("--time-limit", time_limit, "with --choose-offloads: seconds for Z3 (default 60)")
+        ->check(CLI::PositiveNumber)
+        ->group(group);
 }
 
 OffloadPolicy OffloadInput::policy() const {

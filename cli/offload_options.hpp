@@ -27,7 +27,9 @@ struct OffloadInput {
     std::optional<double> time_limit;        // --time-limit (with --choose-offloads; default kChoiceSeconds)
     static constexpr double kChoiceSeconds = 60;
 
-    void add_options(CLI::App& app);
+    // with_limits = false (compare): --host-memory, --choose-offloads and --time-limit stay out of the help (the
+    // command refuses them with a reason).
+    void add_options(CLI::App& app, bool with_limits = true);
     bool active() const { return fraction.has_value(); }
     // The policy the flags give (UsageError on bad syntax, a flag without --offload, or --offload without
     // --host-link).

@@ -142,6 +142,31 @@ TEST_CASE("layout: prove at exact costs, the bubble and the peaks those of simul
     INFO(corrupted.out);
     CHECK(corrupted.exit_code == 1);
     CHECK_THAT(corrupted.out, Catch::Contains("FAILED memory"));
+    // A stage or block the placement does not have: refused at the checker's shape step.
+    for (const std::string member : {"stage_scale", "block_costs"}) {
+        const fs::path dir = pp::test::scratch_dir() / ("layout-extra-" + member);
+        fs::remove_all(dir);
+        fs::copy(member == "stage_scale" ? memory_dir : bubble_dir, dir, fs::copy_options::recursive);
+        nlohmann::json extra = nlohmann::json::parse(pp::test::slurp(dir / "certificate.json"));
+        if (member == "stage_scale")
+            extra["claim"]["stage_scale"] = nlohmann::json::array({nlohmann::json::array({"3", "2", "2", "5", "1"})});
+        else
+            extra["claim"]["block_costs"]["4"] = "F=9,I=9,W=9";
+        std::ofstream(dir / "certificate.json", std::ios::binary) << extra.dump(2);
+        const auto r = run_check(dir.string());
+        INFO(member << ": " << r.out);
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.out, Catch::Contains("FAILED shape"));
+    }
+    // A certificate whose numbers would pass the format's 2^40 is not written (the checker could not read it).
+    const fs::path huge = pp::test::scratch_dir() / "layout-huge";
+    fs::remove_all(huge);
+    const auto too_big = run_cli("prove zb-h1 -P 4 --costs F=1,I=1,W=1 --layout 't*2|t*2|t*2|t*2,L' --layer-sizes "
+                                 "L=1/2000003 --activation-sizes F=1,I=1/2000029 --property memory-bound --certificate " +
+                                 huge.string());
+    CHECK(too_big.exit_code == 2);
+    CHECK_THAT(too_big.err, Catch::Contains("would not read back"));
+    CHECK_FALSE(fs::exists(huge / "certificate.json"));
     // What prove refuses under a layout: symbolic costs, rank units, a family ordered for one cost set.
     CHECK(run_cli("prove 1f1b -P 4 --layout 't|t|t|t'").exit_code == 2);
     CHECK(run_cli("prove 1f1b -P 4 --costs symbolic --layout 't|t|t|t'").exit_code == 2);

@@ -295,6 +295,18 @@ TEST_CASE("megatron tunable: --group-size on the command line, and its refusals 
     CHECK(rows.at(0).at("exact").at("makespan") == alone("interleaved-1f1b -P 4 -M 12 --group-size 4"));
     CHECK(rows.at(1).at("exact").at("makespan") == alone("group-interleaved -P 4 -M 12 --group-size 1"));
     CHECK_THAT(both.out, Catch::Contains("G=4") && Catch::Contains("G=1"));
+    // The flag takes one value: the names after it are the schedules.
+    auto before = run_cli("compare --group-size 4 interleaved-1f1b group-interleaved -P 4 -M 8");
+    CHECK(before.exit_code == 0);
+    CHECK_THAT(before.out, Catch::Contains("interleaved-1f1b(P=4,V=2,G=4,M=8)") && Catch::Contains("G=4)"));
+    // A plain G that no row would use is refused, as an unused FAMILY=G is.
+    auto unused = run_cli("compare interleaved-1f1b -P 4 -M 8 --group-size 4 --group-size interleaved-1f1b=8");
+    CHECK(unused.exit_code == 2);
+    CHECK_THAT(unused.err, Catch::Contains("applies to no row"));
+    // A G one family refuses: the error names the row.
+    auto refused = run_cli("compare group-interleaved interleaved-1f1b -P 4 -M 8 --group-size 2");
+    CHECK(refused.exit_code == 2);
+    CHECK_THAT(refused.err, Catch::Contains("interleaved-1f1b: "));
     // The plain G for the others; a family's own G wins.
     CHECK(run_cli("compare interleaved-1f1b group-interleaved -P 4 -M 12 --group-size 2 --group-size interleaved-1f1b=6")
               .exit_code == 0);

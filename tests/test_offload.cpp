@@ -412,6 +412,10 @@ TEST_CASE("offload: compare's rows are simulate's offload timings, in the table'
             }
         }
     }
+    // A chunk one row does not have: the error names the row.
+    const auto chunk = run_cli("compare interleaved-1f1b 1f1b -P 4 -M 8 --offload 1 --host-link 2 --offload-chunks 1");
+    CHECK(chunk.exit_code == 2);
+    CHECK_THAT(chunk.err, Catch::Contains("1f1b(P=4,M=8): "));
     const auto text = run_cli("compare 1f1b zb-h1 -P 4 -M 8 --offload 1 --host-link 2");
     CHECK(text.exit_code == 0);
     CHECK_THAT(text.out, Catch::Contains("with activation offload: 1 of each stash") && Catch::Contains("device peak"));
