@@ -127,7 +127,7 @@ struct CompareCommand {
 
     int run() {
         group_size.validate(names, "compared");
-        check_offload_flags();
+        check_table_offload_flags(offload, comm_model);
         if (segments && !names_a_family_that(names, family_takes_segments))
             throw UsageError("--segments applies to seq1f1b, and it is not compared");
         std::vector<ScheduleInput> inputs;
@@ -166,7 +166,7 @@ struct CompareCommand {
                 patterns.push_back("");
             }
             rows.push_back(compare_schedule(schedule, row_costs.back(), row_options));
-            offloads.push_back(offload_row(schedule, rows.back(), row_options.activations));
+            offloads.push_back(offload_for_row(offload, schedule, rows.back(), row_options.activations));
             nlohmann::json instance = instance_json(schedule);
             const ScheduleFamily* family = inputs[k].generated_family();
             instance["family"] = family ? nlohmann::json(family->name) : nlohmann::json(nullptr);
@@ -177,34 +177,6 @@ struct CompareCommand {
         else
             print_text(rows, row_costs, o);
         return kOk;
-    }
-
-    // compare times the policy given, in the dataflow model; choosing stashes and bounding the host are simulate's and
-    // verify's (each row shows its host peak).
-    void check_offload_flags() const {
-        if (!offload.active()) {
-            (void)offload.policy();  // refuses the other offload flags without --offload
-            return;
-        }
-        if (offload.choose)
-            throw UsageError("--choose-offloads needs a device cap per schedule: use simulate --memory-limit X "
-                             "--choose-offloads on each (compare times the policy given)");
-        if (offload.host_memory)
-            throw UsageError("--host-memory is a limit to check: use verify --offload ... --host-memory X (compare shows "
-                             "each row's host peak)");
-        if (comm_model != "dataflow") throw UsageError("--offload times the dataflow model only");
-    }
-
-    // The row's schedule timed with offload: at its stage's costs, and with model-share costs its stashes (and so the
-    // host link's time per unit) in the table's 1/P-of-the-model units, like its peaks.
-    std::optional<OffloadReport> offload_row(const Schedule& schedule, const CompareRow& row, const ActivationModel& sizes) const {
-        if (!offload.active()) return std::nullopt;
-        try {
-            return offload_report(offload, schedule, row.stage_costs, scaled_sizes(sizes, row.stage_share), row.makespan,
-                                  row.peak_activations, std::nullopt);
-        } catch (const UsageError& e) {
-            throw UsageError(row.name + ": " + e.what());  // which row the offload does not fit
-        }
     }
 
     void print_offload_text(const std::vector<CompareRow>& rows, size_t width) const {

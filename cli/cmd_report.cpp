@@ -2,6 +2,7 @@
 // compare table, the published bubble formulas next to the measured values, and the timelines.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/offload_options.hpp"
 #include "cli/report.hpp"
 #include "render/html_report.hpp"
 #include "render/markup.hpp"
@@ -24,6 +25,7 @@ struct ReportCommand {
     std::vector<std::string> names;
     std::optional<int> ranks, microbatches, stages_per_rank, segments;
     GroupSizeInput group_size;
+    OffloadInput offload;  // --offload: each row timed with its stashes moved too (a table column)
     CostInput costs;
     std::string output = "report.html";
     std::string comm_model = "dataflow";
@@ -78,6 +80,8 @@ struct ReportCommand {
         ReportSchedule s;
         s.family = name;
         s.row = compare_schedule(schedule, given, options);
+        if (const auto report = offload_for_row(offload, schedule, s.row, options.activations))
+            s.offload = offload_cell(*report, s.row);
         // Pictures and formulas use what each stage ran at (the given costs scaled to the stage's model share).
         const Costs& c = s.row.stage_costs;
         const auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), options.comm_model);
@@ -110,6 +114,7 @@ struct ReportCommand {
 
     int run() {
         group_size.validate(names, "in the report");
+        check_table_offload_flags(offload, comm_model);
         if (segments && !names_a_family_that(names, family_takes_segments))
             throw UsageError("--segments applies to seq1f1b, and it is not in the report");
         const CompareOptions options = compare_options();
@@ -154,6 +159,7 @@ Runner add_report(CLI::App& app) {
     sub->add_option("-V,--stages-per-rank", cmd->stages_per_rank, "stages per rank (generator)")
         ->check(CLI::Range(1, kMaxStagesPerRank));
     cmd->group_size.add_option(*sub);
+    cmd->offload.add_options(*sub, false);
     sub->add_option("--segments", cmd->segments, "sequence segments per micro-batch k (seq1f1b, default 2)")
         ->check(CLI::Range(1, kMaxSegments));
     cmd->costs.add_options(*sub, false);

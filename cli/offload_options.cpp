@@ -212,6 +212,52 @@ std::optional<OffloadReport> offload_for_timed(const OffloadInput& input, const 
     return report;
 }
 
+void check_table_offload_flags(const OffloadInput& input, const std::string& comm_model) {
+    if (!input.active()) {
+        (void)input.policy();  // refuses the other offload flags without --offload
+        return;
+    }
+    if (input.choose)
+        throw UsageError("--choose-offloads needs a device cap per schedule: use simulate --memory-limit X "
+                         "--choose-offloads on each (compare and report time the policy given)");
+    if (input.host_memory)
+        throw UsageError("--host-memory is a limit to check: use verify --offload ... --host-memory X (compare and report "
+                         "show each row's host peak)");
+    if (comm_model != "dataflow") throw UsageError("--offload times the dataflow model only");
+}
+
+std::optional<OffloadReport> offload_for_row(const OffloadInput& input, const Schedule& schedule, const CompareRow& row,
+                                             const ActivationModel& sizes) {
+    if (!input.active()) return std::nullopt;
+    try {
+        return offload_report(input, schedule, row.stage_costs, scaled_sizes(sizes, row.stage_share), row.makespan,
+                              row.peak_activations, std::nullopt);
+    } catch (const UsageError& e) {
+        throw UsageError(row.name + ": " + e.what());  // which row the offload does not fit
+    }
+}
+
+namespace {
+
+// "a" or "a..b" over the ranks.
+std::string spread(std::vector<Rational> values) {
+    if (values.empty()) return "-";
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    return *lo == *hi ? format_rational(*lo) : format_rational(*lo) + ".." + format_rational(*hi);
+}
+
+}  // namespace
+
+std::string offload_cell(const OffloadReport& report, const CompareRow& row) {
+    const OffloadTiming& t = report.timing;
+    std::vector<Rational> device, host;
+    for (const RankOffload& rank : t.ranks) device.push_back(rank.device_peak), host.push_back(rank.host_peak);
+    const Rational makespan = t.scale.to_units(t.makespan);
+    return fmt::format("makespan {}{}; device peak {} (without: {}); host peak {}", format_rational(makespan),
+                       percent(makespan - row.makespan, row.makespan), spread(device), spread(row.peak_activations),
+                       spread(host));
+}
+
 std::string offload_text(const Schedule& schedule, const OffloadReport& report, bool ops) {
     const OffloadPolicy& p = report.policy;
     const OffloadTiming& t = report.timing;

@@ -4,6 +4,7 @@
 // with them.
 #include "render/ascii_gantt.hpp"
 #include "solver/offload_choice.hpp"
+#include "verifier/compare.hpp"
 #include "verifier/offload.hpp"
 #include "verifier/simulate.hpp"
 #include "verifier/verify.hpp"
@@ -64,6 +65,16 @@ struct Timed;  // cli/report.hpp
 std::optional<OffloadReport> offload_for_timed(const OffloadInput& input, const Schedule& schedule, const Costs& costs,
                                                const ActivationModel& sizes, Timed& timed,
                                                const std::optional<Rational>& device_limit);
+
+// compare and report: the offload flags they take (the policy as given, dataflow timing; choosing stashes and bounding
+// the host are simulate's and verify's), refused otherwise with the reason.
+void check_table_offload_flags(const OffloadInput& input, const std::string& comm_model);
+// A compare row's schedule timed with offload: at its stage's costs, and with model-share costs its stashes (so the
+// host link's time per unit) in the table's 1/P-of-the-model units, like its peaks; an error names the row.
+std::optional<OffloadReport> offload_for_row(const OffloadInput& input, const Schedule& schedule, const CompareRow& row,
+                                             const ActivationModel& sizes);
+// One line for a table cell: makespan and overhead, device peak (against the plain one), host peak.
+std::string offload_cell(const OffloadReport& report, const CompareRow& row);
 
 // With `ops`, also every slot's start and end under offload and every transfer (stream order per rank).
 std::string offload_text(const Schedule& schedule, const OffloadReport& report, bool ops);

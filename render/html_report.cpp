@@ -53,6 +53,9 @@ std::string compare_table(const std::vector<ReportSchedule>& schedules) {
     bool exposure = false;
     for (const auto& s : schedules) exposure |= s.exposed_comm.has_value();
     if (exposure) out += "<th>exposed all-to-all<br>per rank (hidden)</th>";
+    bool offload = false;
+    for (const auto& s : schedules) offload |= s.offload.has_value();
+    if (offload) out += "<th>with activation offload</th>";
     out += "</tr>\n";
     for (const auto& s : schedules) {
         const CompareRow& r = s.row;
@@ -66,6 +69,7 @@ std::string compare_table(const std::vector<ReportSchedule>& schedules) {
         if (gpu_hours)
             out += fmt::format("<td>{}</td>", r.gpu_hours_per_million_tokens ? fmt::format("{:.4g}", to_double(*r.gpu_hours_per_million_tokens)) : "—");
         if (exposure) out += fmt::format("<td>{}</td>", s.exposed_comm ? xml_escape(*s.exposed_comm) : "—");
+        if (offload) out += fmt::format("<td class=\"text\">{}</td>", s.offload ? xml_escape(*s.offload) : "—");
         out += "</tr>\n";
     }
     return out + "</table>\n";

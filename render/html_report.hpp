@@ -23,6 +23,8 @@ struct ReportSchedule {
     // MoE chunk costs (issue 11): the exposed EP all-to-all per rank and the share hidden, as text; a table column
     // when any schedule has it.
     std::optional<std::string> exposed_comm;
+    // Activation offload (report --offload): the row timed with its stashes moved, as text; a column when any has it.
+    std::optional<std::string> offload;
 };
 
 struct ReportPage {

@@ -416,6 +416,15 @@ TEST_CASE("offload: compare's rows are simulate's offload timings, in the table'
     const auto chunk = run_cli("compare interleaved-1f1b 1f1b -P 4 -M 8 --offload 1 --host-link 2 --offload-chunks 1");
     CHECK(chunk.exit_code == 2);
     CHECK_THAT(chunk.err, Catch::Contains("1f1b(P=4,M=8): "));
+    // report: the same timing as a column of its table.
+    const std::string page = (pp::test::scratch_dir() / "offload-report.html").string();
+    REQUIRE(run_cli("report 1f1b -P 4 -M 8 --costs F=1,I=1,W=1 --offload 1/2 --host-link 3 -o " + page).exit_code == 0);
+    const auto alone = run_cli("simulate 1f1b -P 4 -M 8 --costs F=1,I=1,W=1 --offload 1/2 --host-link 3 --units rank --json");
+    REQUIRE(alone.exit_code == 0);
+    const std::string makespan = nlohmann::json::parse(alone.out).at("offload").at("exact").at("makespan");
+    const std::string html = pp::test::slurp(page);
+    CHECK_THAT(html, Catch::Contains("with activation offload") && Catch::Contains("makespan " + makespan + " (+"));
+    CHECK(run_cli("report 1f1b -P 4 -M 8 --offload 1 --host-link 2 --choose-offloads -o " + page).exit_code == 2);
     const auto text = run_cli("compare 1f1b zb-h1 -P 4 -M 8 --offload 1 --host-link 2");
     CHECK(text.exit_code == 0);
     CHECK_THAT(text.out, Catch::Contains("with activation offload: 1 of each stash") && Catch::Contains("device peak"));
