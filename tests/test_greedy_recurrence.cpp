@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -71,6 +72,23 @@ void grows_by_one_segment(const pp::GenerateParams& params, const pp::GreedyRecu
     }
 }
 
+// A copy of the certificate in `good` with its JSON changed by `mutate`: pipeproof-check must stop at the step
+// structure, saying `reason`.
+using Mutation = std::function<void(nlohmann::json&)>;
+void structure_record_rejected(const fs::path& good, const nlohmann::json& original, const std::string& name,
+                               const Mutation& mutate, const std::string& reason) {
+    const fs::path dir = pp::test::scratch_dir() / name;
+    fs::remove_all(dir);
+    fs::copy(good, dir, fs::copy_options::recursive);
+    nlohmann::json j = original;
+    mutate(j);
+    std::ofstream(dir / "certificate.json", std::ios::binary) << j.dump(2);
+    const auto r = pp::test::run_check(dir.string());
+    INFO(name << "\n" << r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out, Catch::Contains("NOT CHECKED: structure") && Catch::Contains(reason));
+}
+
 }  // namespace
 
 TEST_CASE("v-zb recurrence: the greedy's state repeats, and the generator's orders grow by one period from there",
@@ -119,18 +137,8 @@ TEST_CASE("v-zb recurrence: prove is PROVED at exact costs, its certificate CHEC
 
     const nlohmann::json original = nlohmann::json::parse(pp::test::slurp(good / "certificate.json"));
     REQUIRE(original["claim"]["structure_check"]["method"] == "greedy-state-recurrence");
-    auto rejected = [&](const std::string& name, const std::function<void(nlohmann::json&)>& mutate,
-                        const std::string& reason) {
-        const fs::path dir = pp::test::scratch_dir() / ("vzb-cert-" + name);
-        fs::remove_all(dir);
-        fs::copy(good, dir, fs::copy_options::recursive);
-        nlohmann::json j = original;
-        mutate(j);
-        std::ofstream(dir / "certificate.json", std::ios::binary) << j.dump(2);
-        const auto r = run_check(dir.string());
-        INFO(name << "\n" << r.out << r.err);
-        CHECK(r.exit_code == 1);
-        CHECK_THAT(r.out, Catch::Contains("NOT CHECKED: structure") && Catch::Contains(reason));
+    auto rejected = [&](const std::string& name, const Mutation& mutate, const std::string& reason) {
+        structure_record_rejected(good, original, "vzb-cert-" + name, mutate, reason);
     };
     rejected("too-early", [](auto& j) { j["claim"]["structure_check"]["from_m"] = 2; }, "does not repeat at M = 2");
     rejected("period", [](auto& j) { j["claim"]["structure_check"]["period_m"] = 2; }, "the certificate says 2");
@@ -178,18 +186,8 @@ TEST_CASE("1f1b-v recurrence: prove is PROVED without an argued lemma, its certi
 
     const nlohmann::json original = nlohmann::json::parse(pp::test::slurp(good / "certificate.json"));
     REQUIRE(original["claim"]["structure_check"]["method"] == "sweep-state-recurrence");
-    auto rejected = [&](const std::string& name, const std::function<void(nlohmann::json&)>& mutate,
-                        const std::string& reason) {
-        const fs::path dir = pp::test::scratch_dir() / ("v1f1b-cert-" + name);
-        fs::remove_all(dir);
-        fs::copy(good, dir, fs::copy_options::recursive);
-        nlohmann::json j = original;
-        mutate(j);
-        std::ofstream(dir / "certificate.json", std::ios::binary) << j.dump(2);
-        const auto r = run_check(dir.string());
-        INFO(name << "\n" << r.out << r.err);
-        CHECK(r.exit_code == 1);
-        CHECK_THAT(r.out, Catch::Contains("NOT CHECKED: structure") && Catch::Contains(reason));
+    auto rejected = [&](const std::string& name, const Mutation& mutate, const std::string& reason) {
+        structure_record_rejected(good, original, "v1f1b-cert-" + name, mutate, reason);
     };
     rejected("too-early", [](auto& j) { j["claim"]["structure_check"]["from_m"] = 3; }, "does not repeat at M = 3");
     rejected("period", [](auto& j) { j["claim"]["structure_check"]["period_m"] = 2; }, "the certificate says 2");
