@@ -3,6 +3,7 @@
 #include "limits/deadline.hpp"
 #include "solver/cool_down_bound.hpp"
 #include "solver/span_memory_bound.hpp"
+#include "solver/warm_up_chain_bound.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -521,6 +522,7 @@ LowerBound analytic_lower_bound(const Instance& inst, const TaskBounds& b) {
         for (int r = 0; r < inst.ranks; ++r) warm_up_bound(inst, b, r, best, per_rank);
     if (span)
         for (int r = 0; r < inst.ranks; ++r) span_memory_bound(inst, b, r, best, per_rank);
+    warm_up_chain_bound(inst, b, best);  // a min over ranks' choices: it raises no per-rank bound
     best.per_rank = std::move(per_rank);
     return best;
 }

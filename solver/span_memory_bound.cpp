@@ -30,48 +30,57 @@ Ticks most_fill(const MemoryCounter& memory, Ticks input, Ticks weight, std::int
 
 }  // namespace
 
-void span_memory_bound(const Instance& inst, const TaskBounds& b, int rank, LowerBound& best, std::vector<Ticks>& per_rank) {
+std::optional<RankMemoryIdle> rank_memory_idle(const Instance& inst, const TaskBounds& b, int rank) {
     const auto memory = memory_counter(inst);
     const Placement& pl = inst.problem.placement;
-    if (!memory || memory->by_weight <= 0 || inst.pairs_allowed() || pl.pipeline_count() != 1) return;
-    if (pl.stages_on_rank(0, rank).size() != 1) return;
+    if (!memory || memory->by_weight <= 0 || inst.pairs_allowed() || pl.pipeline_count() != 1) return std::nullopt;
+    if (pl.stages_on_rank(0, rank).size() != 1) return std::nullopt;
     const auto& tasks = inst.rank_tasks[rank];
-    if (tasks.empty()) return;
+    if (tasks.empty()) return std::nullopt;
     const int M = pl.pipelines[0].microbatches;
 
-    const Ticks a = inst.earliest_rank_start[rank];
-    Ticks h_input = -1, load = 0, forwards_total = 0, input = 0, weight = 0;
-    int first_input = -1;
+    RankMemoryIdle out;
+    out.a = inst.earliest_rank_start[rank];
+    out.h_input = -1;
+    Ticks forwards_total = 0, input = 0, weight = 0;
     std::vector<Ticks> forwards;
     for (int t : tasks) {
         const Task& task = inst.tasks[t];
-        load += task.duration;
+        out.load += task.duration;
         switch (task.op.kind) {
             case OpKind::F: forwards.push_back(task.duration), forwards_total += task.duration; break;
             case OpKind::I:
                 input = std::max(input, task.duration);
-                if (h_input < 0 || b.head[t] < h_input) h_input = b.head[t], first_input = t;
+                if (out.h_input < 0 || b.head[t] < out.h_input) out.h_input = b.head[t], out.first_input = t;
                 break;
             default: weight = std::max(weight, task.duration); break;
         }
     }
-    if (first_input < 0) return;
+    if (out.first_input < 0) return std::nullopt;
+    out.forwards = forwards.size();
     // Warm-up: at most K forwards start before h_I.
     std::sort(forwards.begin(), forwards.end(), std::greater<Ticks>());
-    const std::int64_t K = memory->cap / memory->alloc;
-    Ticks fill = 0;
-    for (size_t k = 0; k < forwards.size() && static_cast<std::int64_t>(k) < K; ++k) fill += forwards[k];
-    const Ticks warm = std::max<Ticks>(0, h_input - a - fill);
+    out.K = memory->cap / memory->alloc;
+    for (size_t k = 0; k < forwards.size() && static_cast<std::int64_t>(k) < out.K; ++k) out.fill += forwards[k];
+    out.warm = std::max<Ticks>(0, out.h_input - out.a - out.fill);
     // Cool-down: the last F is F(s, m) for some m; the round trip rho is the same for every m.
     const Op last{OpKind::F, 0, pl.stages_on_rank(0, rank).front(), M - 1};
-    const int f = inst.task_of(last);
+    out.last_forward = inst.task_of(last);
     const int own_input = inst.task_of({OpKind::I, 0, last.stage, M - 1});
-    const Ticks rho = releases_after(inst, f).at(own_input);
-    std::int64_t x = 0, y = 0;
-    const Ticks most = most_fill(*memory, input, weight, memory->cap - memory->alloc, x, y);
-    const Ticks cool = std::max<Ticks>(0, rho - most);
+    out.rho = releases_after(inst, out.last_forward).at(own_input);
+    out.most = most_fill(*memory, input, weight, memory->cap - memory->alloc, out.x, out.y);
+    out.cool = std::max<Ticks>(0, out.rho - out.most);
     // The (K+1)-th forward cannot start before h_I, so with more than K forwards the last one ends after it.
-    const bool disjoint = static_cast<std::int64_t>(forwards.size()) > K || a + forwards_total >= h_input;
+    out.disjoint = static_cast<std::int64_t>(forwards.size()) > out.K || out.a + forwards_total >= out.h_input;
+    return out;
+}
+
+void span_memory_bound(const Instance& inst, const TaskBounds& b, int rank, LowerBound& best, std::vector<Ticks>& per_rank) {
+    const auto idles = rank_memory_idle(inst, b, rank);
+    if (!idles) return;
+    const auto memory = memory_counter(inst);
+    const auto& [a, load, h_input, first_input, K, forward_count, fill, warm, f, rho, most, x, y, cool, disjoint] = *idles;
+    const auto& tasks = inst.rank_tasks[rank];
     const Ticks idle = disjoint ? warm + cool : std::max(warm, cool);
     const Ticks value = load + idle;  // end_r - a
     if (idle <= 0) return;
@@ -92,7 +101,7 @@ void span_memory_bound(const Instance& inst, const TaskBounds& b, int rank, Lowe
     best.derivation =
         "rank " + std::to_string(rank) + " (cap " + cap_text + "): its first op cannot start before " + units(inst, a) +
         " and no I before " + units(inst, h_input) + " (" + op_name(inst, first_input) + "), so nothing is released before " +
-        "then and at most " + std::to_string(std::min<std::int64_t>(K, static_cast<std::int64_t>(forwards.size()))) +
+        "then and at most " + std::to_string(std::min<std::int64_t>(K, static_cast<std::int64_t>(forward_count))) +
         " forwards start, " + units(inst, fill) + " at most: it idles at least " + units(inst, warm) +
         "; after its last forward " + op_name(inst, f) + " ends, that micro-batch's I comes back no earlier than " +
         units(inst, rho) + " later, and until then it can run only the I and W of the stashes it held at that F's start " +

@@ -22,12 +22,32 @@
 #include "solver/lower_bound.hpp"
 #include "solver/search_instance.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace pp {
 
-// Raises best (and per_rank[rank]) when the bound for `rank` is larger; nothing when it does not apply
-// (no cap, pairs, a rank holding several stages or pipelines, several pipelines).
+// The two idles above for one rank, with what they are made of (the warm-up chain over several ranks,
+// warm_up_chain_bound.hpp, reuses the cool-down). nullopt when the bound does not apply (no cap, pairs,
+// a rank holding several stages or pipelines, several pipelines).
+struct RankMemoryIdle {
+    Ticks a = 0;                 // h_r
+    Ticks load = 0;              // the rank's work
+    Ticks h_input = 0;           // the least head of an I of r
+    int first_input = -1;        // the I with that head
+    std::int64_t K = 0;          // forwards that fit under the cap before anything is released
+    std::size_t forwards = 0;    // the rank's forwards
+    Ticks fill = 0, warm = 0;    // the K longest forwards; the warm-up idle
+    int last_forward = -1;       // F(s, M-1)
+    Ticks rho = 0, most = 0;     // its round trip; the most backward work the other stashes bring
+    std::int64_t x = 0, y = 0;   // stashes with I and W, with W only, that bring `most`
+    Ticks cool = 0;              // the cool-down idle
+    bool disjoint = false;       // the two intervals cannot overlap
+};
+std::optional<RankMemoryIdle> rank_memory_idle(const Instance& inst, const TaskBounds& bounds, int rank);
+
+// Raises best (and per_rank[rank]) when the bound for `rank` is larger; nothing when it does not apply.
 void span_memory_bound(const Instance& inst, const TaskBounds& bounds, int rank, LowerBound& best,
                        std::vector<Ticks>& per_rank);
 

@@ -1,4 +1,5 @@
 // The search against an independent brute force on tiny instances (tag [search]).
+#include "model/costs.hpp"
 #include "model/placement.hpp"
 #include "schedules/families.hpp"
 #include "solver/cap_filled_warm_starts.hpp"
@@ -8,6 +9,7 @@
 #include "solver/pinned_completion.hpp"
 #include "solver/rank_budget.hpp"
 #include "solver/subset_relaxation.hpp"
+#include "solver/warm_up_chain_bound.hpp"
 #include "solver/search.hpp"
 #include "verifier/simulate.hpp"
 #include "verifier/verify.hpp"
@@ -897,4 +899,105 @@ TEST_CASE("search: the span memory bound (warm-up and cool-down under the cap) n
     }
     CHECK(fired > 0);  // the bound is exercised, and at least once it is the optimum itself
     CHECK(tight > 0);
+}
+
+// Issue 42: the warm-up chain (solver/warm_up_chain_bound.hpp) weighs every rank's warm-up idle against the
+// delay a longer warm-up passes to the earlier stages. Sound against the brute force on both objectives, with
+// and without symmetry breaking, under whole and fractional stashes; and above every one-rank bound somewhere.
+TEST_CASE("search: the warm-up chain bound never exceeds the brute-force optimum", "[search][issue42]") {
+    // I + comm just above F: each rank's round trip leaves part of a forward idle (the Zero Bubble cells' shape)
+    const TinyCosts zb_like{10, 11, 5, 1, {}}, uneven{3, 4, 2, 1, {}}, slow_return{2, 5, 1, 1, {}};
+    const std::vector<Case> all{
+        {"loop P3 M3 zb-like", loop(3, 3), zb_like, std::nullopt},
+        {"loop P3 M3 zb-like cap2", loop(3, 3), zb_like, 2},
+        {"loop P3 M4 zb-like cap2", loop(3, 4), zb_like, 2},
+        {"loop P3 M4 zb-like I=1/2 cap2", loop(3, 4), sized(zb_like, 2, 1), 4},
+        {"loop P2 M4 zb-like cap2", loop(2, 4), zb_like, 2},
+        {"loop P4 M2 zb-like", loop(4, 2), zb_like, std::nullopt},
+        {"loop P3 M3 uneven cap2", loop(3, 3), uneven, 2},
+        {"loop P3 M4 slow-return I=1/3 cap5/3", loop(3, 4), sized(slow_return, 3, 1), 5},
+        {"loop P2 M5 slow-return cap2", loop(2, 5), slow_return, 2},
+    };
+    int fired = 0, tight = 0, above_one_rank = 0;
+    for (const Case& k : all)
+        for (bool span : {false, true}) {
+            const auto bf = BruteForce(k.placement, k.costs, k.cap, span).solve();
+            for (bool fifo : {true, false}) {
+                INFO(k.name << (span ? " span" : " makespan") << (fifo ? "" : " no symmetry breaking"));
+                REQUIRE(bf.best > 0);
+                SearchProblem problem = problem_of(k, span ? Objective::Span : Objective::Makespan);
+                problem.symmetry_breaking = fifo;
+                const Instance inst = build_instance(problem);
+                const TaskBounds bounds = compute_task_bounds(inst, true);
+                LowerBound chain;
+                warm_up_chain_bound(inst, bounds, chain);
+                INFO(chain.derivation << " / brute force " << bf.best);
+                CHECK(chain.value * inst.quantum <= Ticks(bf.best));
+                fired += chain.kind == "warm-up-chain";
+                tight += chain.value * inst.quantum == Ticks(bf.best);
+                above_one_rank += analytic_lower_bound(inst, bounds).kind == "warm-up-chain";
+            }
+        }
+    CHECK(fired > 0);
+    CHECK(tight > 0);
+    CHECK(above_one_rank > 0);  // somewhere it sees more than every one-rank bound
+}
+
+// The chain's value on two Zero Bubble ZB-2p cells, recomputed here by a different method: enumerate how many
+// forwards n_r each rank runs before its first I (from the last rank down), with the closed forms of the
+// uniform-cost pipeline: h_r = r(F+comm), the k-th forward of rank r ends no earlier than h_r + (k+1)F, the
+// last rank's first I starts no earlier than h_{P-1} + F, and each earlier stage's a further I + comm later.
+// Rank r's first I is then at b_r = max(that, h_r + n_r F) and it idles b_r - h_r - n_r F; the least over the
+// choices of the largest idle, plus the work M(F+I+W), is the bound. For 6.2B p=8 m=24 by hand: each hop adds
+// F+I+2comm = 2F + 0.78, so rank r >= 1 idles (7-r)0.78 unless it delays; the least largest idle is 2.34 (ranks
+// 3..0 take one more forward, rank 4 idles 3 x 0.78), and 1900.476 = 1898.136 + 2.34.
+namespace {
+Rational enumerated_chain_idle(int P, std::int64_t K, const Rational& F, const Rational& I, const Rational& c) {
+    std::optional<Rational> best;
+    std::function<void(int, Rational, Rational)> visit = [&](int r, Rational from, Rational worst) {
+        if (best && worst >= *best) return;
+        if (r < 0) {
+            best = worst;
+            return;
+        }
+        const Rational h = Rational(r) * (F + c);
+        if (r == P - 1) from = h + F;
+        for (std::int64_t n = 0; n <= K; ++n) {
+            const Rational b = std::max(from, h + Rational(n) * F);
+            visit(r - 1, b + I + c, std::max(worst, b - h - Rational(n) * F));
+            if (h + Rational(n) * F >= from) break;  // more forwards only delay the earlier stages
+        }
+    };
+    visit(P - 1, Rational(0), Rational(0));
+    return *best;
+}
+}  // namespace
+
+TEST_CASE("search: the warm-up chain bound on Zero Bubble cells equals an enumeration of the forwards per rank", "[search][issue42]") {
+    struct Cell {
+        const char* costs;
+        Rational F, I, W, comm;
+        int P, M;
+        Rational kept;  // what W releases: M_W / M_B
+    };
+    for (const Cell& cell : {Cell{"F=29.718,I=29.444,W=19.927,comm=0.527", Rational(29718, 1000), Rational(29444, 1000),
+                                  Rational(19927, 1000), Rational(527, 1000), 8, 24, Rational(16, 37)},
+                             Cell{"F=18.513,I=18.086,W=9.331,comm=0.626", Rational(18513, 1000), Rational(18086, 1000),
+                                  Rational(9331, 1000), Rational(626, 1000), 8, 32, Rational(48, 131)}}) {
+        INFO(cell.costs);
+        SearchProblem problem;
+        problem.placement = loop(cell.P, cell.M);
+        problem.costs = parse_costs(cell.costs);
+        problem.memory_limit = Rational(2 * cell.P);
+        problem.activations = {Rational(1), Rational(1) - cell.kept};
+        problem.objective = Objective::Span;
+        const Instance inst = build_instance(problem);
+        LowerBound chain;
+        warm_up_chain_bound(inst, compute_task_bounds(inst, true), chain);
+        REQUIRE(chain.kind == "warm-up-chain");
+        const Rational work = Rational(cell.M) * (cell.F + cell.I + cell.W);
+        const Rational idle = enumerated_chain_idle(cell.P, 2 * cell.P, cell.F, cell.I, cell.comm);
+        CHECK(inst.to_units(chain.value) == work + idle);
+        if (cell.P == 8 && cell.M == 24) CHECK(work + idle == Rational(1900476, 1000));
+    }
 }
