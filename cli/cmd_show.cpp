@@ -46,9 +46,8 @@ struct ShowCommand {
 
     int run() {
         (void)offload.policy();  // the flags checked before the schedule is read
-        if (offload.active() && (json || svg_path || trace_path || chunk_lanes || comm_model_from(comm_model) != CommModel::Dataflow))
-            throw UsageError("--offload draws the ASCII chart of the dataflow timing only (not --json, --svg, --trace, --chunks "
-                             "or --comm-model batched yet; simulate --offload --json --ops has every transfer)");
+        if (offload.active() && (chunk_lanes || comm_model_from(comm_model) != CommModel::Dataflow))
+            throw UsageError("--offload draws the dataflow timing only (not --chunks or --comm-model batched yet)");
         Schedule schedule = input.load(costs);  // v-zb: ordered for the costs it is timed at
         if (svg_path)  // refused before anything is timed or written
             if (const std::string problem = svg_size_problem(schedule); !problem.empty())
@@ -74,6 +73,9 @@ struct ShowCommand {
                 const auto limit = costs.memory_limit(schedule, std::nullopt);  // the flag's, or the file's at the share
                 put_memory_limit(j, limit ? limit : schedule.memory_limit);     // else the file's own, as the verdict
             }
+            // With --offload the document is the plain timing, as without it, plus simulate's `offload` object with
+            // every slot and transfer under offload.
+            if (moved) j["offload"] = offload_json(schedule, *moved, true);
             write_json_with_array(std::cout, j, "timeline", timed.slots.slot_count(),
                                   [&](size_t s) { return slot_time_json(schedule, timed, static_cast<std::uint32_t>(s)); }, 2);
             std::cout << "\n";
@@ -89,20 +91,21 @@ struct ShowCommand {
                                                                       schedule.segments, schedule.segments)
                                                         : std::string());
         if (!timed.valid()) std::cout << invalid_banner(schedule, timed.verdict);
-        if (moved) {  // the chart of the offload timing, a link row under each rank; then both timings in text
-            const auto links = offload_link_rows(schedule, *moved);
+        // With --offload every picture draws the offload timing, the rank's host link under it; the text gives both.
+        std::vector<std::vector<LinkBox>> links;
+        std::optional<Simulation> offload_timing;
+        if (moved) {
+            links = offload_link_rows(schedule, *moved);
+            offload_timing = offload_simulation(schedule, *moved);
             chart.links = &links;
             chart.title += ", with offload (peak: resident stashes)";
-            std::cout << ascii_gantt(schedule, offload_simulation(schedule, *moved), chart);
-            std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule),
-                                         costs.time_unit.name());
-            std::cout << offload_text(schedule, *moved, false);
-            return timed.valid() ? kOk : kViolations;
         }
-        std::cout << ascii_gantt(schedule, timed.sim, chart);
+        const Simulation& drawn = moved ? *offload_timing : timed.sim;
+        std::cout << ascii_gantt(schedule, drawn, chart);
         if (chunk_lanes) std::cout << ascii_chunk_lanes(schedule, timed.sim, *costs.chunk_table, gantt);
         std::cout << simulation_text(schedule, timed.slots, timed.sim, c, timed.timing, costs.units_text(schedule),
                                          costs.time_unit.name());
+        if (moved) std::cout << offload_text(schedule, *moved, false);
         if (costs.chunk_table) std::cout << exposure_text(schedule, *costs.chunk_table);
         if (svg_path) {
             SvgOptions options;
@@ -111,15 +114,24 @@ struct ShowCommand {
             options.costs = &c;
             options.time_unit = costs.time_unit.name().value_or("");
             options.subtitle = "costs " + format_costs(c) + "; timing model: " + timed.timing.label();
+            if (moved) {
+                options.links = &links;
+                options.memory_curves = false;  // the device holds only the resident stashes: the text gives its peak
+                options.subtitle = offload_summary(*moved) + "; " + options.subtitle;
+            }
             if (!timed.valid()) options.subtitle = "INVALID (" + violation_count_text(timed.verdict) + ", see `pipeproof verify`); " + options.subtitle;
-            write_file(*svg_path, [&](std::ostream& out) { out << svg_timeline(schedule, timed.sim, options); });
+            write_file(*svg_path, [&](std::ostream& out) { out << svg_timeline(schedule, drawn, options); });
             std::cout << "wrote " << *svg_path << "\n";
         }
         if (trace_path) {
             TraceOptions options;
             options.us_per_unit = trace_us_per_unit();
             options.activations = costs.activations(&schedule);
-            write_file(*trace_path, [&](std::ostream& out) { write_trace_json(out, schedule, timed.sim, options); });
+            if (moved) {
+                options.links = &links;
+                options.counters = false;  // the order's live stashes are not the device's under offload
+            }
+            write_file(*trace_path, [&](std::ostream& out) { write_trace_json(out, schedule, drawn, options); });
             std::cout << "wrote " << *trace_path << " (1 cost unit = " << options.us_per_unit
                       << " us; timing model: " << timed.timing.label() << "; open in ui.perfetto.dev)\n";
         }

@@ -258,6 +258,13 @@ std::string offload_cell(const OffloadReport& report, const CompareRow& row) {
                        spread(host));
 }
 
+std::string offload_summary(const OffloadReport& report) {
+    const OffloadPolicy& p = report.policy;
+    return fmt::format("offload {} over a link of {}/{} per unit: host peak {}, makespan {} without", format_rational(p.fraction),
+                       format_rational(p.offload_time), format_rational(p.reload_time),
+                       format_rational(report.timing.host_peak()), format_rational(report.makespan_without));
+}
+
 std::string offload_text(const Schedule& schedule, const OffloadReport& report, bool ops) {
     const OffloadPolicy& p = report.policy;
     const OffloadTiming& t = report.timing;
@@ -378,7 +385,7 @@ std::vector<std::vector<LinkBox>> offload_link_rows(const Schedule& schedule, co
     for (const Transfer& x : report.timing.transfers) {
         const bool odd = chunks[x.rank].at({x.forward.pipeline, x.forward.stage}) % 2 == 1;
         const char letter = x.to_host ? (odd ? 'o' : 'O') : (odd ? 'r' : 'R');
-        rows[x.rank].push_back({x.start, x.end, fmt::format("{}{}", letter, x.forward.microbatch)});
+        rows[x.rank].push_back({x.start, x.end, fmt::format("{}{}", letter, x.forward.microbatch), x.to_host, format_op(x.forward)});
     }
     return rows;
 }

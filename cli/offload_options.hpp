@@ -78,6 +78,8 @@ std::string offload_cell(const OffloadReport& report, const CompareRow& row);
 
 // With `ops`, also every slot's start and end under offload and every transfer (stream order per rank).
 std::string offload_text(const Schedule& schedule, const OffloadReport& report, bool ops);
+// One line for a picture's subtitle: the policy's numbers, the makespan with and without, the peaks.
+std::string offload_summary(const OffloadReport& report);
 nlohmann::json offload_json(const Schedule& schedule, const OffloadReport& report, bool ops);
 
 // show --offload: the offload timing as the chart draws a Simulation (slot times, makespan, each rank's busy, idle

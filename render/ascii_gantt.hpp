@@ -9,19 +9,13 @@
 // label fits whole in its box; when that would exceed the width budget, boxes too narrow for their label show
 // only the op letter (a pair: "{}"), and the legend says so.
 #include "model/schedule.hpp"
+#include "render/link_box.hpp"
 #include "verifier/simulate.hpp"
 
 #include <string>
 #include <vector>
 
 namespace pp {
-
-// A box on a rank's host-link row (show --offload): a transfer's times and its label ("o3": offload of
-// micro-batch 3's stash, "r3": its reload).
-struct LinkBox {
-    Ticks start = 0, end = 0;
-    std::string label;
-};
 
 struct GanttOptions {
     int max_width = 200;  // characters for the time axis

@@ -23,6 +23,7 @@ constexpr double kHeader = 62;     // title, summary line, subtitle line
 constexpr double kAxis = 26;       // time axis labels above the lanes
 constexpr double kBoxH = 22;       // a lane's slot row
 constexpr double kMemH = 18;       // its memory curve
+constexpr double kLinkH = 12;      // its host-link row
 constexpr double kLaneGap = 9;
 constexpr double kLegendRow = 22;  // one row of the legend
 constexpr double kFooter = 10;
@@ -34,7 +35,7 @@ constexpr const char* kFont = "DejaVu Sans, Liberation Sans, Arial, Helvetica, s
 struct Layout {
     double plot_w = 0;  // px for the whole makespan
     double width = 0, height = 0;
-    double lanes_top = 0, lanes_bottom = 0, pitch = 0, mem_h = 0;
+    double lanes_top = 0, lanes_bottom = 0, pitch = 0, mem_h = 0, link_h = 0;
     double px_per_tick = 0;
     double x(Ticks t) const { return kLeft + static_cast<double>(t) * px_per_tick; }
     double lane_y(size_t rank) const { return lanes_top + static_cast<double>(rank) * pitch; }
@@ -80,7 +81,8 @@ Layout make_layout(const Schedule& schedule, const Simulation& sim, const SvgOpt
     }
     l.width = kLeft + l.plot_w + kRight;
     l.mem_h = options.memory_curves ? kMemH : 0;
-    l.pitch = kBoxH + l.mem_h + kLaneGap;
+    l.link_h = options.links ? kLinkH : 0;
+    l.pitch = kBoxH + l.link_h + l.mem_h + kLaneGap;
     l.lanes_top = kHeader + kAxis;
     l.lanes_bottom = l.lanes_top + l.pitch * static_cast<double>(schedule.ranks.size());
     l.px_per_tick = sim.makespan > 0 ? l.plot_w / static_cast<double>(sim.makespan) : 0;
@@ -294,6 +296,25 @@ void draw_memory(std::string& out, const LaneContext& c, size_t rank, size_t fir
          "peak " + format_rational(c.sim.ranks[rank].peak_activations), " fill=\"#4a5866\"");
 }
 
+// The rank's host link under its slots: each transfer a box, offloads teal and reloads amber.
+void draw_link(std::string& out, const LaneContext& c, size_t rank, double y) {
+    out += fmt::format("<g class=\"link\" data-rank=\"{}\"><rect class=\"link-bg\" x=\"{}\" y=\"{}\" width=\"{}\" "
+                       "height=\"{}\" fill=\"#fbfbfb\"/>",
+                       rank, px(kLeft), px(y), px(c.layout.plot_w), px(c.layout.link_h - 1));
+    if (rank < c.options.links->size())
+        for (const LinkBox& box : (*c.options.links)[rank]) {
+            const double x0 = c.layout.x(box.start), x1 = c.layout.x(box.end);
+            out += fmt::format("<rect class=\"transfer\" data-rank=\"{}\" data-direction=\"{}\" data-stash=\"{}\" x=\"{}\" "
+                               "y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#555\" stroke-width=\"0.4\">"
+                               "<title>rank {}: {} of {}'s stash  [{}, {}]</title></rect>",
+                               rank, box.to_host ? "offload" : "reload", box.stash, px(x0), px(y), px(std::max(x1 - x0, 0.4)),
+                               px(c.layout.link_h - 1), box.to_host ? "#6cc3b9" : "#e8b04a", rank,
+                               box.to_host ? "offload" : "reload", box.stash, c.sim.scale.format(box.start),
+                               c.sim.scale.format(box.end));
+        }
+    out += "</g>";
+}
+
 void draw_lane(std::string& out, const LaneContext& c, size_t rank, size_t first_global, double peak_all) {
     const double y = c.layout.lane_y(rank);
     const auto chunks = chunk_numbers(c.schedule.ranks[rank]);
@@ -306,7 +327,8 @@ void draw_lane(std::string& out, const LaneContext& c, size_t rank, size_t first
     const double idle_share = c.sim.makespan > 0 ? 100.0 * static_cast<double>(timing.idle) / static_cast<double>(c.sim.makespan) : 0;
     text(out, kLeft + c.layout.plot_w + 6, y + kBoxH / 2 + 4, 11, "start",
          fmt::format("idle {} ({:.0f}%)", c.sim.scale.format(timing.idle), idle_share));
-    if (c.options.memory_curves) draw_memory(out, c, rank, first_global, y + kBoxH, peak_all);
+    if (c.options.links) draw_link(out, c, rank, y + kBoxH);
+    if (c.options.memory_curves) draw_memory(out, c, rank, first_global, y + kBoxH + c.layout.link_h, peak_all);
     out += "</g>";
 }
 
@@ -408,6 +430,10 @@ std::vector<LegendItem> legend_items(const Schedule& schedule, const SvgOptions&
         items.push_back({7, [](std::string& out, double x, double y) { triangle(out, x, y + 7, 1); },
                          "its output goes toward higher ranks (F: activation; I, B: input gradient)"});
         items.push_back({7, [](std::string& out, double x, double y) { triangle(out, x, y + 7, -1); }, "toward lower ranks"});
+    }
+    if (options.links) {
+        items.push_back(swatch_item("#6cc3b9", "offload to host (the row under each lane: its host link)"));
+        items.push_back(swatch_item("#e8b04a", "reload to device"));
     }
     if (options.memory_curves)
         items.push_back({22, [](std::string& out, double x, double y) {

@@ -11,13 +11,17 @@
 //     <g class="slot" data-rank="r" data-slot="k">       one per slot (class "slot pair" for a pair)
 //       <rect class="op" data-rank="r" data-kind="F" data-op="2F3@1" .../>   one per op
 //       <rect class="pair-border" .../>                  pairs only
+//     <g class="link" data-rank="r">                     with host-link rows (show --offload): one per rank
+//       <rect class="transfer" data-rank="r" data-direction="offload" data-stash="2F3" .../>   one per transfer
 //     <path class="memory" .../>                         when memory curves are on
 #include "model/costs.hpp"
 #include "model/schedule.hpp"
+#include "render/link_box.hpp"
 #include "verifier/simulate.hpp"
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace pp {
 
@@ -30,6 +34,8 @@ struct SvgOptions {
     std::string subtitle;           // extra text after the makespan and bubble line (e.g. the costs)
     std::string id_prefix = "pp";   // for ids in <defs>: distinct per picture when several share a page
     std::string time_unit;          // the time axis's unit ("ms" etc.); empty: cost units
+    // Per rank, its host-link transfers, drawn on a row under its slots; null: none.
+    const std::vector<std::vector<LinkBox>>* links = nullptr;
 };
 
 std::string svg_timeline(const Schedule& schedule, const Simulation& simulation, const SvgOptions& options = {});

@@ -110,6 +110,20 @@ void add_counters(JsonStream& events, const Schedule& schedule, const Simulation
     }
 }
 
+// The rank's host link as a thread of its own, one event per transfer.
+void add_link(JsonStream& events, const Simulation& sim, size_t rank, const std::vector<LinkBox>& boxes,
+              const TraceOptions& options) {
+    events.value(json{{"name", "thread_name"}, {"ph", "M"}, {"pid", rank}, {"tid", 1}, {"args", {{"name", "host link"}}}});
+    for (const LinkBox& box : boxes) {
+        const char* direction = box.to_host ? "offload" : "reload";
+        events.value(json{{"ph", "X"}, {"pid", rank}, {"tid", 1}, {"name", std::string(direction) + " " + box.stash},
+                          {"cat", direction}, {"cname", box.to_host ? "good" : "yellow"},
+                          {"ts", units_of(sim, box.start) * options.us_per_unit},
+                          {"dur", units_of(sim, box.end - box.start) * options.us_per_unit},
+                          {"args", {{"stash", box.stash}, {"direction", direction}}}});
+    }
+}
+
 }  // namespace
 
 void write_trace_json(std::ostream& out, const Schedule& schedule, const Simulation& sim, const TraceOptions& options) {
@@ -141,6 +155,7 @@ void write_trace_json(std::ostream& out, const Schedule& schedule, const Simulat
             ++global;
         }
         if (options.counters) add_counters(stream, schedule, sim, r, first, options);
+        if (options.links && r < options.links->size()) add_link(stream, sim, r, (*options.links)[r], options);
     }
     if (options.flows) add_flows(stream, schedule, sim, options, 1.0 / static_cast<double>(sim.scale.ticks_per_unit));
     stream.end_array();

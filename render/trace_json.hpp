@@ -5,17 +5,21 @@
 // "3B1@1": unique on the rank; coloured by kind and direction, see op_name in the .cpp). An overlapped F&B
 // pair is one event named "0F3 + 3B1@1" (category "pair") with both ops in its args, so a rank's event
 // durations add up to its busy time. A counter track "activations" per rank follows the live activation
-// memory, and a flow arrow joins each op to the op on another rank that consumes its output.
+// memory, and a flow arrow joins each op to the op on another rank that consumes its output. With host-link
+// rows (show --offload) each rank has a second thread, "host link", with one event per transfer ("offload 2F3",
+// "reload 2F3"; category offload or reload).
 //
 // Units: trace timestamps are microseconds. Costs have no unit of their own, so one cost unit is mapped
 // to `us_per_unit` microseconds (default 1000: F=1 becomes a 1 ms event); the mapping is written into the
 // file's metadata ("otherData").
 #include "model/costs.hpp"
 #include "model/schedule.hpp"
+#include "render/link_box.hpp"
 #include "verifier/simulate.hpp"
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace pp {
 
@@ -24,6 +28,7 @@ struct TraceOptions {
     ActivationModel activations{};  // for the counter track
     bool counters = true;
     bool flows = true;              // an arrow per cross-rank dependency (producer -> consumer)
+    const std::vector<std::vector<LinkBox>>* links = nullptr;  // per rank, its host-link transfers
 };
 
 // Written event by event (memory does not grow with the number of events).

@@ -8,9 +8,12 @@
 #include "verifier/offload.hpp"
 #include "verifier/simulate.hpp"
 
+#include "test_render_xml.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <tuple>
@@ -365,8 +368,8 @@ TEST_CASE("offload: simulate's flags, verdicts and exit codes", "[offload][cli]"
     CHECK(chart.out.find("with offload (peak: resident stashes)") != std::string::npos);
     CHECK(chart.out.find("  link      |O0         |R0         |O1         |R1         |O2         |R2") != std::string::npos);
     CHECK(chart.out.find("makespan with offload: 21") != std::string::npos);
-    CHECK(run_cli("show 1f1b -P 2 -M 3 --offload 1 --host-link 3 --json").exit_code == 2);
-    CHECK(run_cli("show 1f1b -P 2 -M 3 --offload 1 --host-link 3 --svg x.svg").exit_code == 2);
+    CHECK(run_cli("show 1f1b -P 2 -M 3 --offload 1 --host-link 3 --chunks").exit_code == 2);
+    CHECK(run_cli("show 1f1b -P 2 -M 3 --offload 1 --host-link 3 --comm-model batched").exit_code == 2);
 
     // Nothing guessed: both directions named once, no empty items, chunks once, every offload flag needs --offload.
     for (const std::string bad : {"--offload 1 --host-link offload=3", "--offload 1 --host-link offload=1,offload=2,reload=1",
@@ -478,4 +481,55 @@ TEST_CASE("offload: first-chunk offload at P=2, M=2 lowers group-interleaved's p
     CHECK(t.ranks[0].offloaded == 2);
     CHECK(t.ranks[0].kept == 2);
     CHECK(t.scale.to_units(t.makespan) == Rational(15));
+}
+
+// show --offload --json, --svg and --trace draw what simulate --offload times: the JSON carries simulate's offload
+// object (every slot and transfer), the SVG a host-link row per rank with one box per transfer, the trace a "host
+// link" thread per rank with one event per transfer, all at the transfers' times. The first one is the hand-timed
+// O0 above: rank 0 moves F0's stash out from 1 to 4 (F = 1, host link 3).
+TEST_CASE("offload: show's JSON, SVG and trace carry every transfer at simulate's times", "[offload][cli]") {
+    const std::string flags = " 1f1b -P 2 -M 3 --costs F=1,B=2 --offload 1 --host-link 3";
+    const auto timed = run_cli("simulate" + flags + " --json --ops");
+    REQUIRE(timed.exit_code == 0);
+    const auto simulated = nlohmann::json::parse(timed.out);
+    const auto& transfers = simulated["offload"]["transfers"];
+    REQUIRE(transfers.size() == 6);  // 3 micro-batches, out and back, on rank 0 (rank 1's backward follows its F)
+    CHECK(transfers[0]["stash"] == "0F0");
+    CHECK(transfers[0]["start"] == 1);
+    CHECK(transfers[0]["end"] == 4);
+
+    const auto shown = run_cli("show" + flags + " --json");
+    REQUIRE(shown.exit_code == 0);
+    const auto doc = nlohmann::json::parse(shown.out);
+    CHECK(doc["offload"] == simulated["offload"]);
+    CHECK(doc["makespan"] == simulated["makespan"]);  // the plain timing stays the document's own, as without --offload
+
+    const std::string svg_path = (pp::test::scratch_dir() / "offload.svg").string();
+    const std::string trace_path = (pp::test::scratch_dir() / "offload.trace.json").string();
+    REQUIRE(run_cli("show" + flags + " --svg " + svg_path + " --trace " + trace_path).exit_code == 0);
+    const auto svg = pp::test::XmlReader(pp::test::slurp(svg_path)).document();
+    const auto boxes = svg->with_class("rect", "transfer");
+    REQUIRE(boxes.size() == transfers.size());
+    CHECK(svg->with_class("g", "link").size() == 2);  // one row per rank
+    CHECK(svg->with_class("path", "memory").empty());  // the order's live stashes are not the device's
+    for (size_t k = 0; k < boxes.size(); ++k) {
+        CHECK(boxes[k]->attr("data-stash") == transfers[k]["stash"]);
+        CHECK(boxes[k]->attr("data-direction") == transfers[k]["direction"]);
+    }
+    const auto trace = nlohmann::json::parse(pp::test::slurp(trace_path));
+    std::vector<nlohmann::json> link_events;
+    for (const auto& e : trace["traceEvents"])
+        if (e["ph"] == "X" && e["tid"] == 1) link_events.push_back(e);
+    REQUIRE(link_events.size() == transfers.size());
+    for (size_t k = 0; k < link_events.size(); ++k) {  // 1 cost unit = 1000 us
+        CHECK(link_events[k]["name"] == std::string(transfers[k]["direction"]) + " " + std::string(transfers[k]["stash"]));
+        CHECK(link_events[k]["ts"].get<double>() == 1000.0 * transfers[k]["start"].get<double>());
+        CHECK(link_events[k]["dur"].get<double>() ==
+              1000.0 * (transfers[k]["end"].get<double>() - transfers[k]["start"].get<double>()));
+    }
+    // The compute events are the offload timing: the last one ends at the offload makespan (21 by hand, above).
+    double last_end = 0;
+    for (const auto& e : trace["traceEvents"])
+        if (e["ph"] == "X" && e["tid"] == 0) last_end = std::max(last_end, e["ts"].get<double>() + e["dur"].get<double>());
+    CHECK(last_end == 1000.0 * simulated["offload"]["makespan"].get<double>());
 }

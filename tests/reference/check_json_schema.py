@@ -115,6 +115,7 @@ CASES = [
     ("show", "show limit.txt --json --time-unit s", {0}),
     ("show", "show bad.txt --json", {1}),
     ("show", "show zbv -P 2 -M 4 --units rank --json", {0}),
+    ("show", "show 1f1b -P 2 -M 3 --offload 1 --host-link 3 --json", {0}),
     ("show", "show 1f1b -P 2 -M 2 --json --svg x.svg", {2}),
     ("compare", "compare 1f1b zbv -P 4 -M 8 --json --time-unit ms --tokens-per-microbatch 4096", {0}),
     ("compare", "compare 1f1b group-interleaved -P 4 -M 8 --offload 1/2 --host-link 2 --json", {0}),
