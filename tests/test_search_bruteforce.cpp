@@ -902,7 +902,8 @@ TEST_CASE("search: the span memory bound (warm-up and cool-down under the cap) n
 }
 
 // Issue 42: the warm-up chain (solver/warm_up_chain_bound.hpp) weighs every rank's warm-up idle against the
-// delay a longer warm-up passes to the earlier stages. Sound against the brute force on both objectives, with
+// delay a longer warm-up passes to the ranks that wait for its first I (the earlier stages; on a V or DualPipe,
+// in both directions). Sound against the brute force on both objectives, with
 // and without symmetry breaking, under whole and fractional stashes; and above every one-rank bound somewhere.
 TEST_CASE("search: the warm-up chain bound never exceeds the brute-force optimum", "[search][issue42]") {
     // I + comm just above F: each rank's round trip leaves part of a forward idle (the Zero Bubble cells' shape)
@@ -917,6 +918,13 @@ TEST_CASE("search: the warm-up chain bound never exceeds the brute-force optimum
         {"loop P3 M3 uneven cap2", loop(3, 3), uneven, 2},
         {"loop P3 M4 slow-return I=1/3 cap5/3", loop(3, 4), sized(slow_return, 3, 1), 5},
         {"loop P2 M5 slow-return cap2", loop(2, 5), slow_return, 2},
+        // several stages per rank: the chain runs through both directions of a V and both pipelines of DualPipe
+        {"v P2 M2 zb-like cap3", vshape(2, 2), zb_like, 3},
+        {"v P2 M3 zb-like I=1/2 cap3", vshape(2, 3), sized(zb_like, 2, 1), 6},
+        {"interleaved P2 V2 M2 zb-like cap2", interleaved(2, 2, 2), zb_like, 2},
+        {"interleaved P2 V2 M3 uneven", interleaved(2, 2, 3), uneven, std::nullopt},
+        {"dualpipe P2 M2 zb-like cap2", Placement::bidirectional(2, 1), zb_like, 2},
+        {"dualpipe P2 M4 uneven cap3", Placement::bidirectional(2, 2), uneven, 3},
     };
     int fired = 0, tight = 0, above_one_rank = 0;
     for (const Case& k : all)
