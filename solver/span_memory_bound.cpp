@@ -79,10 +79,10 @@ void span_memory_bound(const Instance& inst, const TaskBounds& b, int rank, Lowe
     const auto idles = rank_memory_idle(inst, b, rank);
     if (!idles) return;
     const auto memory = memory_counter(inst);
-    const auto& [a, load, h_input, first_input, K, forward_count, fill, warm, f, rho, most, x, y, cool, disjoint] = *idles;
+    const RankMemoryIdle& m = *idles;
     const auto& tasks = inst.rank_tasks[rank];
-    const Ticks idle = disjoint ? warm + cool : std::max(warm, cool);
-    const Ticks value = load + idle;  // end_r - a
+    const Ticks idle = m.disjoint ? m.warm + m.cool : std::max(m.warm, m.cool);
+    const Ticks value = m.load + idle;  // end_r - a
     if (idle <= 0) return;
     per_rank[rank] = std::max(per_rank[rank], value);
     if (value <= best.value) return;
@@ -90,8 +90,8 @@ void span_memory_bound(const Instance& inst, const TaskBounds& b, int rank, Lowe
     best.value = value;
     best.kind = "rank-load+memory";
     best.rank = rank;
-    best.a = a;
-    best.load = load + idle;
+    best.a = m.a;
+    best.load = m.load + idle;
     best.count = static_cast<int>(tasks.size());
     const std::string cap_text =
         memory->alloc == 1 && memory->by_input == 0
@@ -99,17 +99,17 @@ void span_memory_bound(const Instance& inst, const TaskBounds& b, int rank, Lowe
             : std::to_string(memory->cap) + " units (F takes " + std::to_string(memory->alloc) + ", I releases " +
                   std::to_string(memory->by_input) + ", W " + std::to_string(memory->by_weight) + ")";
     best.derivation =
-        "rank " + std::to_string(rank) + " (cap " + cap_text + "): its first op cannot start before " + units(inst, a) +
-        " and no I before " + units(inst, h_input) + " (" + op_name(inst, first_input) + "), so nothing is released before " +
-        "then and at most " + std::to_string(std::min<std::int64_t>(K, static_cast<std::int64_t>(forward_count))) +
-        " forwards start, " + units(inst, fill) + " at most: it idles at least " + units(inst, warm) +
-        "; after its last forward " + op_name(inst, f) + " ends, that micro-batch's I comes back no earlier than " +
-        units(inst, rho) + " later, and until then it can run only the I and W of the stashes it held at that F's start " +
-        "besides its own, at most " + units(inst, most) + " (" + std::to_string(x) + " with I and W, " + std::to_string(y) +
-        " with W only), so it idles at least " + units(inst, cool) + " more" +
-        (disjoint ? " (the two intervals are disjoint: its last forward ends after " + units(inst, h_input) + ")"
+        "rank " + std::to_string(rank) + " (cap " + cap_text + "): its first op cannot start before " + units(inst, m.a) +
+        " and no I before " + units(inst, m.h_input) + " (" + op_name(inst, m.first_input) + "), so nothing is released before " +
+        "then and at most " + std::to_string(std::min<std::int64_t>(m.K, static_cast<std::int64_t>(m.forwards))) +
+        " forwards start, " + units(inst, m.fill) + " at most: it idles at least " + units(inst, m.warm) +
+        "; after its last forward " + op_name(inst, m.last_forward) + " ends, that micro-batch's I comes back no earlier than " +
+        units(inst, m.rho) + " later, and until then it can run only the I and W of the stashes it held at that F's start " +
+        "besides its own, at most " + units(inst, m.most) + " (" + std::to_string(m.x) + " with I and W, " + std::to_string(m.y) +
+        " with W only), so it idles at least " + units(inst, m.cool) + " more" +
+        (m.disjoint ? " (the two intervals are disjoint: its last forward ends after " + units(inst, m.h_input) + ")"
                   : " (the larger of the two counts)") +
-        "; with its " + std::to_string(tasks.size()) + " ops' " + units(inst, load) + " of work: span >= " + units(inst, value);
+        "; with its " + std::to_string(tasks.size()) + " ops' " + units(inst, m.load) + " of work: span >= " + units(inst, value);
 }
 
 }  // namespace pp

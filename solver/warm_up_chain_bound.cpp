@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <optional>
+#include <queue>
 #include <string>
 #include <vector>
 
@@ -139,13 +140,14 @@ std::optional<RankWarmUp> rank_warm_up(const Instance& inst, const TaskBounds& b
         if (inst.tasks[t].op.kind == OpKind::F) forwards.emplace_back(b.head[t] + inst.tasks[t].duration, inst.tasks[t].duration);
     }
     std::sort(forwards.begin(), forwards.end());
-    std::vector<Ticks> fitted;  // the K longest forwards among those that fit by each time
+    // busy after each time: the K longest forwards among those that fit by then (least of them on top)
+    std::priority_queue<Ticks, std::vector<Ticks>, std::greater<Ticks>> longest;
+    Ticks sum = 0;
     for (size_t i = 0; i < forwards.size(); ++i) {
-        fitted.push_back(forwards[i].second);
+        longest.push(forwards[i].second);
+        sum += forwards[i].second;
+        if (static_cast<std::int64_t>(longest.size()) > K) sum -= longest.top(), longest.pop();
         if (i + 1 < forwards.size() && forwards[i + 1].first == forwards[i].first) continue;
-        std::sort(fitted.begin(), fitted.end(), std::greater<Ticks>());
-        Ticks sum = 0;
-        for (size_t k = 0; k < fitted.size() && static_cast<std::int64_t>(k) < K; ++k) sum += fitted[k];
         w.fits_by.push_back(forwards[i].first);
         w.busy.push_back(sum);
     }
