@@ -50,6 +50,8 @@ public:
 
 private:
     void run(const StepToken& token, std::vector<Slot>& out) {
+        if (token.descending)
+            reject(kStep, fmt::format("rank {}: a token counts its phase down (a zone program's, not Lemma 2's)", rank_));
         switch (token.kind) {
             case StepTokenKind::F: out.push_back(Slot::single(next(OpKind::F, token.phase))); break;
             case StepTokenKind::B: out.push_back(Slot::single(next(OpKind::B, token.phase))); break;

@@ -44,7 +44,7 @@ ProofResult& Prover::prove_zone_batched() {
         fmt::format("for every t >= 0 every rank runs its zone word fixed_0 . zone_0(0..t-1) . fixed_1 . ... at M = {} "
                     "+ {}t ({} zones)",
                     family.m0, family.step, w.zones()),
-        "the zone word is written out from the generator's loops (proofs/zone_word.cpp): " + family.zones->lemma +
+        "the zone word is derived from the generator's zone program: " + family.zones->lemma +
             fmt::format("; compared op for op with the generator for t = 0..{}", t_check),
         true, seconds_since(t_order));
     for (int t = 0; t <= 3; ++t)

@@ -59,7 +59,7 @@ ProofResult& Prover::prove_zone_bubble(bool order_checked) {
     const ZoneWord& w = family.zones->word;
     const auto t_order = std::chrono::steady_clock::now();
     const int K = w.zones();
-    // 1. The generator is the zone word (its loops, read in family_zone_word) -- compared op for op.
+    // 1. The generator is the zone word (derived from its zone program in family_zone_word) -- also compared op for op.
     const int t_check = 12;
     for (int t = 0; t <= t_check && !order_checked; ++t) {
         const std::string bad = zone_word_mismatch(w, t, inst(t));
@@ -77,7 +77,7 @@ ProofResult& Prover::prove_zone_bubble(bool order_checked) {
                             for (int z = 0; z < K; ++z) d += (z ? " " : "") + std::string(w.direction[z] > 0 ? "up" : "down");
                             return d;
                         }()),
-            "the zone word is written out from the generator's loops (proofs/zone_word.cpp): " + family.zones->lemma +
+            "the zone word is derived from the generator's zone program: " + family.zones->lemma +
                 fmt::format("; compared op for op with the generator for t = 0..{}", t_check),
             true, seconds_since(t_order));
     // 2. Segments, long edges, per-zone super-steps and invariant ranges.

@@ -1,6 +1,11 @@
 #include "proofs/zone_word.hpp"
 
 #include "proofs/maxplus.hpp"
+#include "schedules/registry.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
 
 #include <stdexcept>
 
@@ -73,68 +78,230 @@ std::string zone_word_mismatch(const ZoneWord& word, int t, const Schedule& s) {
 
 namespace {
 
-Slot op_slot(OpKind kind, int stage, int microbatch) { return Slot::single(Op{kind, 0, stage, microbatch}); }
+// A micro-batch index of a zone program as c + t_coeff*t + j_coeff*j (j: the block inside a zone).
+struct Index {
+    long long c = 0, t_coeff = 0, j_coeff = 0;
+};
 
-// GPipe (schedules/gpipe.cpp): rank r runs `for mb < M: F(r, mb)` then `for mb < M: B(r, mb)`. With M = 1 + t:
-// F(r,0), then F(r, 1+j) for j < t, then B(r,0), then B(r, 1+j) for j < t.
-FamilyZoneWord gpipe_word(int P) {
-    FamilyZoneWord f;
-    ZoneWord& w = f.word;
-    w.base = Placement::single(P, loop_stage_map(P, P), 1);
-    w.delta = {1};
-    w.direction = {1, 1};
-    w.fixed.assign(P, std::vector<std::vector<ZoneSlot>>(3));
-    w.block.assign(P, std::vector<std::vector<Slot>>(2));
-    for (int r = 0; r < P; ++r) {
-        w.fixed[r][0] = {{op_slot(OpKind::F, r, 0), {}}};
-        w.block[r][0] = {op_slot(OpKind::F, r, 1)};
-        w.fixed[r][1] = {{op_slot(OpKind::B, r, 0), {}}};
-        w.block[r][1] = {op_slot(OpKind::B, r, 1)};
-    }
-    f.lemma = "schedules/gpipe.cpp emits, on every rank r, `for mb < M: F(r, mb)` and then `for mb < M: B(r, mb)` "
-              "(two loops whose bodies do not depend on M): with M = 1 + t that is F(r,0), F(r,1+j) for j < t, "
-              "B(r,0), B(r,1+j) for j < t -- this zone word, for every t";
-    return f;
-}
+// Uses of one counter: so far (c + t_coeff*t), or in the whole run.
+struct Uses {
+    long long c = 0, t_coeff = 0;
+};
 
-// Looped BFS (schedules/looped_bfs.cpp): rank r runs, for local = 0..V-1, `for mb < M: F(local*P + r, mb)`, then,
-// for local = V-1..0, `for mb = M-1..0: B(local*P + r, mb)` (idle cells do not enter the order). With M = 1 + t:
-// F(s, 0), F(s, 1+j) ascending; B(s, t) (end-anchored), B(s, t-1-j) descending.
-FamilyZoneWord looped_bfs_word(int P, int V) {
-    FamilyZoneWord f;
-    ZoneWord& w = f.word;
-    w.base = Placement::single(P, loop_stage_map(P, P * V), 1);
-    w.delta = {1};
-    for (int k = 0; k < V; ++k) w.direction.push_back(1);
-    for (int k = 0; k < V; ++k) w.direction.push_back(-1);
-    w.fixed.assign(P, std::vector<std::vector<ZoneSlot>>(2 * V + 1));
-    w.block.assign(P, std::vector<std::vector<Slot>>(2 * V));
-    for (int r = 0; r < P; ++r) {
-        for (int local = 0; local < V; ++local) {
-            w.fixed[r][local] = {{op_slot(OpKind::F, local * P + r, 0), {}}};
-            w.block[r][local] = {op_slot(OpKind::F, local * P + r, 1)};
+// Symbolic execution of one rank of a zone program (Lemma 2z, proofs/method.md §1b).
+class ZoneDerivation {
+public:
+    ZoneDerivation(const RankStepProgram& program, std::vector<int>& delta)
+        : program_(program), delta_(delta), used_(2 * program.phases.size()),
+          total_(2 * program.phases.size()), descending_(2 * program.phases.size(), -1) {}
+
+    // "" when the rank's order is a zone word; its parts in fixed/blocks/directions.
+    std::string run(std::vector<std::vector<ZoneSlot>>& fixed, std::vector<std::vector<Slot>>& blocks,
+                    std::vector<int>& directions) {
+        if (std::string why = count_uses(); !why.empty()) return why;
+        fixed.assign(1, {});
+        for (size_t i = 0; i < program_.loops.size(); ++i) {
+            const StepLoop& loop = program_.loops[i];
+            for (int k = 0; k < loop.base; ++k)
+                if (std::string why = fixed_iteration(loop, fixed.back()); !why.empty()) return where(i) + why;
+            if (loop.slope == 0 || !emits_ops(loop)) continue;
+            std::vector<Slot> block;
+            int direction = 0;
+            if (std::string why = zone_iteration(loop, block, direction); !why.empty()) return where(i) + why;
+            blocks.push_back(std::move(block));
+            directions.push_back(direction);
+            fixed.emplace_back();
         }
-        for (int k = 0; k < V; ++k) {
-            const int local = V - 1 - k;
-            ZoneSlot last{op_slot(OpKind::B, local * P + r, 0), {}};
-            last.end_anchored[0] = true;
-            w.fixed[r][V + k] = {last};
-            w.block[r][V + k] = {op_slot(OpKind::B, local * P + r, 0)};
-        }
+        return "";
     }
-    f.lemma = "schedules/looped_bfs.cpp emits, on every rank r, `for local < V: for mb < M: F(local*P + r, mb)` "
-              "and then `for local = V-1..0: for mb = M-1..0: B(local*P + r, mb)` (loops whose bodies do not depend "
-              "on M; the idle cells it inserts do not enter the order): with M = 1 + t these are the 2V zones of "
-              "this word, ascending then descending, for every t";
-    return f;
-}
+
+    // The t coefficients of the fixed ops, checked once every zone has set delta.
+    const std::vector<std::pair<int, long long>>& fixed_raises() const { return fixed_raises_; }
+
+private:
+    std::string where(size_t loop) const { return "loop " + std::to_string(loop) + ": "; }
+    static bool counts(const StepToken& token) {
+        return token.kind == StepTokenKind::F || token.kind == StepTokenKind::B || token.kind == StepTokenKind::Pair;
+    }
+    static bool emits_ops(const StepLoop& loop) {
+        return std::any_of(loop.body.begin(), loop.body.end(), counts);
+    }
+    size_t counter(int phase, bool backward) const { return 2 * static_cast<size_t>(phase) + (backward ? 1 : 0); }
+
+    // The tokens' shape, and every descending counter's uses in the whole run.
+    std::string count_uses() {
+        for (size_t i = 0; i < program_.loops.size(); ++i) {
+            const StepLoop& loop = program_.loops[i];
+            if (loop.base < 0) return where(i) + "a negative base";
+            if (loop.slope != 0 && loop.slope != 1) return where(i) + "slope " + std::to_string(loop.slope) + " (0 or 1)";
+            for (const StepToken& token : loop.body) {
+                const bool op = counts(token);
+                if (!op && (token.kind == StepTokenKind::I || token.kind == StepTokenKind::W ||
+                            token.kind == StepTokenKind::WeightOf))
+                    return where(i) + "a W queue token (a zone program runs F, B and pairs)";
+                if (!op) continue;
+                for (const auto& [phase, backward] : sides(token)) {
+                    if (phase < 0 || phase >= static_cast<int>(program_.phases.size()))
+                        return where(i) + "phase " + std::to_string(phase) + " out of range";
+                    const size_t c = counter(phase, backward);
+                    const int down = token.descending && token.kind != StepTokenKind::Pair ? 1 : 0;
+                    if (descending_[c] >= 0 && descending_[c] != down)
+                        return where(i) + "phase " + std::to_string(phase) + "'s counter counts both up and down";
+                    descending_[c] = down;
+                    total_[c].c += loop.base;
+                    total_[c].t_coeff += loop.slope;
+                }
+            }
+        }
+        return "";
+    }
+
+    // The next index of a counter (uses so far raised by `ahead` uses of this iteration).
+    Index index_of(size_t c, long long ahead) const {
+        const Uses& u = used_[c];
+        if (descending_[c] == 1) return {total_[c].c - 1 - u.c - ahead, total_[c].t_coeff - u.t_coeff, 0};
+        return {u.c + ahead, u.t_coeff, 0};
+    }
+
+    // The counters a token reads, in slot order: (phase, backward).
+    static std::vector<std::pair<int, bool>> sides(const StepToken& token) {
+        if (token.kind == StepTokenKind::Pair) return {{token.phase, false}, {token.backward_phase, true}};
+        return {{token.phase, token.kind == StepTokenKind::B}};
+    }
+
+    Op op_of(int phase, bool backward, long long microbatch) const {
+        const StepPhase& where = program_.phases[phase];
+        return Op{backward ? OpKind::B : OpKind::F, where.pipeline, where.stage, static_cast<int>(microbatch)};
+    }
+
+    // One fixed iteration: every op's index is c + t_coeff*t, end-anchored when t_coeff > 0 (checked against delta
+    // once the zones have set it).
+    std::string fixed_iteration(const StepLoop& loop, std::vector<ZoneSlot>& out) {
+        for (const StepToken& token : loop.body) {
+            if (!counts(token)) continue;
+            ZoneSlot slot{};
+            std::vector<Op> ops;
+            for (const auto& [phase, backward] : sides(token)) {
+                const size_t c = counter(phase, backward);
+                const Index at = index_of(c, 0);
+                ++used_[c].c;
+                slot.end_anchored[ops.size()] = at.t_coeff != 0;
+                ops.push_back(op_of(phase, backward, at.c));
+                fixed_raises_.push_back({ops.back().pipeline, at.t_coeff});
+            }
+            slot.slot = ops.size() == 2 ? Slot::pair(ops[0], ops[1]) : Slot::single(ops[0]);
+            out.push_back(slot);
+        }
+        return "";
+    }
+
+    // One symbolic iteration j of a growing loop past its base: index = c + t_coeff*t + j_coeff*j with
+    // (t_coeff, j_coeff) = (0, delta) ascending or (delta, -delta) descending; block j of the zone word raises by
+    // j*delta or (t-1-j)*delta, so the block holds c, or c + delta.
+    std::string zone_iteration(const StepLoop& loop, std::vector<Slot>& block, int& direction) {
+        std::vector<long long> per_iteration(used_.size(), 0);
+        for (const StepToken& token : loop.body)
+            if (counts(token))
+                for (const auto& [phase, backward] : sides(token)) ++per_iteration[counter(phase, backward)];
+        std::vector<long long> ahead(used_.size(), 0);
+        std::string failure;
+        for (const StepToken& token : loop.body) {
+            if (!counts(token)) continue;
+            std::vector<Op> ops;
+            for (const auto& [phase, backward] : sides(token)) {
+                const size_t c = counter(phase, backward);
+                Index at = index_of(c, ahead[c]++);
+                const long long k = per_iteration[c];
+                at.j_coeff = descending_[c] == 1 ? -k : k;
+                const int p = program_.phases[phase].pipeline;
+                const int d = at.j_coeff > 0 ? 1 : -1;
+                if (direction != 0 && d != direction && failure.empty())
+                    failure = "a zone counts one phase up and another down";
+                direction = d;
+                if (delta_[p] < 0) delta_[p] = static_cast<int>(k);
+                if (k != delta_[p] && failure.empty())
+                    failure = fmt::format("phase {} advances by {} per iteration, pipeline {}'s delta is {}", phase, k,
+                                          p, delta_[p]);
+                if (at.t_coeff != (d > 0 ? 0 : k) && failure.empty())
+                    failure = fmt::format("phase {}'s {} in this zone moves by {}*t (a zone starts where the last left "
+                                          "its counter: {} expected)",
+                                          phase, backward ? "backward" : "forward", at.t_coeff, d > 0 ? 0 : k);
+                ops.push_back(op_of(phase, backward, d > 0 ? at.c : at.c + k));
+            }
+            block.push_back(ops.size() == 2 ? Slot::pair(ops[0], ops[1]) : Slot::single(ops[0]));
+        }
+        for (size_t c = 0; c < used_.size(); ++c) used_[c].t_coeff += per_iteration[c];
+        return failure;
+    }
+
+    const RankStepProgram& program_;
+    std::vector<int>& delta_;
+    std::vector<Uses> used_, total_;
+    std::vector<int> descending_;  // per counter: -1 unused, 0 up, 1 down
+    std::vector<std::pair<int, long long>> fixed_raises_;
+};
 
 }  // namespace
 
-std::optional<FamilyZoneWord> family_zone_word(const std::string& family, int P, std::optional<int> V) {
-    if (family == "gpipe") return gpipe_word(P);
-    if (family == "looped-bfs") return looped_bfs_word(P, V.value_or(2));
-    return std::nullopt;
+std::optional<ZoneWord> zone_word_of_program(const FamilyStepProgram& program, const Placement& base, std::string* why) {
+    auto fail = [&](const std::string& reason) -> std::optional<ZoneWord> {
+        if (why) *why = reason;
+        return std::nullopt;
+    };
+    if (static_cast<int>(program.ranks.size()) != base.ranks)
+        return fail(fmt::format("the program has {} ranks, the placement {}", program.ranks.size(), base.ranks));
+    ZoneWord w;
+    w.base = base;
+    w.delta.assign(base.pipelines.size(), -1);
+    std::vector<std::pair<int, long long>> fixed_raises;
+    for (int r = 0; r < base.ranks; ++r) {
+        for (const StepPhase& phase : program.ranks[r].phases)
+            if (phase.pipeline < 0 || phase.pipeline >= static_cast<int>(base.pipelines.size()))
+                return fail(fmt::format("rank {}: a phase of pipeline {}", r, phase.pipeline));
+        ZoneDerivation derivation(program.ranks[r], w.delta);
+        std::vector<std::vector<ZoneSlot>> fixed;
+        std::vector<std::vector<Slot>> blocks;
+        std::vector<int> directions;
+        if (std::string reason = derivation.run(fixed, blocks, directions); !reason.empty())
+            return fail(fmt::format("rank {}: {}", r, reason));
+        if (r == 0) w.direction = directions;
+        if (directions != w.direction)
+            return fail(fmt::format("rank {}'s zones run {} ways, rank 0's {}", r, directions.size(), w.direction.size()));
+        w.fixed.push_back(std::move(fixed));
+        w.block.push_back(std::move(blocks));
+        fixed_raises.insert(fixed_raises.end(), derivation.fixed_raises().begin(), derivation.fixed_raises().end());
+    }
+    if (w.direction.empty()) return fail("no loop grows with t");
+    for (size_t p = 0; p < w.delta.size(); ++p)
+        if (w.delta[p] < 1) return fail(fmt::format("pipeline {} does not grow", p));
+    for (const auto& [p, raise] : fixed_raises)
+        if (raise != 0 && raise != w.delta[p])
+            return fail(fmt::format("an op outside the zones moves by {}*t, pipeline {}'s delta is {}", raise, p,
+                                    w.delta[p]));
+    return w;
+}
+
+std::optional<FamilyZoneWord> family_zone_word(const std::string& name, int P, std::optional<int> V) {
+    const ScheduleFamily* family = find_family(name);
+    if (!family || !family->zone_program) return std::nullopt;
+    GenerateParams params{P, 1, V};
+    FamilyZoneWord f;
+    const FamilyStepProgram program = family->zone_program(params);
+    params.microbatches = program.m_origin;
+    std::string why;
+    auto word = zone_word_of_program(program, family->generate(params).placement, &why);
+    if (!word) throw std::logic_error(family->name + "'s zone program has no zone word: " + why);
+    f.word = std::move(*word);
+    f.m0 = program.m_origin;
+    f.step = program.m_step;
+    f.lemma = fmt::format(
+        "machine-checked on the program (proofs/zone_word.cpp, zone_word_of_program; proofs/method.md §1b): {}'s "
+        "generator runs a zone program (loops with trip counts base + slope*t, slope 0 or 1, bodies of tokens without "
+        "micro-batch numbers, each counter counted up from 0 or down to 0, M = {} + {}t); executed symbolically, every "
+        "op's micro-batch is c + a*t + b*j (j the iteration of a growing loop past its base), with (a, b) = (0, delta) "
+        "or (delta, -delta) in every growing loop and a in {{0, delta}} elsewhere -- this zone word's form, for every t",
+        family->name, program.m_origin, program.m_step);
+    return f;
 }
 
 }  // namespace pp

@@ -8,9 +8,11 @@
 // a fixed part by t * delta[p] when it is end-anchored (else not at all). The instance with t blocks is the
 // family at M = m0 + step * t. The periodic words of proofs/maxplus.hpp are the zone words with K = 1.
 //
-// The words of the families that need them are written out here, next to the generator code they transcribe
-// (proofs/method.md §1b): the prover checks them against the generator op for op.
+// The families that need them (GPipe, Looped BFS) run a zone program (schedules/step_program.hpp); their words are
+// derived from it by symbolic execution (proofs/method.md §1b), and the prover still compares them with the
+// generator op for op.
 #include "model/schedule.hpp"
+#include "schedules/step_program.hpp"
 
 #include <array>
 #include <cstdint>
@@ -53,8 +55,13 @@ struct ZoneWord {
 // Empty when instantiate(t) equals s op for op (placement, order, pairs); else the first difference.
 std::string zone_word_mismatch(const ZoneWord& word, int t, const Schedule& s);
 
-// The zone word of a family at P (and V), with the reading of the generator that makes it the generator's order
-// for every M; nullopt for families that are no multi-zone word (they use proofs/maxplus.hpp's fitted words).
+// The zone word a zone program is for every t (Lemma 2z, proofs/method.md §1b), on `base` (the placement at t = 0);
+// nullopt with the reason when the program's symbolic execution does not have a zone word's form.
+std::optional<ZoneWord> zone_word_of_program(const FamilyStepProgram& program, const Placement& base,
+                                             std::string* why = nullptr);
+
+// The zone word of a family whose generator runs a zone program, at P (and V), with the lemma that makes it the
+// generator's order for every M; nullopt for the other families (they use proofs/maxplus.hpp's fitted words).
 struct FamilyZoneWord {
     ZoneWord word;
     int m0 = 1, step = 1;

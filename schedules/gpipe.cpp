@@ -10,21 +10,29 @@
 // Memory: every rank holds all M activation stashes at the turn from forwards to backwards.
 #include "schedules/families.hpp"
 #include "schedules/pytorch_ir.hpp"
+#include "schedules/step_program.hpp"
 
 namespace pp {
+
+// Rank r at M = 1 + t: two runs that grow with M, `for mb < M: F(r, mb)` and `for mb < M: B(r, mb)` -- a zone
+// program (schedules/step_program.hpp), whose zone word the prover derives from it.
+FamilyStepProgram zone_program_gpipe(const GenerateParams& params) {
+    const int P = params.ranks;
+    FamilyStepProgram program{1, 1, {}};
+    for (int r = 0; r < P; ++r)
+        program.ranks.push_back(StepProgramBuilder({StepPhase{0, r}})
+                                    .repeat(1, {forward(0)}, /*slope=*/1)
+                                    .repeat(1, {full_backward(0)}, /*slope=*/1)
+                                    .take());
+    return program;
+}
 
 Schedule generate_gpipe(const GenerateParams& params) {
     require_ranks_and_microbatches(params, "GPipe");
     require_one_stage_per_rank(params, "GPipe");
     const int P = params.ranks, M = params.microbatches;
-
-    std::vector<RankCells> rows(P);
-    for (int r = 0; r < P; ++r) {
-        for (int mb = 0; mb < M; ++mb) rows[r].push_back(op_at(OpKind::F, r, mb));
-        for (int mb = 0; mb < M; ++mb) rows[r].push_back(op_at(OpKind::B, r, mb));
-    }
-    return schedule_from_cells(Placement::single(P, loop_stage_map(P, P), M), rows, schedule_label("gpipe", P, M),
-                               false);
+    return schedule_from_step_program(zone_program_gpipe(params), Placement::single(P, loop_stage_map(P, P), M), M,
+                                      schedule_label("gpipe", P, M));
 }
 
 }  // namespace pp

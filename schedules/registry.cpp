@@ -70,7 +70,8 @@ std::function<Schedule(const GenerateParams&)> named(std::string family, Schedul
     };
 }
 
-// The families whose generator is a step program expose it, for pipeproof-check to execute on its own.
+// The families whose generator is a step program expose it, for pipeproof-check to execute on its own (and the
+// zone programs, for the prover to derive their zone words from).
 void attach_step_programs(std::vector<ScheduleFamily>& families) {
     const std::pair<const char*, FamilyStepProgram (*)(const GenerateParams&)> programs[] = {
         {"1f1b", step_program_1f1b},       {"zb-h1", step_program_zb_h1},         {"zb-h2", step_program_zb_h2},
@@ -78,9 +79,14 @@ void attach_step_programs(std::vector<ScheduleFamily>& families) {
         {"interleaved-1f1b", step_program_interleaved_1f1b}, {"zb1p", step_program_zb1p},
         {"zbv", step_program_zbv}, {"combined-1f1b", step_program_combined_1f1b},
     };
-    for (ScheduleFamily& family : families)
+    const std::pair<const char*, FamilyStepProgram (*)(const GenerateParams&)> zone_programs[] = {
+        {"gpipe", zone_program_gpipe}, {"looped-bfs", zone_program_looped_bfs}};
+    for (ScheduleFamily& family : families) {
         for (const auto& [name, program] : programs)
             if (family.name == name) family.step_program = program;
+        for (const auto& [name, program] : zone_programs)
+            if (family.name == name) family.zone_program = program;
+    }
 }
 
 }  // namespace

@@ -56,6 +56,9 @@ struct ScheduleFamily {
     // The families whose generator runs a step program (schedules/step_program.hpp): that program, for
     // GenerateParams::ranks (and stages_per_rank); M is not read. Empty for the others.
     std::function<FamilyStepProgram(const GenerateParams&)> step_program{};
+    // The families whose generator runs a zone program (several loops grow with M on a rank: GPipe, Looped BFS), the
+    // same way. Empty for the others.
+    std::function<FamilyStepProgram(const GenerateParams&)> zone_program{};
 };
 
 const std::vector<ScheduleFamily>& schedule_families();

@@ -28,6 +28,12 @@ StepToken overlapped(int forward_phase, int backward_phase, bool recv_forward_in
 }
 StepToken comm(StepTokenKind kind, int phase) { return StepToken{kind, phase}; }
 StepToken idle() { return StepToken{StepTokenKind::Idle}; }
+StepToken counted_down(StepToken token) {
+    if (token.kind != StepTokenKind::F && token.kind != StepTokenKind::B)
+        throw std::invalid_argument("step program: only an F or a B token counts down");
+    token.descending = true;
+    return token;
+}
 
 namespace {
 
@@ -38,10 +44,10 @@ public:
 
     void run(const StepToken& token) {
         switch (token.kind) {
-            case StepTokenKind::F: emit(token, Slot::single(next(OpKind::F, token.phase))); break;
-            case StepTokenKind::B: emit(token, Slot::single(next(OpKind::B, token.phase))); break;
+            case StepTokenKind::F: emit(token, Slot::single(next(OpKind::F, token))); break;
+            case StepTokenKind::B: emit(token, Slot::single(next(OpKind::B, token))); break;
             case StepTokenKind::I: {
-                const Op input_grad = next(OpKind::I, token.phase);
+                const Op input_grad = next(OpKind::I, token);
                 Op weight = input_grad;
                 weight.kind = OpKind::W;
                 queued_weights_.push_back(weight);
@@ -69,8 +75,10 @@ public:
                 break;
             }
             case StepTokenKind::Pair: {
-                const Op f = next(OpKind::F, token.phase);
-                emit(token, Slot::pair(f, next(OpKind::B, token.backward_phase)));
+                const Op f = next(OpKind::F, token);
+                StepToken backward = token;
+                backward.phase = token.backward_phase;
+                emit(token, Slot::pair(f, next(OpKind::B, backward)));
                 break;
             }
             default:
@@ -80,6 +88,14 @@ public:
     }
 
     std::vector<Slot> take() { return std::move(slots_); }
+
+    // A descending counter of (phase, forward or backward) starts at its uses in the whole run minus one.
+    void count_down_from(const std::vector<long long>& forward_uses, const std::vector<long long>& backward_uses) {
+        for (size_t ph = 0; ph < forwards_.size(); ++ph) {
+            if (forward_uses[ph] > 0) forwards_[ph] = static_cast<int>(forward_uses[ph] - 1);
+            if (backward_uses[ph] > 0) backwards_[ph] = static_cast<int>(backward_uses[ph] - 1);
+        }
+    }
 
     struct State {
         std::vector<int> forwards, backwards;
@@ -93,10 +109,10 @@ private:
             throw std::invalid_argument("step program: phase " + std::to_string(index) + " out of range");
         return program_.phases[index];
     }
-    Op next(OpKind kind, int index) {
-        const StepPhase& where = phase(index);
-        int& counter = kind == OpKind::F ? forwards_[index] : backwards_[index];
-        return Op{kind, where.pipeline, where.stage, counter++};
+    Op next(OpKind kind, const StepToken& token) {
+        const StepPhase& where = phase(token.phase);
+        int& counter = kind == OpKind::F ? forwards_[token.phase] : backwards_[token.phase];
+        return Op{kind, where.pipeline, where.stage, token.descending ? counter-- : counter++};
     }
     void emit(const StepToken& token, const Slot& slot) {
         slots_.push_back(slot);
@@ -133,6 +149,11 @@ std::string growing_loop(const RankStepProgram& program, size_t& growing) {
 
 // One rank's side conditions; delta[p] is set by the first rank with a phase of pipeline p (-1: not yet).
 std::string rank_lemma2_failure(const RankStepProgram& program, std::vector<int>& delta) {
+    for (size_t i = 0; i < program.loops.size(); ++i)
+        for (const StepToken& token : program.loops[i].body)
+            if (token.descending)
+                return "loop " + std::to_string(i) + " counts a phase down (a zone program's token: its start depends "
+                       "on the run's length)";
     size_t g = 0;
     if (std::string why = growing_loop(program, g); !why.empty()) return why;
     Interpreter interpreter(program, nullptr);
@@ -179,8 +200,52 @@ std::string step_program_lemma2_failure(const FamilyStepProgram& program, std::v
     return "";
 }
 
+namespace {
+
+// How often each descending counter is used at t (so that it counts down to 0); a counter used both ways, or a
+// count past int, cannot run.
+void count_down_counters(const RankStepProgram& program, int t, Interpreter& interpreter) {
+    const size_t phases = program.phases.size();
+    std::vector<long long> down[2] = {std::vector<long long>(phases, 0), std::vector<long long>(phases, 0)};
+    std::vector<char> up[2] = {std::vector<char>(phases, 0), std::vector<char>(phases, 0)};
+    bool any = false;
+    for (const StepLoop& loop : program.loops) {
+        const long long trips = static_cast<long long>(loop.base) + static_cast<long long>(loop.slope) * t;
+        for (const StepToken& token : loop.body) {
+            if (token.descending && token.kind != StepTokenKind::F && token.kind != StepTokenKind::B)
+                throw std::invalid_argument("step program: only an F or a B token counts down");
+            const bool counts = token.kind == StepTokenKind::F || token.kind == StepTokenKind::B ||
+                                token.kind == StepTokenKind::I || token.kind == StepTokenKind::Pair;
+            if (!counts || token.phase < 0 || static_cast<size_t>(token.phase) >= phases) continue;
+            const int side = token.kind == StepTokenKind::F || token.kind == StepTokenKind::Pair ? 0 : 1;
+            if (token.kind == StepTokenKind::Pair && token.backward_phase >= 0 &&
+                static_cast<size_t>(token.backward_phase) < phases)
+                up[1][token.backward_phase] = 1;
+            if (!token.descending) {
+                up[side][token.phase] = 1;
+                continue;
+            }
+            any = true;
+            if (trips > 0) down[side][token.phase] += trips;
+            if (down[side][token.phase] > (1LL << 30))
+                throw std::invalid_argument("step program: a descending counter used more than 2^30 times");
+        }
+    }
+    if (!any) return;
+    for (int side = 0; side < 2; ++side)
+        for (size_t ph = 0; ph < phases; ++ph)
+            if (up[side][ph] && down[side][ph] > 0)
+                throw std::invalid_argument("step program: phase " + std::to_string(ph) + "'s " +
+                                            (side == 0 ? "forward" : "backward") +
+                                            " counter is used both ascending and descending");
+    interpreter.count_down_from(down[0], down[1]);
+}
+
+}  // namespace
+
 std::vector<Slot> run_step_program(const RankStepProgram& program, int t, StepObserver* observer) {
     Interpreter interpreter(program, observer);
+    count_down_counters(program, t, interpreter);
     for (const StepLoop& loop : program.loops)
         run_loop(interpreter, loop, static_cast<long long>(loop.base) + static_cast<long long>(loop.slope) * t);
     return interpreter.take();
@@ -237,8 +302,8 @@ std::string format_step_tokens(const std::vector<StepToken>& body) {
         if (!out.empty()) out += ' ';
         const std::string p = std::to_string(token.phase);
         switch (token.kind) {
-            case StepTokenKind::F: out += "F" + p; break;
-            case StepTokenKind::B: out += "B" + p; break;
+            case StepTokenKind::F: out += "F" + p + (token.descending ? "-down" : ""); break;
+            case StepTokenKind::B: out += "B" + p + (token.descending ? "-down" : ""); break;
             case StepTokenKind::I: out += "I" + p; break;
             case StepTokenKind::W: out += "W"; break;
             case StepTokenKind::WeightOf: out += "W" + p; break;

@@ -10,6 +10,12 @@
 // The comm tokens (and the recv/send flags) only describe DeepSeek's communication calls, and Idle tokens PyTorch's
 // empty cells; they run no op.
 //
+// A *zone program* (GPipe, Looped BFS: ScheduleFamily::zone_program) has several loops of slope 1 per rank, one per
+// run of ops that grows with M, and may count a phase's F's or B's *down*: a token marked `descending` takes the
+// counter's uses still to come, n-1, n-2, ..., 0 for a run that uses it n times (Looped BFS's backwards run
+// M-1..0). n is the program's own count, so no token names M. Its zone word is derived from the program by
+// symbolic execution (proofs/zone_word.hpp, zone_word_of_program); Lemma 2 does not apply to it.
+//
 // The families whose generators run a program (1F1B, ZB-H1, ZB-H2, DualPipe, DualPipeV, Chimera, combined 1F1B;
 // interleaved 1F1B and ZB1P on M = kP, ZB-V from M = 2P-1, Megatron's tunable order on M = kG from 3G) expose it
 // through ScheduleFamily::step_program, and on the program's M their generator's order is run_step_program of that
@@ -51,6 +57,7 @@ struct StepToken {
     int backward_phase = 0;  // Pair only
     bool recv = true;                 // the compute wrapper queues its receive (DeepSeek's recv flag)
     bool send = true;                 // ... and its send
+    bool descending = false;          // F and B only: the counter counts down (a zone program's descending run)
     friend bool operator==(const StepToken&, const StepToken&) = default;
 };
 
@@ -94,6 +101,8 @@ StepToken weight_of(int phase);
 StepToken overlapped(int forward_phase, int backward_phase, bool recv_forward_input = true);
 StepToken comm(StepTokenKind kind, int phase);
 StepToken idle();
+// The same F or B token counting its phase's counter down (std::invalid_argument for another kind).
+StepToken counted_down(StepToken token);
 
 // Told every token as it runs, with the slot it ran (nullptr for a comm token): DeepSeek's communication
 // order is built this way (schedules/dualpipe_steps.cpp).
@@ -104,14 +113,15 @@ public:
 };
 
 // The program's order at t. Throws std::invalid_argument for a program that cannot run: a negative trip
-// count, a phase out of range, a W with an empty queue.
+// count, a phase out of range, a W with an empty queue, one counter used both ascending and descending.
 std::vector<Slot> run_step_program(const RankStepProgram& program, int t, StepObserver* observer = nullptr);
 
 // (The W's of every phase share one queue: W takes its front, WeightOf the first entry of its phase.)
 // Lemma 2's side conditions (proofs/method.md §1) on a family's program, for the prover: on every rank exactly one
 // loop of slope 1, the others of slope 0, no negative base; one iteration of the growing loop, from the state its
 // fixed iterations leave, raises both counters of every phase of pipeline p by one delta_p, the same on every rank,
-// and leaves the queued W's the same with each raised by delta of its pipeline. "" when they hold, else why not.
+// and leaves the queued W's the same with each raised by delta of its pipeline; no token counts down. "" when they
+// hold, else why not.
 // (pipeproof-check re-executes this with its own interpreter, checker/step_program.cpp.)
 // `delta`, when given, gets delta_p per pipeline.
 std::string step_program_lemma2_failure(const FamilyStepProgram& program, std::vector<int>* delta = nullptr);
