@@ -61,6 +61,12 @@ struct ShowCommand {
         auto timed = verify_and_simulate(schedule, c, costs.activations(&schedule), comm_model_from(comm_model),
                                          offload.active() ? std::nullopt : flag_limit);
         const auto moved = offload_for_timed(offload, schedule, c, costs.activations(&schedule), timed, limit);
+        if (svg_path && moved) {  // the host-link boxes are drawn too: refused before anything is printed
+            std::size_t transfers = 0;
+            for (const auto& row : offload_link_rows(schedule, *moved)) transfers += row.size();
+            if (const std::string problem = svg_size_problem(schedule, transfers); !problem.empty())
+                throw UsageError("--svg: " + problem);
+        }
         if (json) {
             if (svg_path || trace_path) throw UsageError("--json prints the timeline as JSON; write --svg/--trace files in a separate run");
             // simulate's JSON document plus every slot's rank, start and end (the timeline the chart draws),

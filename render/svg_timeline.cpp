@@ -510,13 +510,14 @@ std::string svg_timeline(const Schedule& schedule, const Simulation& sim, const 
     return out;
 }
 
-std::string svg_size_problem(const Schedule& schedule) {
+std::string svg_size_problem(const Schedule& schedule, std::size_t link_boxes) {
     std::size_t slots = 0;
     for (const auto& rank : schedule.ranks) slots += rank.size();
-    if (slots <= kMaxSvgSlots) return {};
-    return fmt::format("{} slots, about {} MB of SVG: over the picture limit of {} slots; draw fewer micro-batches, or "
+    if (slots + link_boxes <= kMaxSvgSlots) return {};
+    return fmt::format("{} slots{}, about {} MB of SVG: over the picture limit of {} slots; draw fewer micro-batches, or "
                        "write a --trace (Perfetto opens any size)",
-                       slots, (slots * kSvgBytesPerSlot) >> 20, kMaxSvgSlots);
+                       slots, link_boxes ? fmt::format(" and {} host-link transfers", link_boxes) : std::string(),
+                       ((slots + link_boxes) * kSvgBytesPerSlot) >> 20, kMaxSvgSlots);
 }
 
 }  // namespace pp

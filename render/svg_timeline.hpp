@@ -45,7 +45,8 @@ std::string svg_timeline(const Schedule& schedule, const Simulation& simulation,
 // named, `report` keeps the table row and says why the picture is missing. --trace has no such limit.
 inline constexpr std::size_t kSvgBytesPerSlot = 300;
 inline constexpr std::size_t kMaxSvgSlots = 50000;
-// Empty when the picture may be drawn, else why not ("1572864 slots, about 472 MB of SVG: over ...").
-std::string svg_size_problem(const Schedule& schedule);
+// Empty when the picture may be drawn, else why not ("1572864 slots, about 472 MB of SVG: over ..."). `link_boxes`
+// (show --offload's host-link transfers) count as slots.
+std::string svg_size_problem(const Schedule& schedule, std::size_t link_boxes = 0);
 
 }  // namespace pp

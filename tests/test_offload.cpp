@@ -8,6 +8,8 @@
 #include "verifier/offload.hpp"
 #include "verifier/simulate.hpp"
 
+#include <filesystem>
+
 #include "test_render_xml.hpp"
 
 #include <catch2/catch.hpp>
@@ -370,6 +372,13 @@ TEST_CASE("offload: simulate's flags, verdicts and exit codes", "[offload][cli]"
     CHECK(chart.out.find("makespan with offload: 21") != std::string::npos);
     CHECK(run_cli("show 1f1b -P 2 -M 3 --offload 1 --host-link 3 --chunks").exit_code == 2);
     CHECK(run_cli("show 1f1b -P 2 -M 3 --offload 1 --host-link 3 --comm-model batched").exit_code == 2);
+    // The picture's size limit counts the link boxes: 48000 slots fit, with one offload and one reload per stash not.
+    const auto big = run_cli("show 1f1b -P 2 -M 12000 --costs F=1,B=2 --offload 1 --host-link 3 --svg " +
+                             (std::filesystem::temp_directory_path() / "pp-offload-too-big.svg").string());
+    CHECK(big.exit_code == 2);
+    CHECK(big.out.empty());
+    CHECK(big.err.find("48000 slots and ") != std::string::npos);  // 2 ranks x 12000 x (F, B)
+    CHECK(big.err.find(" host-link transfers") != std::string::npos);
 
     // Nothing guessed: both directions named once, no empty items, chunks once, every offload flag needs --offload.
     for (const std::string bad : {"--offload 1 --host-link offload=3", "--offload 1 --host-link offload=1,offload=2,reload=1",

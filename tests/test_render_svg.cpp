@@ -6,6 +6,7 @@
 #include "test_render_xml.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 using namespace pp;
 using pp::test::parse_xml;
@@ -188,4 +189,17 @@ TEST_CASE("svg: the XML checker itself rejects malformed input", "[render]") {
     CHECK_THROWS(parse_xml("<svg x=1/>"));
     CHECK_THROWS(parse_xml("<svg/><svg/>"));
     CHECK_NOTHROW(parse_xml("<svg><title>a &amp; b &#39;</title><g class=\"x\"/></svg>"));
+}
+
+TEST_CASE("svg: the size limit counts slots and, with --offload, the host-link transfers drawn beside them", "[render]") {
+    Schedule s;
+    s.ranks.assign(2, std::vector<Slot>(kMaxSvgSlots / 2 - 5, Slot::single(Op{OpKind::F, 0, 0, 0})));
+    CHECK(svg_size_problem(s).empty());      // 10 slots under the limit
+    CHECK(svg_size_problem(s, 10).empty());  // exactly at it
+    const std::string over = svg_size_problem(s, 11);
+    CHECK_THAT(over, Catch::Contains(fmt::format("{} slots and 11 host-link transfers", kMaxSvgSlots - 10)));
+    CHECK_THAT(over, Catch::Contains(fmt::format("limit of {} slots", kMaxSvgSlots)));
+    s.ranks[0].push_back(s.ranks[0].back());
+    s.ranks[0].insert(s.ranks[0].end(), 10, s.ranks[0].back());
+    CHECK_THAT(svg_size_problem(s), Catch::StartsWith(fmt::format("{} slots, about", kMaxSvgSlots + 1)));
 }
