@@ -8,14 +8,13 @@
 #include "verifier/offload.hpp"
 #include "verifier/simulate.hpp"
 
-#include <filesystem>
-
 #include "test_render_xml.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <tuple>
