@@ -19,6 +19,7 @@
 //   dominance.cpp    a form below the max of others on the cone, by exact convex weights
 //   coverage.cpp     op coverage for every M, by induction on the block count
 //   solvers.cpp      z3 and cvc5 as processes
+//   search.cpp       search certificates: the schedule re-timed, and the checker's own model of every schedule
 #include "model/certificate.hpp"
 
 #include <filesystem>
@@ -30,6 +31,9 @@ namespace pp::check {
 struct CheckOptions {
     double solver_seconds = 60;        // per SMT query and solver
     std::vector<std::string> solvers = {"z3", "cvc5"};
+    // Search certificates: restrict the checker's model to schedules that run each (kind, stage) in micro-batch
+    // order, which loses no makespan for identical micro-batches (docs/certificates.md; --no-fifo drops it).
+    bool fifo = true;
 };
 
 struct Step {
@@ -57,5 +61,21 @@ CheckReport check_certificate(const Certificate& certificate, const std::filesys
 bool has_step_program(const Certificate& certificate);
 // The statement a CHECKED certificate establishes, written from its checked numbers (not its own wording).
 std::string verified_claim(const Certificate& certificate);
+
+// A search certificate (`pipeproof search --certificate DIR`, DIR/search.json): a schedule file and the claim that no
+// schedule of the same work has a makespan below `lower_bound` (OPTIMAL: the schedule's own `value`).
+struct SearchClaim {
+    int version = 0;
+    std::string status;      // "optimal" or "feasible"
+    std::string objective;   // "makespan" (the only one checked) or "span"
+    std::string schedule_file;
+    std::string placement_name;  // informational: the search's placement
+    bool pairs_allowed = false;
+    Rational value{0}, lower_bound{0};
+};
+bool is_search_certificate(const std::filesystem::path& dir);
+SearchClaim read_search_claim(const std::filesystem::path& dir);  // InputError when unreadable
+CheckReport check_search_certificate(const SearchClaim& claim, const std::filesystem::path& dir, const CheckOptions& options);
+std::string verified_search_claim(const SearchClaim& claim, const CheckOptions& options);
 
 }  // namespace pp::check

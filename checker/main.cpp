@@ -14,10 +14,32 @@ namespace {
 
 int usage(const std::string& why) {
     fmt::print(stderr,
-               "pipeproof-check: {}\nusage: pipeproof-check DIR [--solver-seconds S] [--solvers z3,cvc5]\n"
-               "  DIR holds certificate.json and the SMT-LIB2 files it names (pipeproof prove --certificate DIR)\n",
+               "pipeproof-check: {}\nusage: pipeproof-check DIR [--solver-seconds S] [--solvers z3,cvc5] [--no-fifo]\n"
+               "  DIR holds certificate.json and the SMT-LIB2 files it names (pipeproof prove --certificate DIR),\n"
+               "  or search.json and the schedule it names (pipeproof search --certificate DIR; --no-fifo: model every\n"
+               "  order of a class's micro-batches, not only the ascending one)\n",
                why);
     return 2;
+}
+
+// A search certificate (DIR/search.json): the schedule and the lower bound, re-derived.
+int check_search(const std::string& dir, const pp::check::CheckOptions& options) {
+    pp::check::SearchClaim claim;
+    try {
+        claim = pp::check::read_search_claim(dir);
+    } catch (const pp::InputError& e) {
+        fmt::print(stderr, "{}: error: {}\n", e.where(), e.what());
+        return 2;
+    }
+    const pp::check::CheckReport report = pp::check::check_search_certificate(claim, dir, options);
+    for (const auto& step : report.steps)
+        fmt::print("{} {} ({:.2f} s): {}\n", step.ok ? "ok    " : "FAILED", step.name, step.seconds, step.detail);
+    if (report.checked()) {
+        fmt::print("CHECKED: {}\n", pp::check::verified_search_claim(claim, options));
+        return 0;
+    }
+    fmt::print("NOT CHECKED: {}\n", report.first_failure());
+    return 1;
 }
 
 }  // namespace
@@ -42,6 +64,8 @@ int main(int argc, char** argv) {
                 options.solvers.push_back(name);
                 at = comma + 1;
             }
+        } else if (arg == "--no-fifo") {
+            options.fifo = false;
         } else if (arg == "-h" || arg == "--help") {
             usage("re-derives a proof certificate");
             return 0;
@@ -54,6 +78,7 @@ int main(int argc, char** argv) {
         }
     }
     if (dir.empty()) return usage("no certificate directory given");
+    if (pp::check::is_search_certificate(dir)) return check_search(dir, options);
     pp::Certificate certificate;
     try {
         certificate = pp::read_certificate(dir);

@@ -117,6 +117,24 @@ std::string proof_header(const SearchResult& r, const std::string& what) {
     return h;
 }
 
+// search.json (docs/certificates.md, "Search certificates"): what pipeproof-check re-derives on its own -- the
+// schedule file's makespan, and that no schedule of its placement's ops ends below the lower bound.
+void write_search_claim(const SearchResult& r, const std::string& file, const SearchProblem& problem) {
+    nlohmann::json j;
+    j["format"] = "pipeproof search certificate";
+    j["version"] = 1;
+    j["status"] = json_status(r.status);
+    j["objective"] = r.objective == Objective::Span ? "span" : "makespan";
+    j["placement"] = placement_name(problem.placement);
+    j["schedule"] = "schedule.txt";
+    j["pairs_allowed"] = problem.overlap.has_value();
+    j["value"] = format_rational(r.units(r.objective == Objective::Span ? r.value : r.makespan));
+    j["lower_bound"] = format_rational(r.units(r.lower_bound));
+    j["bound_kind"] = r.lower_bound_kind;
+    j["bound_argument"] = r.lower_bound_argument;
+    std::ofstream(file) << json_text(j, 2) << "\n";
+}
+
 void write_proof(const SearchResult& r, const std::string& dir, const SearchProblem& problem) {
     std::filesystem::create_directories(dir);
     const auto path = [&](const std::string& name) { return (std::filesystem::path(dir) / name).string(); };
@@ -128,6 +146,11 @@ void write_proof(const SearchResult& r, const std::string& dir, const SearchProb
         readme += "schedule.txt: the schedule found; re-check it with\n  pipeproof verify schedule.txt && pipeproof simulate schedule.txt\n";
     }
     readme += "certificate.json: the lower bound and its argument (kind, numbers, the chains of ops behind them).\n";
+    if (r.schedule) {
+        write_search_claim(r, path("search.json"), problem);
+        readme += "search.json: the claim (the schedule's makespan, the lower bound) for the independent checker:\n"
+                  "  pipeproof-check " + dir + "    # re-times schedule.txt and asks z3 and cvc5 its own model\n";
+    }
     if (!r.proof_smt2.empty()) {
         const std::string name = r.proof_bound + r.quantum >= r.value && r.status == SearchStatus::Optimal
                                      ? "optimality.smt2"
@@ -703,7 +726,10 @@ Runner add_search(CLI::App& app) {
     sub->add_option("--time-limit", cmd->time_limit, "seconds for the whole search (default 60)")->check(CLI::PositiveNumber);
     sub->add_option("-o,--output", cmd->output, "write the schedule found here (format from the extension)");
     sub->add_option("--format", cmd->format, "output format: native, torch-csv or json");
-    sub->add_option("--emit-proof", cmd->proof_dir, "write certificate.json, schedule.txt and the UNSAT query as SMT-LIB2 here");
+    auto* certificate = sub->add_option("--certificate", cmd->proof_dir,
+                                        "write the certificate here: schedule.txt, search.json (re-derived by "
+                                        "pipeproof-check DIR), certificate.json and the UNSAT query as SMT-LIB2");
+    sub->add_option("--emit-proof", cmd->proof_dir, "the same as --certificate (older spelling)")->excludes(certificate);
     sub->add_option("--engine", cmd->engine, "auto, time-indexed, disjunctive or none (greedy and bounds only)")
         ->check(one_of({"auto", "time-indexed", "disjunctive", "none"}));
     sub->add_option("--seed", cmd->seed, "Z3 random seed");

@@ -1,0 +1,151 @@
+// Search certificates (`search --certificate DIR`, DIR/search.json) and their independent check (`pipeproof-check
+// DIR`): an OPTIMAL answer is CHECKED -- the schedule re-timed by the checker, its own model of every schedule unsat
+// below the bound in z3 and cvc5 -- and every corruption (a number, the status, an op swapped or removed, the limit,
+// the costs, a slower schedule claimed optimal, what the model does not encode) is rejected at the step that
+// recomputes it; an unreadable certificate is a usage error (exit 2).
+#include "cli_runner.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+namespace {
+
+using pp::test::run_check;
+using pp::test::run_cli;
+using pp::test::slurp;
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+    const fs::path dir = pp::test::scratch_dir() / name;
+    fs::remove_all(dir);
+    return dir;
+}
+
+// A copy of `from` with search.json and schedule.txt changed.
+fs::path corrupted(const fs::path& from, const std::string& name, const std::function<void(nlohmann::json&)>& claim,
+                   const std::function<void(std::string&)>& schedule = {}) {
+    const fs::path dir = fresh_dir(name);
+    fs::copy(from, dir, fs::copy_options::recursive);
+    nlohmann::json j = nlohmann::json::parse(slurp(dir / "search.json"));
+    claim(j);
+    std::ofstream(dir / "search.json", std::ios::binary) << j.dump(2);
+    if (schedule) {
+        std::string text = slurp(dir / "schedule.txt");
+        schedule(text);
+        std::ofstream(dir / "schedule.txt", std::ios::binary) << text;
+    }
+    return dir;
+}
+
+void replace(std::string& text, const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+}
+
+// The checker rejects `dir` at `step` (exit 1, the step named in the verdict).
+void require_rejected(const fs::path& dir, const std::string& step, const std::string& why) {
+    const auto check = run_check(dir.string());
+    INFO(dir.filename().string() << "\n" << check.out << check.err);
+    CHECK(check.exit_code == 1);
+    CHECK_THAT(check.out, Catch::Contains("NOT CHECKED: " + step + ": "));
+    CHECK_THAT(check.out, Catch::Contains(why));
+    CHECK_THAT(check.out, !Catch::Contains("\nCHECKED"));
+}
+
+}  // namespace
+
+TEST_CASE("search certificates: an OPTIMAL answer is CHECKED independently, and every corruption is rejected",
+          "[search-certificate]") {
+    // P = 3, M = 4, F = I = W = 1, cap 3: the optimum is 14, the longest chain (0F0 ... 0W3: by hand, 1 + 13).
+    const fs::path good = fresh_dir("search-cert");
+    const auto search = run_cli("search -P 3 -M 4 --costs F=1,I=1,W=1 --memory-limit 3 --placement 1f1b -q --certificate " +
+                                good.string());
+    INFO(search.out << search.err);
+    REQUIRE(search.exit_code == 0);
+    const nlohmann::json claim = nlohmann::json::parse(slurp(good / "search.json"));
+    CHECK(claim["format"] == "pipeproof search certificate");
+    CHECK(claim["status"] == "optimal");
+    CHECK(claim["value"] == "14");
+    CHECK(claim["lower_bound"] == "14");
+    CHECK(claim["pairs_allowed"] == false);
+    CHECK(claim["placement"] == "1f1b");
+    const auto check = run_check(good.string());
+    INFO(check.out << check.err);
+    CHECK(check.exit_code == 0);
+    CHECK_THAT(check.out, Catch::Contains("makespan 14 by the checker's own timing"));
+    CHECK_THAT(check.out, Catch::Contains("z3 unsat"));
+    CHECK_THAT(check.out, Catch::Contains("cvc5 unsat"));
+    CHECK_THAT(check.out, Catch::Contains("CHECKED: no schedule of this placement's F, I and W ops"));
+    CHECK_THAT(check.out, Catch::Contains("has a makespan below 14; the schedule's makespan is 14 (optimal)"));
+    // The whole model, every order of every class (no micro-batch order assumed), is small enough here too.
+    const auto every_order = run_check(good.string() + " --no-fifo");
+    CHECK(every_order.exit_code == 0);
+    CHECK_THAT(every_order.out, !Catch::Contains("micro-batch order"));
+
+    // A weaker bound holds too (a FEASIBLE answer's certified gap).
+    const fs::path weaker = corrupted(good, "search-cert-weaker", [](nlohmann::json& j) {
+        j["status"] = "feasible";
+        j["lower_bound"] = "27/2";
+    });
+    CHECK(run_check(weaker.string()).exit_code == 0);
+
+    require_rejected(corrupted(good, "search-cert-value", [](nlohmann::json& j) { j["value"] = "13"; j["lower_bound"] = "13"; }),
+                     "schedule", "the schedule's makespan is 14, the certificate says 13");
+    require_rejected(corrupted(good, "search-cert-above", [](nlohmann::json& j) { j["lower_bound"] = "15"; }), "claim",
+                     "is above the schedule's value");
+    require_rejected(corrupted(good, "search-cert-status", [](nlohmann::json& j) { j["lower_bound"] = "13"; }), "claim",
+                     "status 'optimal' with value 14 and lower bound 13");
+    require_rejected(corrupted(good, "search-cert-version", [](nlohmann::json& j) { j["version"] = 2; }), "claim", "version 2");
+    require_rejected(corrupted(good, "search-cert-span", [](nlohmann::json& j) { j["objective"] = "span"; }), "claim",
+                     "NOT CHECKED: objective 'span'");
+    require_rejected(corrupted(good, "search-cert-pairs", [](nlohmann::json& j) { j["pairs_allowed"] = true; }), "claim",
+                     "overlapped pairs");
+    const auto no_change = [](nlohmann::json&) {};
+    require_rejected(corrupted(good, "search-cert-swap", no_change, [](std::string& s) { replace(s, "2F0 2I0", "2I0 2F0"); }),
+                     "schedule", "cycle");
+    require_rejected(corrupted(good, "search-cert-missing", no_change, [](std::string& s) { replace(s, " 0W3", ""); }),
+                     "schedule", "0W3 is missing");
+    require_rejected(corrupted(good, "search-cert-limit", no_change,
+                               [](std::string& s) { replace(s, "memory-limit 3", "memory-limit 2"); }),
+                     "schedule", "over the limit 2");
+    require_rejected(corrupted(good, "search-cert-costs", no_change,
+                               [](std::string& s) { replace(s, "costs F=1,I=1,W=1", "costs F=2,I=1,W=1"); }),
+                     "schedule", "the schedule's makespan is");
+
+    // A slower schedule claimed optimal: every rank runs micro-batch by micro-batch (F, I, W), which simulate times
+    // (the verifier, not the checker) -- the checker's model finds a faster schedule.
+    const std::string slow_rows = "rank 0: 0F0 0I0 0W0 0F1 0I1 0W1 0F2 0I2 0W2 0F3 0I3 0W3\n"
+                                  "rank 1: 1F0 1I0 1W0 1F1 1I1 1W1 1F2 1I2 1W2 1F3 1I3 1W3\n"
+                                  "rank 2: 2F0 2I0 2W0 2F1 2I1 2W1 2F2 2I2 2W2 2F3 2I3 2W3\n";
+    std::string slow = slurp(good / "schedule.txt");
+    slow = slow.substr(0, slow.find("rank 0:")) + slow_rows;
+    const std::string slow_file = pp::test::write_temp("search-cert-slow.txt", slow);
+    const auto timed = run_cli("simulate " + slow_file + " --json");
+    REQUIRE(timed.exit_code == 0);
+    const std::string slow_makespan = nlohmann::json::parse(timed.out)["exact"]["makespan"].get<std::string>();
+    REQUIRE(slow_makespan != "14");
+    const fs::path claimed = corrupted(
+        good, "search-cert-slow",
+        [&](nlohmann::json& j) {
+            j["value"] = slow_makespan;
+            j["lower_bound"] = slow_makespan;
+        },
+        [&](std::string& s) { s = slow; });
+    require_rejected(claimed, "bound", "answers sat");
+
+    // Unreadable: exit 2, the file named.
+    const fs::path outside = corrupted(good, "search-cert-path", [](nlohmann::json& j) { j["schedule"] = "../schedule.txt"; });
+    const auto refused = run_check(outside.string());
+    CHECK(refused.exit_code == 2);
+    CHECK_THAT(refused.err, Catch::Contains("search.json"));
+    const fs::path garbled = fresh_dir("search-cert-garbled");
+    fs::copy(good, garbled, fs::copy_options::recursive);
+    std::ofstream(garbled / "search.json", std::ios::binary) << "{ not json";
+    CHECK(run_check(garbled.string()).exit_code == 2);
+}
