@@ -221,6 +221,7 @@ private:
                 m.fifo.push_back({before, v});
             }
         }
+        if (options_.fifo && s.memory_limit) add_memory_edges(m, find);
         // Longest paths (the edges are acyclic: each keeps or raises the micro-batch and, within one, follows the data).
         m.out.assign(n, {});
         std::vector<int> indegree(n, 0);
@@ -238,6 +239,79 @@ private:
         for (auto it = m.topological.rbegin(); it != m.topological.rend(); ++it)
             for (const Edge* e : m.out[*it]) m.tail[*it] = std::max(m.tail[*it], e->lag + m.duration[e->to] + m.tail[e->to]);
         return m;
+    }
+
+    // On a rank that holds one stage, in micro-batch order, the memory limit C is a precedence. Right after F(m)
+    // allocates, F(0..m) have allocated a each, and the I's and W's that ended are I(0..i-1) and W(0..w-1) with
+    // w <= i <= m (I(m) follows F(m)); I releases r, W the rest a - r. So C >= (m+1)a - i*r - w*(a-r), which needs
+    // w >= ((m+1)a - m*r - C)/(a-r) (at i = m) and i >= (m+1) - C/a (at w = i): W(w-1) and I(i-1) end before F(m)
+    // starts, for the least such w and i.
+    template <class Find>
+    void add_memory_edges(Model& m, Find&& find) const {
+        const Rational cap = *schedule_.memory_limit;
+        for (int r = 0; r < static_cast<int>(m.on_rank.size()); ++r) {
+            std::set<std::pair<int, int>> stages;
+            for (const int k : m.on_rank[r]) stages.insert({m.ops[k].pipeline, m.ops[k].stage});
+            if (stages.size() != 1) continue;
+            const auto [pipeline, stage] = *stages.begin();
+            const Rational scale = sizes_.scale_of(pipeline, stage);
+            const Rational a = sizes_.forward_alloc * scale, rel = sizes_.input_grad_free * scale;
+            if (a <= Rational(0)) continue;
+            const Op like{OpKind::F, pipeline, stage, 0};
+            for (int mb = 0; mb < schedule_.placement.pipelines[pipeline].microbatches; ++mb) {
+                const int f = find(OpKind::F, like, stage, mb);
+                // The least count n >= x, as an int (counts beyond mb + 1 mean F(mb) can never start).
+                auto least = [&](const Rational& x) {
+                    int n = 0;
+                    while (Rational(n) < x && n <= mb + 1) ++n;
+                    return n;
+                };
+                auto add = [&](OpKind kind, int count) {
+                    if (count < 1) return;
+                    if (count - 1 >= mb) reject("bound", "the memory limit admits no schedule");  // not reached
+                    m.edges.push_back({find(kind, like, stage, count - 1), f, Rational(0)});
+                };
+                add(OpKind::I, least(Rational(mb + 1) - cap / a));
+                if (a > rel) add(OpKind::W, least((Rational(mb + 1) * a - Rational(mb) * rel - cap) / (a - rel)));
+            }
+        }
+    }
+
+    // Bounds the checker derives by arithmetic alone, or "" when neither reaches the claimed bound:
+    //   the longest chain of edges, head + duration + tail of one op;
+    //   per rank and thresholds a, b: the ops of the rank with head >= a and tail >= b run one at a time, after a and
+    //   at least b before the end: a + their total duration + b.
+    std::string analytic_bound(const Model& m) const {
+        const Rational& bound = claim_.lower_bound;
+        for (size_t k = 0; k < m.ops.size(); ++k)
+            if (m.head[k] + m.duration[k] + m.tail[k] >= bound)
+                return fmt::format("the longest chain of dependencies{} through {}: it cannot start before {}, takes {}, "
+                                   "and at least {} must follow: {} >= {}",
+                                   options_.fifo ? " (with the micro-batch order and the memory precedences)" : "",
+                                   format_op(m.ops[k]), format_rational(m.head[k]), format_rational(m.duration[k]),
+                                   format_rational(m.tail[k]), format_rational(m.head[k] + m.duration[k] + m.tail[k]),
+                                   format_rational(bound));
+        for (int r = 0; r < static_cast<int>(m.on_rank.size()); ++r) {
+            std::set<Rational> heads;
+            for (const int k : m.on_rank[r]) heads.insert(m.head[k]);
+            for (const Rational& a : heads) {
+                std::vector<std::pair<Rational, Rational>> late;  // (tail, duration) of the ops with head >= a
+                for (const int k : m.on_rank[r])
+                    if (m.head[k] >= a) late.push_back({m.tail[k], m.duration[k]});
+                std::sort(late.rbegin(), late.rend());
+                Rational load{0};
+                for (size_t i = 0; i < late.size(); ++i) {
+                    load += late[i].second;
+                    const Rational& b = late[i].first;  // every op so far has tail >= b
+                    if (a + load + b >= bound)
+                        return fmt::format("rank {}: its {} ops that cannot start before {} and need at least {} after "
+                                           "them take {} one at a time: {} >= {}",
+                                           r, i + 1, format_rational(a), format_rational(b), format_rational(load),
+                                           format_rational(a + load + b), format_rational(bound));
+                }
+            }
+        }
+        return "";
     }
 
     // The delays between ops of one rank through every path of edges (through other ranks too): start(b) >= end(a) +
@@ -356,6 +430,8 @@ private:
         const std::string model = fmt::format("every order on every rank, the dependencies, comm across ranks{}{}",
                                               schedule_.memory_limit ? ", the memory limit at every forward" : "",
                                               options_.fifo ? ", each (kind, stage) in micro-batch order" : "");
+        if (const std::string by_arithmetic = analytic_bound(m); !by_arithmetic.empty())
+            return "re-derived by the checker's arithmetic, no solver needed: " + by_arithmetic;
         // The one-rank relaxations first (at most 10 s each), the rank with the most forced work first: any one unsat
         // settles it.
         const double relaxation_seconds = std::min(options_.solver_seconds, 10.0);
