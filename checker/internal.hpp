@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -214,6 +215,14 @@ std::string check_bubble_symbolic(const Certificate& c, const Placement& base, c
 
 // Every op of the word's instance exactly once (a W for every I), for every t >= 0: by induction on t.
 std::string check_coverage(const CertificateWord& w, const Placement& base);
+
+// ---- search.cpp (for the tests: the checker's view of a search instance, the ops and limit of `schedule`)
+
+// The largest bound the checker derives by arithmetic alone (longest chain, rank loads with thresholds).
+Rational search_arithmetic_bound(const Schedule& schedule, const CheckOptions& options);
+// The checker's SMT-LIB2 model "some schedule ends before `bound`", whole or relaxed to one rank.
+std::string search_model_query(const Schedule& schedule, const Rational& bound, const CheckOptions& options,
+                               std::optional<int> only_rank);
 
 // ---- solvers.cpp
 

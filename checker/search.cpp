@@ -98,6 +98,10 @@ class Checker {
 public:
     Checker(const SearchClaim& claim, const std::filesystem::path& dir, const CheckOptions& options)
         : claim_(claim), dir_(dir), options_(options) {}
+    // For the tests: the checker's model of a schedule's instance, asked about `claim.lower_bound`.
+    Checker(const SearchClaim& claim, const Schedule& schedule, const CheckOptions& options)
+        : claim_(claim), options_(options), schedule_(schedule),
+          sizes_(schedule.activation_sizes.value_or(ActivationModel{})) {}
 
     CheckReport run() {
         try {
@@ -167,6 +171,7 @@ private:
                            format_rational(timing.makespan), memory);
     }
 
+public:  // the model, also for the tests (search_arithmetic_bound, search_model_query)
     struct Edge {
         int from, to;
         Rational lag;  // start(to) >= end(from) + lag
@@ -277,20 +282,22 @@ private:
         }
     }
 
-    // Bounds the checker derives by arithmetic alone, or "" when neither reaches the claimed bound:
+    // The largest bound the checker derives by arithmetic alone, and how:
     //   the longest chain of edges, head + duration + tail of one op;
     //   per rank and thresholds a, b: the ops of the rank with head >= a and tail >= b run one at a time, after a and
     //   at least b before the end: a + their total duration + b.
-    std::string analytic_bound(const Model& m) const {
-        const Rational& bound = claim_.lower_bound;
+    std::pair<Rational, std::string> arithmetic_bound(const Model& m) const {
+        Rational best{0};
+        std::string how = "nothing";
         for (size_t k = 0; k < m.ops.size(); ++k)
-            if (m.head[k] + m.duration[k] + m.tail[k] >= bound)
-                return fmt::format("the longest chain of dependencies{} through {}: it cannot start before {}, takes {}, "
-                                   "and at least {} must follow: {} >= {}",
-                                   options_.fifo ? " (with the micro-batch order and the memory precedences)" : "",
-                                   format_op(m.ops[k]), format_rational(m.head[k]), format_rational(m.duration[k]),
-                                   format_rational(m.tail[k]), format_rational(m.head[k] + m.duration[k] + m.tail[k]),
-                                   format_rational(bound));
+            if (const Rational chain = m.head[k] + m.duration[k] + m.tail[k]; chain > best) {
+                best = chain;
+                how = fmt::format("the longest chain of dependencies{} through {}: it cannot start before {}, takes {}, and "
+                                  "at least {} must follow: {}",
+                                  options_.fifo ? " (with the micro-batch order and the memory precedences)" : "",
+                                  format_op(m.ops[k]), format_rational(m.head[k]), format_rational(m.duration[k]),
+                                  format_rational(m.tail[k]), format_rational(chain));
+            }
         for (int r = 0; r < static_cast<int>(m.on_rank.size()); ++r) {
             std::set<Rational> heads;
             for (const int k : m.on_rank[r]) heads.insert(m.head[k]);
@@ -303,15 +310,17 @@ private:
                 for (size_t i = 0; i < late.size(); ++i) {
                     load += late[i].second;
                     const Rational& b = late[i].first;  // every op so far has tail >= b
-                    if (a + load + b >= bound)
-                        return fmt::format("rank {}: its {} ops that cannot start before {} and need at least {} after "
-                                           "them take {} one at a time: {} >= {}",
-                                           r, i + 1, format_rational(a), format_rational(b), format_rational(load),
-                                           format_rational(a + load + b), format_rational(bound));
+                    if (a + load + b > best) {
+                        best = a + load + b;
+                        how = fmt::format("rank {}: its {} ops that cannot start before {} and need at least {} after them "
+                                          "take {} one at a time: {}",
+                                          r, i + 1, format_rational(a), format_rational(b), format_rational(load),
+                                          format_rational(best));
+                    }
                 }
             }
         }
-        return "";
+        return {best, how};
     }
 
     // The delays between ops of one rank through every path of edges (through other ranks too): start(b) >= end(a) +
@@ -403,6 +412,7 @@ private:
         return q;
     }
 
+private:
     // Both solvers on one query; "" when either does not answer unsat, else what they said.
     std::string both_unsat(const std::string& text, double seconds) const {
         static std::atomic<int> counter{0};
@@ -430,8 +440,9 @@ private:
         const std::string model = fmt::format("every order on every rank, the dependencies, comm across ranks{}{}",
                                               schedule_.memory_limit ? ", the memory limit at every forward" : "",
                                               options_.fifo ? ", each (kind, stage) in micro-batch order" : "");
-        if (const std::string by_arithmetic = analytic_bound(m); !by_arithmetic.empty())
-            return "re-derived by the checker's arithmetic, no solver needed: " + by_arithmetic;
+        if (const auto [value, how] = arithmetic_bound(m); value >= claim_.lower_bound)
+            return fmt::format("re-derived by the checker's arithmetic, no solver needed: {} >= {}", how,
+                               format_rational(claim_.lower_bound));
         // The one-rank relaxations first (at most 10 s each), the rank with the most forced work first: any one unsat
         // settles it.
         const double relaxation_seconds = std::min(options_.solver_seconds, 10.0);
@@ -468,6 +479,20 @@ private:
 };
 
 }  // namespace
+
+Rational search_arithmetic_bound(const Schedule& schedule, const CheckOptions& options) {
+    SearchClaim claim;
+    const Checker checker(claim, schedule, options);
+    return checker.arithmetic_bound(checker.build_model()).first;
+}
+
+std::string search_model_query(const Schedule& schedule, const Rational& bound, const CheckOptions& options,
+                               std::optional<int> only_rank) {
+    SearchClaim claim;
+    claim.lower_bound = bound;
+    const Checker checker(claim, schedule, options);
+    return checker.query(checker.build_model(), only_rank);
+}
 
 bool is_search_certificate(const std::filesystem::path& dir) { return std::filesystem::exists(dir / "search.json"); }
 

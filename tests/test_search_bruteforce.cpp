@@ -1,4 +1,5 @@
 // The search against an independent brute force on tiny instances (tag [search]).
+#include "checker/internal.hpp"
 #include "model/costs.hpp"
 #include "model/placement.hpp"
 #include "schedules/families.hpp"
@@ -20,6 +21,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <functional>
 #include <limits>
@@ -1008,4 +1011,49 @@ TEST_CASE("search: the warm-up chain bound on Zero Bubble cells equals an enumer
         CHECK(inst.to_units(chain.value) == work + idle);
         if (cell.P == 8 && cell.M == 24) CHECK(work + idle == Rational(1900476, 1000));
     }
+}
+
+// The independent checker's view of a search instance (checker/search.cpp), against the brute force: its arithmetic
+// bound never exceeds the optimum, and its SMT model (z3 and cvc5) is unsat below the optimum and sat just above it
+// -- whole, and relaxed to each rank -- with and without the micro-batch order. So the checker neither passes a
+// bound that is too high nor fails to certify the true optimum on these instances.
+TEST_CASE("search certificates: the checker's bound and model against the brute force", "[search][search-certificate]") {
+    std::vector<Case> all = cases();
+    for (const Case& k : sized_cases()) all.push_back(k);
+    int certified = 0;
+    for (const Case& k : all) {
+        if (k.costs.FB) continue;  // pairs: the checker's model does not encode them (NOT CHECKED)
+        INFO(k.name);
+        const auto bf = BruteForce(k.placement, k.costs, k.cap, false).solve();
+        REQUIRE(bf.best > 0);
+        const SearchResult r = search(problem_of(k), quick());
+        REQUIRE(r.schedule);
+        Schedule s = *r.schedule;
+        s.costs = costs_of(k.costs);
+        if (k.cap) s.memory_limit = Rational(*k.cap) / Rational(k.costs.alloc);
+        s.activation_sizes = ActivationModel{Rational(1), Rational(k.costs.by_input) / Rational(k.costs.alloc)};
+        for (const bool fifo : {true, false}) {
+            check::CheckOptions options;
+            options.fifo = fifo;
+            CHECK(check::search_arithmetic_bound(s, options) <= Rational(bf.best));
+            auto answers = [&](const Rational& bound, std::optional<int> rank) {
+                const auto file = std::filesystem::temp_directory_path() / "pp-search-model.smt2";
+                std::ofstream(file) << check::search_model_query(s, bound, options, rank);
+                std::vector<std::string> said;
+                for (const std::string solver : {"z3", "cvc5"}) {
+                    const check::SolverAnswer a = check::run_solver(solver, file, 60, 1);
+                    said.push_back(a.error.empty() && a.answers.size() == 1 ? a.answers[0] : "error: " + a.error);
+                }
+                return said;
+            };
+            const Rational above = Rational(bf.best) + Rational(1, 2);
+            CHECK(answers(above, std::nullopt) == std::vector<std::string>{"sat", "sat"});
+            for (int rank = 0; rank < s.placement.ranks; ++rank)
+                CHECK(answers(above, rank) == std::vector<std::string>{"sat", "sat"});
+            const auto at_optimum = answers(Rational(bf.best), std::nullopt);
+            CHECK(at_optimum == std::vector<std::string>{"unsat", "unsat"});
+            certified += at_optimum == std::vector<std::string>{"unsat", "unsat"};
+        }
+    }
+    CHECK(certified >= 30);
 }
