@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -239,11 +240,58 @@ public:  // the model, also for the tests (search_arithmetic_bound, search_model
         if (static_cast<int>(m.topological.size()) != n) reject("bound", "the dependencies form a cycle");
         m.head.assign(n, Rational(0));
         m.tail.assign(n, Rational(0));
-        for (const int u : m.topological)
-            for (const Edge* e : m.out[u]) m.head[e->to] = std::max(m.head[e->to], m.head[u] + m.duration[u] + e->lag);
-        for (auto it = m.topological.rbegin(); it != m.topological.rend(); ++it)
-            for (const Edge* e : m.out[*it]) m.tail[*it] = std::max(m.tail[*it], e->lag + m.duration[e->to] + m.tail[e->to]);
+        windows(m);
         return m;
+    }
+
+    // Heads and tails: longest paths of edges, raised by the same-rank loads until nothing moves. An op's ancestors
+    // on its own rank all run before it, one at a time: for any a, those with head >= a take their total duration
+    // after a, so start >= a + that total; likewise its descendants on its rank after its end. (Skipped past 4000
+    // ops, where the ancestor sets would be large; the longest paths alone are still sound.)
+    void windows(Model& m) const {
+        const auto n = static_cast<int>(m.ops.size());
+        auto longest_paths = [&] {
+            for (const int u : m.topological)
+                for (const Edge* e : m.out[u]) m.head[e->to] = std::max(m.head[e->to], m.head[u] + m.duration[u] + e->lag);
+            for (auto it = m.topological.rbegin(); it != m.topological.rend(); ++it)
+                for (const Edge* e : m.out[*it])
+                    m.tail[*it] = std::max(m.tail[*it], e->lag + m.duration[e->to] + m.tail[e->to]);
+        };
+        longest_paths();
+        if (n > 4000) return;
+        // before[v]: v's ancestors on v's rank (bit sets over the ops).
+        const size_t words = (static_cast<size_t>(n) + 63) / 64;
+        std::vector<std::vector<std::uint64_t>> ancestors(n, std::vector<std::uint64_t>(words, 0));
+        for (const int u : m.topological)
+            for (const Edge* e : m.out[u]) {
+                auto& to = ancestors[e->to];
+                for (size_t w = 0; w < words; ++w) to[w] |= ancestors[u][w];
+                to[static_cast<size_t>(u) / 64] |= std::uint64_t(1) << (u % 64);
+            }
+        auto raise = [&](std::vector<std::pair<Rational, Rational>> windows_and_durations) {  // max_a (a + load)
+            std::sort(windows_and_durations.rbegin(), windows_and_durations.rend());
+            Rational load{0}, best{0};
+            for (const auto& [window, duration] : windows_and_durations) {
+                load += duration;
+                best = std::max(best, window + load);
+            }
+            return best;
+        };
+        for (int round = 0; round < 20; ++round) {
+            bool moved = false;
+            for (int v = 0; v < n; ++v) {
+                std::vector<std::pair<Rational, Rational>> before, after;
+                for (int u = 0; u < n; ++u) {
+                    if (m.rank_of[u] != m.rank_of[v]) continue;
+                    if (ancestors[v][static_cast<size_t>(u) / 64] >> (u % 64) & 1) before.push_back({m.head[u], m.duration[u]});
+                    if (ancestors[u][static_cast<size_t>(v) / 64] >> (v % 64) & 1) after.push_back({m.tail[u], m.duration[u]});
+                }
+                if (const Rational h = raise(before); h > m.head[v]) m.head[v] = h, moved = true;
+                if (const Rational t = raise(after); t > m.tail[v]) m.tail[v] = t, moved = true;
+            }
+            if (!moved) break;
+            longest_paths();
+        }
     }
 
     // On a rank that holds one stage, in micro-batch order, the memory limit C is a precedence. Right after F(m)
@@ -292,9 +340,9 @@ public:  // the model, also for the tests (search_arithmetic_bound, search_model
         for (size_t k = 0; k < m.ops.size(); ++k)
             if (const Rational chain = m.head[k] + m.duration[k] + m.tail[k]; chain > best) {
                 best = chain;
-                how = fmt::format("the longest chain of dependencies{} through {}: it cannot start before {}, takes {}, and "
-                                  "at least {} must follow: {}",
-                                  options_.fifo ? " (with the micro-batch order and the memory precedences)" : "",
+                how = fmt::format("the longest chain of precedences{} and same-rank loads through {}: it cannot start "
+                                  "before {}, takes {}, and at least {} must follow: {}",
+                                  options_.fifo ? " (dependencies, micro-batch order, memory)" : " (dependencies)",
                                   format_op(m.ops[k]), format_rational(m.head[k]), format_rational(m.duration[k]),
                                   format_rational(m.tail[k]), format_rational(chain));
             }

@@ -81,7 +81,7 @@ TEST_CASE("search certificates: an OPTIMAL answer is CHECKED independently, and 
     CHECK_THAT(check.out, Catch::Contains("makespan 14 by the checker's own timing"));
     // The bound is the chain 0F0 ... 0W3 (by hand: 1 + 13), which the checker finds by arithmetic alone.
     CHECK_THAT(check.out, Catch::Contains("re-derived by the checker's arithmetic"));
-    CHECK_THAT(check.out, Catch::Contains("through 0F0: it cannot start before 0, takes 1, and at least 13 must follow"));
+    CHECK_THAT(check.out, Catch::Contains("loads through 0F0: it cannot start before 0, takes 1, and at least 13 must follow"));
     CHECK_THAT(check.out, Catch::Contains("CHECKED: no schedule of this placement's F, I and W ops"));
     CHECK_THAT(check.out, Catch::Contains("has a makespan below 14; the schedule's makespan is 14 (optimal)"));
     // Without the micro-batch order the chain is 0F0 ... 0I3 0W3 only through the data: the whole model, every order
