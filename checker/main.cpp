@@ -7,7 +7,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
+#include <vector>
 #include <string>
 
 namespace {
@@ -20,6 +24,19 @@ int usage(const std::string& why) {
                "  order of a class's micro-batches, not only the ascending one)\n",
                why);
     return 2;
+}
+
+// "pipeproof-check DIR/v, pipeproof-check DIR/1f1b, ..." for the subdirectories that hold a search certificate.
+std::string search_certificates_below(const std::string& dir) {
+    std::vector<std::string> found;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, error))
+        if (entry.is_directory() && pp::check::is_search_certificate(entry.path()))
+            found.push_back("pipeproof-check " + entry.path().string());
+    std::sort(found.begin(), found.end());
+    std::string out;
+    for (const std::string& line : found) out += (out.empty() ? "" : ", ") + line;
+    return out;
 }
 
 // A search certificate (DIR/search.json): the schedule and the lower bound, re-derived.
@@ -79,6 +96,11 @@ int main(int argc, char** argv) {
     }
     if (dir.empty()) return usage("no certificate directory given");
     if (pp::check::is_search_certificate(dir)) return check_search(dir, options);
+    if (const std::string list = search_certificates_below(dir); !list.empty()) {
+        // search --placement any|LIST --certificate DIR writes one certificate per placement.
+        fmt::print(stderr, "pipeproof-check: {} holds one search certificate per placement; check each: {}\n", dir, list);
+        return 2;
+    }
     pp::Certificate certificate;
     try {
         certificate = pp::read_certificate(dir);

@@ -281,8 +281,7 @@ public:  // the model, also for the tests (search_arithmetic_bound, search_model
             bool moved = false;
             for (int v = 0; v < n; ++v) {
                 std::vector<std::pair<Rational, Rational>> before, after;
-                for (int u = 0; u < n; ++u) {
-                    if (m.rank_of[u] != m.rank_of[v]) continue;
+                for (const int u : m.on_rank[m.rank_of[v]]) {
                     if (ancestors[v][static_cast<size_t>(u) / 64] >> (u % 64) & 1) before.push_back({m.head[u], m.duration[u]});
                     if (ancestors[u][static_cast<size_t>(v) / 64] >> (v % 64) & 1) after.push_back({m.tail[u], m.duration[u]});
                 }

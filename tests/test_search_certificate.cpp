@@ -162,3 +162,24 @@ TEST_CASE("search certificates: an OPTIMAL answer is CHECKED independently, and 
     std::ofstream(garbled / "search.json", std::ios::binary) << "{ not json";
     CHECK(run_check(garbled.string()).exit_code == 2);
 }
+
+TEST_CASE("search certificates: a search over several placements writes one per placement, each CHECKED",
+          "[search-certificate]") {
+    const fs::path dir = fresh_dir("search-cert-scope");
+    const auto search = run_cli("search -P 2 -M 4 --costs F=1,I=1,W=1 --memory-limit 2 --units rank --placement 1f1b,v "
+                                "--time-limit 20 -q --certificate " + dir.string());
+    INFO(search.out << search.err);
+    REQUIRE(search.exit_code == 0);
+    const auto top = run_check(dir.string());
+    CHECK(top.exit_code == 2);
+    CHECK_THAT(top.err, Catch::Contains("one search certificate per placement"));
+    CHECK_THAT(top.err, Catch::Contains("pipeproof-check " + (dir / "1f1b").string()));
+    for (const std::string placement : {"1f1b", "v"}) {
+        const nlohmann::json claim = nlohmann::json::parse(slurp(dir / placement / "search.json"));
+        CHECK(claim["placement"] == placement);
+        const auto check = run_check((dir / placement).string());
+        INFO(placement << "\n" << check.out << check.err);
+        CHECK(check.exit_code == 0);
+        CHECK_THAT(check.out, Catch::Contains("\nCHECKED: "));
+    }
+}
