@@ -34,7 +34,7 @@ public:
         : c_(c), dir_(dir), options_(options) {}
 
     CheckReport run() {
-        try {
+        return log_.run([&] {
             step("claim", [&] { return claim(); });
             step("shape", [&] { return shape(); });
             step("word", [&] { return word(); });
@@ -56,26 +56,14 @@ public:
             }
             for (const CertificateObligation& o : c_.obligations)
                 step("obligation " + o.name, [&] { return obligation(o); });
-        } catch (const Rejected& r) {
-            report_.steps.push_back({r.step, r.reason, false, seconds()});
-        }
-        return report_;
+        });
     }
 
 private:
     template <class F>
     void step(const std::string& name, F&& body) {
-        started_ = std::chrono::steady_clock::now();
-        try {
-            std::string detail = body();
-            report_.steps.push_back({name, std::move(detail), true, seconds()});
-        } catch (const Rejected& r) {
-            throw Rejected{r.step == name || r.step.empty() ? name : name + " (" + r.step + ")", r.reason};
-        } catch (const std::exception& e) {
-            throw Rejected{name, std::string("could not be re-derived: ") + e.what()};
-        }
+        log_.step(name, std::forward<F>(body));
     }
-    double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count(); }
 
     std::string claim() {
         if (c_.verdict != "PROVED") reject("claim", "the certificate's verdict is '" + c_.verdict + "', not PROVED");
@@ -270,8 +258,7 @@ private:
     const Certificate& c_;
     std::filesystem::path dir_;
     const CheckOptions& options_;
-    CheckReport report_;
-    std::chrono::steady_clock::time_point started_;
+    StepLog log_;
     Placement base_;
     int T0_ = 1, t_periodic_ = 0;
     Derived derived_;

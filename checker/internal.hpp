@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -215,6 +217,40 @@ std::string check_bubble_symbolic(const Certificate& c, const Placement& base, c
 
 // Every op of the word's instance exactly once (a W for every I), for every t >= 0: by induction on t.
 std::string check_coverage(const CertificateWord& w, const Placement& base);
+
+// ---- the steps of a check (check.cpp, search.cpp)
+
+// Runs named steps in order and records each one's detail and time. A step that throws Rejected, or any other
+// exception (reported as "could not be re-derived"), ends the run: `run` records it as the failing step.
+class StepLog {
+public:
+    template <class Steps>
+    CheckReport run(Steps&& steps) {
+        try {
+            steps();
+        } catch (const Rejected& r) {
+            report_.steps.push_back({r.step, r.reason, false, seconds()});
+        }
+        return report_;
+    }
+    template <class F>
+    void step(const std::string& name, F&& body) {
+        started_ = std::chrono::steady_clock::now();
+        try {
+            std::string detail = body();
+            report_.steps.push_back({name, std::move(detail), true, seconds()});
+        } catch (const Rejected& r) {
+            throw Rejected{r.step == name || r.step.empty() ? name : name + " (" + r.step + ")", r.reason};
+        } catch (const std::exception& e) {
+            throw Rejected{name, std::string("could not be re-derived: ") + e.what()};
+        }
+    }
+
+private:
+    double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count(); }
+    CheckReport report_;
+    std::chrono::steady_clock::time_point started_;
+};
 
 // ---- search.cpp (for the tests: the checker's view of a search instance, the ops and limit of `schedule`)
 

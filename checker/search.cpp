@@ -110,24 +110,14 @@ public:
           sizes_(schedule.activation_sizes.value_or(ActivationModel{})) {}
 
     CheckReport run() {
-        try {
-            step("claim", [&] { return check_claim(); });
-            step("schedule", [&] { return check_schedule(); });
-            step("bound", [&] { return check_bound(); });
-        } catch (const Rejected& r) {
-            report_.steps.push_back({r.step, r.reason, false, seconds()});
-        }
-        return report_;
+        return log_.run([&] {
+            log_.step("claim", [&] { return check_claim(); });
+            log_.step("schedule", [&] { return check_schedule(); });
+            log_.step("bound", [&] { return check_bound(); });
+        });
     }
 
 private:
-    template <class F>
-    void step(const std::string& name, F&& body) {
-        started_ = std::chrono::steady_clock::now();
-        std::string detail = body();
-        report_.steps.push_back({name, std::move(detail), true, seconds()});
-    }
-    double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count(); }
 
     std::string check_claim() {
         if (claim_.version != 1) reject("claim", fmt::format("version {}: this checker reads version 1", claim_.version));
@@ -540,8 +530,7 @@ private:
     CheckOptions options_;
     Schedule schedule_;
     ActivationModel sizes_;
-    CheckReport report_;
-    std::chrono::steady_clock::time_point started_;
+    StepLog log_;
     mutable std::string last_failure_;
 };
 

@@ -27,6 +27,13 @@ inline std::filesystem::path scratch_dir() {
     return dir;
 }
 
+// A path in the scratch directory with nothing at it (what was there is removed), for a command to create.
+inline std::filesystem::path fresh_dir(const std::string& name) {
+    const auto dir = scratch_dir() / name;
+    std::filesystem::remove_all(dir);
+    return dir;
+}
+
 // Writes text to a fresh file in the scratch directory and returns its path.
 inline std::string write_temp(const std::string& name, const std::string& text) {
     auto path = scratch_dir() / name;

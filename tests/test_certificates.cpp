@@ -19,16 +19,11 @@
 
 namespace {
 
+using pp::test::fresh_dir;
 using pp::test::run_check;
 using pp::test::run_cli;
 using pp::test::slurp;
 namespace fs = std::filesystem;
-
-fs::path fresh_dir(const std::string& name) {
-    const fs::path dir = pp::test::scratch_dir() / name;
-    fs::remove_all(dir);
-    return dir;
-}
 
 // `prove ARGS --certificate DIR`, PROVED, then the checker: CHECKED.
 void require_checked(const std::string& prove_args, const std::string& name) {

@@ -15,16 +15,11 @@
 
 namespace {
 
+using pp::test::fresh_dir;
 using pp::test::run_check;
 using pp::test::run_cli;
 using pp::test::slurp;
 namespace fs = std::filesystem;
-
-fs::path fresh_dir(const std::string& name) {
-    const fs::path dir = pp::test::scratch_dir() / name;
-    fs::remove_all(dir);
-    return dir;
-}
 
 // A copy of `from` with search.json and schedule.txt changed.
 fs::path corrupted(const fs::path& from, const std::string& name, const std::function<void(nlohmann::json&)>& claim,
