@@ -178,3 +178,18 @@ TEST_CASE("search certificates: a search over several placements writes one per 
         CHECK_THAT(check.out, Catch::Contains("\nCHECKED: "));
     }
 }
+
+TEST_CASE("search certificates: a 60,000-op certificate is settled by the checker's arithmetic", "[search-certificate]") {
+    // One rank, M = 20000, F = I = W = 1: the rank is never idle, so its load, 60000, is the optimum (by hand).
+    const fs::path dir = fresh_dir("search-cert-huge");
+    fs::create_directories(dir);
+    REQUIRE(run_cli("generate zb-h1 -P 1 -M 20000 --costs F=1,I=1,W=1 -o " + (dir / "schedule.txt").string()).exit_code == 0);
+    std::ofstream(dir / "search.json") << R"({"format": "pipeproof search certificate", "version": 1, "status": "optimal",
+        "objective": "makespan", "placement": "1f1b", "schedule": "schedule.txt", "pairs_allowed": false,
+        "value": "60000", "lower_bound": "60000"})";
+    const auto check = run_check(dir.string());
+    INFO(check.out << check.err);
+    CHECK(check.exit_code == 0);
+    CHECK_THAT(check.out, Catch::Contains("re-derived by the checker's arithmetic"));
+    CHECK_THAT(check.out, Catch::Contains("makespan 60000 by the checker's own timing"));
+}
