@@ -307,11 +307,13 @@ public:  // the model, also for the tests (search_arithmetic_bound, search_model
             const Op like{OpKind::F, pipeline, stage, 0};
             for (int mb = 0; mb < schedule_.placement.pipelines[pipeline].microbatches; ++mb) {
                 const int f = find(OpKind::F, like, stage, mb);
-                // The least count n >= x, as an int (counts beyond mb + 1 mean F(mb) can never start).
+                // The least count n >= x, as an int clamped to 0..mb + 2 (beyond mb + 1, F(mb) can never start).
                 auto least = [&](const Rational& x) {
-                    int n = 0;
-                    while (Rational(n) < x && n <= mb + 1) ++n;
-                    return n;
+                    if (x <= Rational(0)) return 0;
+                    if (x > Rational(mb + 1)) return mb + 2;
+                    Integer n = x.numerator() / x.denominator();  // x > 0: the quotient rounds down
+                    if (Rational(n) < x) n = n + Integer(1);
+                    return static_cast<int>(n.to_int64());
                 };
                 auto add = [&](OpKind kind, int count) {
                     if (count < 1) return;
