@@ -149,7 +149,7 @@ void write_proof(const SearchResult& r, const std::string& dir, const SearchProb
     if (r.schedule) {
         write_search_claim(r, path("search.json"), problem);
         readme += "search.json: the claim (the schedule's makespan, the lower bound) for the independent checker:\n"
-                  "  pipeproof-check " + dir + "    # re-times schedule.txt and asks z3 and cvc5 its own model\n";
+                  "  pipeproof-check " + dir + "    # re-times schedule.txt and re-derives the bound on its own\n";
     }
     if (!r.proof_smt2.empty()) {
         const std::string name = r.proof_bound + r.quantum >= r.value && r.status == SearchStatus::Optimal
