@@ -104,6 +104,13 @@ Derived derive(const CertificateWord& w, const CertificatePotentials& p, const S
 std::string check_window(const Certificate& c, const Placement& base, const Derived& d, int& t_periodic);
 std::string check_bubble(const Certificate& c, const Placement& base, int t_periodic);
 std::string check_memory(const Certificate& c);
+// Live activations along one part of a rank's order, from 0: the peak right after a slot's allocations, and the net
+// change (F allocates at its start; I, W and B release at their ends; each stash at its stage's scale).
+struct LiveProfile {
+    Rational peak{0}, net{0};
+    bool any = false;
+};
+LiveProfile live_profile(const std::vector<Slot>& part, const ActivationModel& activations);
 // The block slots of super-steps k0 - lag + 1 .. k0 in G_T: (rank, index, block j, slot ids in blocks j and j + c).
 struct WindowPair {
     int rank, index, block;
@@ -251,6 +258,9 @@ private:
     CheckReport report_;
     std::chrono::steady_clock::time_point started_;
 };
+
+// An exact number as an SMT-LIB2 term: "3", "(- 3)", "(/ 7 2)" (maxplus.cpp).
+std::string rational_text(const Rational& r);
 
 // ---- search.cpp (for the tests: the checker's view of a search instance, the ops and limit of `schedule`)
 

@@ -39,6 +39,12 @@ std::string search_certificates_below(const std::string& dir) {
     return out;
 }
 
+// One line per step run: ok or FAILED, its time, what it re-derived or why it failed.
+void print_steps(const pp::check::CheckReport& report) {
+    for (const auto& step : report.steps)
+        fmt::print("{} {} ({:.2f} s): {}\n", step.ok ? "ok    " : "FAILED", step.name, step.seconds, step.detail);
+}
+
 // A search certificate (DIR/search.json): the schedule and the lower bound, re-derived.
 int check_search(const std::string& dir, const pp::check::CheckOptions& options) {
     pp::check::SearchClaim claim;
@@ -49,8 +55,7 @@ int check_search(const std::string& dir, const pp::check::CheckOptions& options)
         return 2;
     }
     const pp::check::CheckReport report = pp::check::check_search_certificate(claim, dir, options);
-    for (const auto& step : report.steps)
-        fmt::print("{} {} ({:.2f} s): {}\n", step.ok ? "ok    " : "FAILED", step.name, step.seconds, step.detail);
+    print_steps(report);
     if (report.checked()) {
         fmt::print("CHECKED: {}\n", pp::check::verified_search_claim(claim, options));
         return 0;
@@ -109,8 +114,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const pp::check::CheckReport report = pp::check::check_certificate(certificate, dir, options);
-    for (const auto& step : report.steps)
-        fmt::print("{} {} ({:.2f} s): {}\n", step.ok ? "ok    " : "FAILED", step.name, step.seconds, step.detail);
+    print_steps(report);
     if (report.checked()) {
         fmt::print("CHECKED: {}\n", pp::check::verified_claim(certificate));
         fmt::print("as the certificate words it (not checked): {}\n", certificate.statement);

@@ -288,6 +288,12 @@ SymbolicTiming simulate_symbolic(const Schedule& s, const Graph& g, const Cone& 
 
 // ---- SMT queries
 
+std::string rational_text(const Rational& r) {
+    const std::string num = r.numerator().sign() < 0 ? fmt::format("(- {})", (Integer(0) - r.numerator()).to_string())
+                                                       : r.numerator().to_string();
+    return r.denominator() == Integer(1) ? num : fmt::format("(/ {} {})", num, r.denominator().to_string());
+}
+
 namespace {
 
 std::string integer_text(std::int64_t v) {
@@ -297,11 +303,6 @@ std::string integer_text(std::int64_t v) {
     return fmt::format("(- {})", magnitude);
 }
 
-std::string rational_text(const Rational& r) {
-    const std::string num = r.numerator().sign() < 0 ? fmt::format("(- {})", (Integer(0) - r.numerator()).to_string())
-                                                       : r.numerator().to_string();
-    return r.denominator() == Integer(1) ? num : fmt::format("(/ {} {})", num, r.denominator().to_string());
-}
 
 constexpr std::array<const char*, kVars> kNames = {"cF", "cI", "cW", "cB", "cFB", "ccomm"};
 

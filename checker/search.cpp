@@ -12,6 +12,7 @@
 // argument in docs/certificates.md; --no-fifo drops it).
 #include "checker/internal.hpp"
 #include "formats/input_error.hpp"
+#include "formats/load.hpp"
 #include "formats/native.hpp"
 
 #include <fmt/format.h>
@@ -26,19 +27,10 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 namespace pp::check {
 namespace {
-
-std::string read_text(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path.string(), 0, 0, "cannot read the file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 Rational rational_field(const nlohmann::json& j, const char* key, const std::string& file) {
     if (!j.contains(key) || !j[key].is_string())
@@ -46,15 +38,6 @@ Rational rational_field(const nlohmann::json& j, const char* key, const std::str
     const auto value = parse_rational(j[key].get<std::string>());
     if (!value) throw InputError(file, 0, 0, fmt::format("'{}' is not an exact number: {}", key, j[key].get<std::string>()));
     return *value;
-}
-
-std::string smt_real(const Rational& value) {
-    const std::string magnitude = value.denominator() == Integer(1)
-                                      ? to_string(value.numerator() < Integer(0) ? -value.numerator() : value.numerator()) + ".0"
-                                      : fmt::format("(/ {}.0 {}.0)",
-                                                    to_string(value.numerator() < Integer(0) ? -value.numerator() : value.numerator()),
-                                                    to_string(value.denominator()));
-    return value < Rational(0) ? "(- " + magnitude + ")" : magnitude;
 }
 
 // The ops of the instance: every (pipeline, stage, micro-batch) once as F, I and W.
@@ -79,25 +62,6 @@ std::string coverage_failure(const Schedule& s) {
                     if (!seen.count({static_cast<int>(kind), p, stage, m}))
                         return fmt::format("{} is missing", format_op(Op{kind, p, stage, m}));
     return "";
-}
-
-// Live activations right after each forward's allocation, per rank: a rank runs its slots one after another, F
-// allocates at its start, I and W release at their ends (proofs are about this order-based profile, docs/model.md).
-std::vector<Rational> peaks(const Schedule& s, const ActivationModel& sizes) {
-    std::vector<Rational> out;
-    for (int r = 0; r < s.placement.ranks; ++r) {
-        Rational live{0}, peak{0};
-        for (const Slot& slot : s.ranks[r]) {
-            const Op& op = slot.ops[0];
-            const Rational scale = sizes.scale_of(op.pipeline, op.stage);
-            if (op.kind == OpKind::F) live += sizes.forward_alloc * scale;
-            if (live > peak) peak = live;
-            if (op.kind == OpKind::I) live -= sizes.input_grad_free * scale;
-            if (op.kind == OpKind::W) live -= (sizes.forward_alloc - sizes.input_grad_free) * scale;
-        }
-        out.push_back(peak);
-    }
-    return out;
 }
 
 class Checker {
@@ -138,7 +102,7 @@ private:
     std::string check_schedule() {
         const std::filesystem::path file = dir_ / claim_.schedule_file;
         try {
-            schedule_ = read_native(read_text(file), file.string());
+            schedule_ = read_native(read_file(file.string()).view(), file.string());
         } catch (const InputError& e) {
             reject("schedule", fmt::format("{}: {}", e.where(), e.what()));
         }
@@ -154,11 +118,10 @@ private:
         sizes_ = schedule_.activation_sizes.value_or(ActivationModel{});
         std::string memory = "no memory limit";
         if (schedule_.memory_limit) {
-            const std::vector<Rational> p = peaks(schedule_, sizes_);
-            for (size_t r = 0; r < p.size(); ++r)
-                if (p[r] > *schedule_.memory_limit)
+            for (int r = 0; r < schedule_.placement.ranks; ++r)
+                if (const Rational peak = live_profile(schedule_.ranks[r], sizes_).peak; peak > *schedule_.memory_limit)
                     reject("schedule", fmt::format("rank {} holds {} live activations, over the limit {}", r,
-                                                   format_rational(p[r]), format_rational(*schedule_.memory_limit)));
+                                                   format_rational(peak), format_rational(*schedule_.memory_limit)));
             memory = fmt::format("every rank's peak within the limit {}", format_rational(*schedule_.memory_limit));
         }
         return fmt::format("every F, I and W of {} ranks x {} micro-batches once, acyclic; makespan {} by the checker's "
@@ -405,15 +368,15 @@ public:  // the model, also for the tests (search_arithmetic_bound, search_model
     std::string query(const Model& m, std::optional<int> only_rank) const {
         const auto n = static_cast<int>(m.ops.size());
         auto in = [&](int k) { return !only_rank || m.rank_of[k] == *only_rank; };
-        auto end = [&](int k) { return fmt::format("(+ s{} {})", k, smt_real(m.duration[k])); };
+        auto end = [&](int k) { return fmt::format("(+ s{} {})", k, rational_text(m.duration[k])); };
         std::string q = "; pipeproof-check: no schedule of these ops ends before the bound (expected: unsat)\n(set-logic QF_LRA)\n";
         for (int k = 0; k < n; ++k)
             if (in(k)) {
-                q += fmt::format("(declare-const s{} Real) ; {}\n(assert (>= s{} {}))\n", k, format_op(m.ops[k]), k, smt_real(m.head[k]));
-                q += fmt::format("(assert (< (+ {} {}) {}))\n", end(k), smt_real(m.tail[k]), smt_real(claim_.lower_bound));
+                q += fmt::format("(declare-const s{} Real) ; {}\n(assert (>= s{} {}))\n", k, format_op(m.ops[k]), k, rational_text(m.head[k]));
+                q += fmt::format("(assert (< (+ {} {}) {}))\n", end(k), rational_text(m.tail[k]), rational_text(claim_.lower_bound));
             }
         const std::vector<Edge> edges = only_rank ? rank_delays(m, *only_rank) : m.edges;
-        for (const Edge& e : edges) q += fmt::format("(assert (>= s{} (+ {} {})))\n", e.to, end(e.from), smt_real(e.lag));
+        for (const Edge& e : edges) q += fmt::format("(assert (>= s{} (+ {} {})))\n", e.to, end(e.from), rational_text(e.lag));
         auto before = [&](int a, int b) { return a < b ? fmt::format("o{}_{}", a, b) : fmt::format("(not o{}_{})", b, a); };
         for (int r = 0; r < static_cast<int>(m.on_rank.size()); ++r) {
             if (only_rank && r != *only_rank) continue;
@@ -429,16 +392,16 @@ public:  // the model, also for the tests (search_arithmetic_bound, search_model
             if (!schedule_.memory_limit) continue;
             for (const int f : rank) {
                 if (m.ops[f].kind != OpKind::F) continue;
-                std::string sum = smt_real(sizes_.forward_alloc * sizes_.scale_of(m.ops[f].pipeline, m.ops[f].stage));
+                std::string sum = rational_text(sizes_.forward_alloc * sizes_.scale_of(m.ops[f].pipeline, m.ops[f].stage));
                 for (const int x : rank) {
                     if (x == f) continue;
                     const Rational scale = sizes_.scale_of(m.ops[x].pipeline, m.ops[x].stage);
                     const Rational delta = m.ops[x].kind == OpKind::F   ? sizes_.forward_alloc * scale
                                            : m.ops[x].kind == OpKind::I ? -(sizes_.input_grad_free * scale)
                                                                         : -((sizes_.forward_alloc - sizes_.input_grad_free) * scale);
-                    if (delta != Rational(0)) sum += fmt::format(" (ite {} {} 0.0)", before(x, f), smt_real(delta));
+                    if (delta != Rational(0)) sum += fmt::format(" (ite {} {} 0.0)", before(x, f), rational_text(delta));
                 }
-                q += fmt::format("(assert (<= (+ {}) {}))\n", sum, smt_real(*schedule_.memory_limit));
+                q += fmt::format("(assert (<= (+ {}) {}))\n", sum, rational_text(*schedule_.memory_limit));
             }
         }
         for (const auto& [a, b] : m.fifo)
@@ -569,9 +532,10 @@ bool is_search_certificate(const std::filesystem::path& dir) { return std::files
 SearchClaim read_search_claim(const std::filesystem::path& dir) {
     const std::filesystem::path path = dir / "search.json";
     const std::string file = path.string();
+    const FileText text = read_file(file);  // InputError when unreadable
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(read_text(path));
+        j = nlohmann::json::parse(text.view());
     } catch (const nlohmann::json::exception& e) {
         throw InputError(file, 0, 0, std::string("not JSON: ") + e.what());
     }

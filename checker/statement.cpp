@@ -108,17 +108,11 @@ std::string check_bubble(const Certificate& c, const Placement& base, int t_peri
                        format_rational(b.value), b.from_m, last_m, early.size(), format_rational(b.value), b.from_m);
 }
 
-namespace {
-
 // Live activations along one part of a rank's order, from 0: the peak reached inside it and the net change. An F
 // allocates at its start, I frees its share at its end, W the rest, B all (a pair's F first); each stash at its
 // stage's scale (uneven stages: the certificate's stage_scale).
-struct Profile {
-    Rational peak{0}, net{0};
-    bool any = false;
-};
-Profile profile(const std::vector<Slot>& part, const ActivationModel& a) {
-    Profile out;
+LiveProfile live_profile(const std::vector<Slot>& part, const ActivationModel& a) {
+    LiveProfile out;
     auto scale = [&](const Op& op) {
         if (a.stage_scale.empty()) return Rational(1);
         if (static_cast<size_t>(op.pipeline) >= a.stage_scale.size() ||
@@ -140,7 +134,6 @@ Profile profile(const std::vector<Slot>& part, const ActivationModel& a) {
     return out;
 }
 
-}  // namespace
 
 std::string check_memory(const Certificate& c) {
     const CertificateWord& w = *c.word;
@@ -149,8 +142,8 @@ std::string check_memory(const Certificate& c) {
     const size_t P = w.block.size();
     if (mem.peaks.size() != P || mem.peaks_at_origin.size() != P) reject(step, "one peak per rank is expected");
     for (size_t r = 0; r < P; ++r) {
-        const Profile u = profile(w.prefix[r], c.activations), v = profile(w.block[r], c.activations),
-                      s = profile(w.suffix[r], c.activations);
+        const LiveProfile u = live_profile(w.prefix[r], c.activations), v = live_profile(w.block[r], c.activations),
+                          s = live_profile(w.suffix[r], c.activations);
         if (v.net != Rational(0))
             reject(step, fmt::format("rank {}'s block changes the live activations by {}: the peak grows with M", r,
                                      format_rational(v.net)));
@@ -172,7 +165,7 @@ std::string check_memory(const Certificate& c) {
     for (int m = c.family_m0; m < w.m_origin; m += c.family_step, ++below) {
         const Schedule s = generate(c, m);
         for (size_t r = 0; r < P; ++r) {
-            const Rational peak = profile(s.ranks[r], c.activations).peak;
+            const Rational peak = live_profile(s.ranks[r], c.activations).peak;
             if (mem.bound && peak > *mem.bound)
                 reject(step, fmt::format("at M = {} rank {} holds {} activations, above the bound {}", m, r,
                                          format_rational(peak), format_rational(*mem.bound)));
