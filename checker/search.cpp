@@ -543,7 +543,11 @@ SearchClaim read_search_claim(const std::filesystem::path& dir) {
         throw InputError(file, 0, 0, "expected \"format\": \"pipeproof search certificate\"");
     SearchClaim c;
     try {
-        c.version = j.at("version").get<int>();
+        // Only an integer: a float past int would be undefined behaviour in the conversion.
+        const nlohmann::json& version = j.at("version");
+        if (!version.is_number_integer() || version.get<long long>() < 0 || version.get<long long>() > 1000000)
+            throw InputError(file, 0, 0, "'version' must be a small non-negative integer");
+        c.version = static_cast<int>(version.get<long long>());
         c.status = j.at("status").get<std::string>();
         c.objective = j.at("objective").get<std::string>();
         c.schedule_file = j.at("schedule").get<std::string>();

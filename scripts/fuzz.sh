@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-fuzzers="${FUZZERS:-fuzz_native fuzz_csv fuzz_json fuzz_costs fuzz_claim fuzz_chunk fuzz_round_trip fuzz_certificate}"
+fuzzers="${FUZZERS:-fuzz_native fuzz_csv fuzz_json fuzz_costs fuzz_claim fuzz_chunk fuzz_round_trip fuzz_certificate fuzz_search_certificate}"
 
 # clang-14 and its runtime (libFuzzer, ASan, UBSan) on top of what scripts/setup.sh installs.
 packages=(clang-14 libclang-rt-14-dev llvm-14)

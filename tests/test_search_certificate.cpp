@@ -152,6 +152,13 @@ TEST_CASE("search certificates: an OPTIMAL answer is CHECKED independently, and 
     const auto refused = run_check(outside.string());
     CHECK(refused.exit_code == 2);
     CHECK_THAT(refused.err, Catch::Contains("search.json"));
+    for (const std::string version : {"1e300", "-1", "18446744073709551615", "\"1\""}) {
+        CAPTURE(version);
+        const fs::path odd = corrupted(good, "search-cert-odd-version", [&](nlohmann::json& j) { j["version"] = nlohmann::json::parse(version); });
+        const auto odd_check = run_check(odd.string());
+        CHECK(odd_check.exit_code == 2);
+        CHECK_THAT(odd_check.err, Catch::Contains("'version' must be a small non-negative integer"));
+    }
     const fs::path garbled = fresh_dir("search-cert-garbled");
     fs::copy(good, garbled, fs::copy_options::recursive);
     std::ofstream(garbled / "search.json", std::ios::binary) << "{ not json";
