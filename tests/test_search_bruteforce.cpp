@@ -17,6 +17,8 @@
 #include "solver/z3_encoding.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -1021,6 +1023,7 @@ TEST_CASE("search certificates: the checker's bound and model against the brute 
     std::vector<Case> all = cases();
     for (const Case& k : sized_cases()) all.push_back(k);
     int certified = 0;
+    const auto file = std::filesystem::temp_directory_path() / fmt::format("pp-search-model-{}.smt2", ::getpid());
     for (const Case& k : all) {
         if (k.costs.FB) continue;  // pairs: the checker's model does not encode them (NOT CHECKED)
         INFO(k.name);
@@ -1037,7 +1040,6 @@ TEST_CASE("search certificates: the checker's bound and model against the brute 
             options.fifo = fifo;
             CHECK(check::search_arithmetic_bound(s, options) <= Rational(bf.best));
             auto answers = [&](const Rational& bound, std::optional<int> rank) {
-                const auto file = std::filesystem::temp_directory_path() / "pp-search-model.smt2";
                 std::ofstream(file) << check::search_model_query(s, bound, options, rank);
                 std::vector<std::string> said;
                 for (const std::string solver : {"z3", "cvc5"}) {
@@ -1055,5 +1057,6 @@ TEST_CASE("search certificates: the checker's bound and model against the brute 
             certified += at_optimum == std::vector<std::string>{"unsat", "unsat"};
         }
     }
+    std::filesystem::remove(file);
     CHECK(certified >= 30);
 }
