@@ -263,7 +263,7 @@ public:  // the model, also for the tests (search_arithmetic_bound, search_model
             std::set<std::pair<int, int>> stages;
             for (const int k : m.on_rank[r]) stages.insert({m.ops[k].pipeline, m.ops[k].stage});
             if (stages.size() != 1) continue;
-            const auto [pipeline, stage] = *stages.begin();
+            const int pipeline = stages.begin()->first, stage = stages.begin()->second;  // clang 14 cannot capture a binding
             const Rational scale = sizes_.scale_of(pipeline, stage);
             const Rational a = sizes_.forward_alloc * scale, rel = sizes_.input_grad_free * scale;
             if (a <= Rational(0)) continue;
