@@ -539,7 +539,8 @@ SearchClaim read_search_claim(const std::filesystem::path& dir) {
     } catch (const nlohmann::json::exception& e) {
         throw InputError(file, 0, 0, std::string("not JSON: ") + e.what());
     }
-    if (!j.is_object() || j.value("format", "") != "pipeproof search certificate")
+    // Found by fuzz_search_certificate: j.value("format", "") throws when "format" is not a string.
+    if (!j.is_object() || !j.contains("format") || j["format"] != "pipeproof search certificate")
         throw InputError(file, 0, 0, "expected \"format\": \"pipeproof search certificate\"");
     SearchClaim c;
     try {

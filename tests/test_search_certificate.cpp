@@ -159,6 +159,11 @@ TEST_CASE("search certificates: an OPTIMAL answer is CHECKED independently, and 
         CHECK(odd_check.exit_code == 2);
         CHECK_THAT(odd_check.err, Catch::Contains("'version' must be a small non-negative integer"));
     }
+    // Found by fuzz_search_certificate: a "format" that is not a string aborted pipeproof-check.
+    const fs::path numbered = corrupted(good, "search-cert-format", [](nlohmann::json& j) { j["format"] = 1; });
+    const auto numbered_check = run_check(numbered.string());
+    CHECK(numbered_check.exit_code == 2);
+    CHECK_THAT(numbered_check.err, Catch::Contains("expected \"format\": \"pipeproof search certificate\""));
     const fs::path garbled = fresh_dir("search-cert-garbled");
     fs::copy(good, garbled, fs::copy_options::recursive);
     std::ofstream(garbled / "search.json", std::ios::binary) << "{ not json";
