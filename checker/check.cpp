@@ -40,6 +40,7 @@ public:
             step("word", [&] { return word(); });
             if (c_.structure_check || has_step_program(c_)) step("structure", [&] { return structure(); });
             step("stability", [&] { return stability(); });
+            if (c_.timing_model == "batched") step("program", [&] { return check_program(c_, T0_); });
             step("potentials", [&] { return potentials(); });
             step("coverage", [&] { return coverage(); });
             if (c_.property == "bubble-constant" && !c_.costs) {
@@ -75,7 +76,10 @@ private:
             for (const auto& n : c_.not_carried) what += (what.empty() ? "" : "; ") + n;
             reject("claim", "NOT CHECKED: the certificate does not carry every step of the proof: " + what);
         }
-        if (c_.timing_model != "dataflow") reject("claim", "timing model '" + c_.timing_model + "' (version 1 carries dataflow)");
+        if (c_.timing_model != "dataflow" && c_.timing_model != "batched")
+            reject("claim", "unknown timing model '" + c_.timing_model + "'");
+        if ((c_.timing_model == "batched") != c_.program.has_value())
+            reject("claim", c_.program ? "a communication program, but dataflow timing" : "batched timing, but no communication program");
         if (c_.property == "bubble-constant" && !c_.costs && c_.region_constraints.empty())
             reject("claim", "a bubble statement at symbolic costs needs the region's constraints");
         // Exact and symbolic members never mix: each path reads only its own.
@@ -221,9 +225,9 @@ private:
     std::string potentials() {
         const CertificatePotentials& p = *c_.potentials;
         if (p.T < std::max(T0_, 2)) reject("potentials", fmt::format("computed on G_{}, below max(T0, 2) = {}", p.T, std::max(T0_, 2)));
-        derived_ = derive(*c_.word, p, instantiate(*c_.word, base_, p.T), T0_);
+        derived_ = derive(c_, word_instance(c_, base_, p.T), T0_);
         const int last = p.T + derived_.lag + 2;
-        for (int t = p.T; t <= last; ++t) check_potentials(*c_.word, p, instantiate(*c_.word, base_, t), t, &derived_);
+        for (int t = p.T; t <= last; ++t) check_potentials(c_, word_instance(c_, base_, t), t, &derived_);
         return fmt::format("every edge of G_{}..G_{} goes to the same or a later super-step (at most lag = {} later past "
                            "the head); head <= {}, invariant middle from k_inv = {}, tail from t + {}, T_struct = {}",
                            p.T, last, derived_.lag, derived_.head_end, derived_.k_inv, derived_.tau, derived_.T_struct);
@@ -235,7 +239,7 @@ private:
         const CertificateWord& w = *c_.word;
         int count = 0;
         for (int m = c_.family_m0; m <= w.m_origin + w.step * derived_.T_struct; m += c_.family_step, ++count) {
-            const Graph g = build_graph(generate(c_, m), "acyclic");
+            const Graph g = timing_graph(c_, generate(c_, m), "acyclic", false);
             if (!g.acyclic()) reject("acyclic", fmt::format("at M = {} the dependency graph has a cycle (a deadlock)", m));
         }
         return fmt::format("the {} instances M = {}..{} (through T_struct = {}) are acyclic; with the potentials, every G_t "
@@ -304,6 +308,7 @@ std::string verified_claim(const Certificate& c) {
             for (const auto& k : c.region_constraints) where += (where.empty() ? "" : ", ") + constraint_text(k);
             where = "at every cost point of the region " + where;
         }
+        if (c.timing_model == "batched") where += ", under batched timing (blocking P2P batches)";
         return fmt::format("{}: bubble = {} for every admissible M >= {} (M = {} + {}k), {}{}", who, value, b.from_m,
                            c.family_m0, c.family_step, where, below.empty() ? "" : "; below it: " + below);
     }

@@ -76,7 +76,13 @@ Graph build_graph(const Schedule& s, const std::string& step) {
                 }
             }
         }
-    // Kahn's algorithm: what is left over lies on or behind a cycle.
+    sort_topologically(g);
+    return g;
+}
+
+// Kahn's algorithm: what is left over lies on or behind a cycle.
+void sort_topologically(Graph& g) {
+    g.topo.clear();
     std::vector<std::uint32_t> missing(g.rank.size(), 0);
     std::vector<std::vector<std::uint32_t>> succ(g.rank.size());
     for (std::uint32_t v = 0; v < g.rank.size(); ++v)
@@ -86,7 +92,6 @@ Graph build_graph(const Schedule& s, const std::string& step) {
     for (size_t k = 0; k < g.topo.size(); ++k)
         for (std::uint32_t w : succ[g.topo[k]])
             if (--missing[w] == 0) g.topo.push_back(w);
-    return g;
 }
 
 Rational slot_duration(const Slot& slot, const Placement& placement, const Costs& costs) {

@@ -44,6 +44,8 @@ int agreement_horizon(const CertificateWord& w);
 // The instance at M, for the steps after `word`: the word's where that step compared it with the generator's (up to
 // Lemma 1's horizon; cheaper to build), else the generator's.
 Schedule instance_at(const Certificate& c, const Placement& base, int microbatches);
+// The word's instance with t blocks; under batched timing with the program word's instance attached.
+Schedule word_instance(const Certificate& c, const Placement& base, int t);
 
 // ---- step_program.cpp
 
@@ -70,6 +72,24 @@ struct Graph {
 // I/B(s+1,m) -> I/B(s,m), I(s,m) -> W(s,m) within each pipeline, and each rank's order. Rejects an op on a rank
 // that does not hold its stage, or a pair that is not one F and one backward.
 Graph build_graph(const Schedule& s, const std::string& step);
+void sort_topologically(Graph& g);  // g.topo from g.preds
+
+// ---- batched.cpp
+
+// The generic rule (docs/model.md): the batch before slot k holds the sends of slot k-1's outputs, then the receives
+// of slot k's inputs; a trailing commit after the last slot sends what is left.
+CommProgram generic_program(const Schedule& s);
+// Batched timing as a longest-path graph: the schedule's own program (Schedule::comm_program) or the generic rule,
+// checked consistent. `comm_may_be_positive` refuses a first batch the graph cannot time (see batched.cpp).
+Graph build_batched_graph(const Schedule& s, const std::string& step, bool comm_may_be_positive);
+// The timing graph of the certificate's model: dataflow, or batched; for_timing when the graph will be timed.
+Graph timing_graph(const Certificate& c, const Schedule& s, const std::string& step, bool for_timing = true);
+bool comm_may_be_positive(const Certificate& c);
+// The program word's instance with t blocks beside the slot word's: step k runs slot k, later steps are trailing.
+CommProgram program_instance(const CertificateProgram& p, const CertificateWord& w, int t);
+// The step `program`: the program word against the generator's program up to its Lemma 1 horizon; returns what was
+// checked and sets T0 to the batched graph's stability bound (proofs/method.md §2b) joined with the dataflow one.
+std::string check_program(const Certificate& c, int& T0);
 
 struct Timing {
     std::vector<Rational> end;   // per slot
@@ -93,10 +113,10 @@ struct Derived {
 int stable_from(const CertificateWord& w);  // rejects a pipeline with block ops that does not grow
 int super_step(const CertificatePotentials& p, const Place& place, int t);
 // Every edge of G_t goes to the same or a later super-step, and past the head at most `lag` later.
-void check_potentials(const CertificateWord& w, const CertificatePotentials& p, const Schedule& instance, int t,
-                      const Derived* derived);
+// (The graph is the certificate's timing model's: dataflow or batched.)
+void check_potentials(const Certificate& c, const Schedule& instance, int t, const Derived* derived);
 // head_end, k_inv, tau, lag, T_struct from the potentials on G_T.
-Derived derive(const CertificateWord& w, const CertificatePotentials& p, const Schedule& instance_T, int T0);
+Derived derive(const Certificate& c, const Schedule& instance_T, int T0);
 
 // ---- statement.cpp
 

@@ -131,6 +131,11 @@ int main(int argc, char** argv) {
         else
             fmt::print("assuming: the generator's order is a periodic word for every M (structure lemma, argued: {})\n",
                        certificate.structure_lemma.empty() ? "none recorded" : certificate.structure_lemma);
+        if (certificate.timing_model == "batched")
+            fmt::print("timing: batched (blocking P2P batches); assuming also that the communication program is a periodic "
+                       "word for every M, as its fitted word is up to Lemma 1's horizon (argued: the generic rule reads "
+                       "only slots k-1 and k; an attached program is queued by the generator's step loops; proofs/method.md "
+                       "§2b)\n");
         return 0;
     }
     fmt::print("NOT CHECKED: {}\n", report.first_failure());

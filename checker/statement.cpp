@@ -46,8 +46,8 @@ std::string check_window(const Certificate& c, const Placement& base, const Deri
     const CertificateWord& w = *c.word;
     const std::string step = "window";
     const std::vector<WindowPair> pairs = window_pairs(c, d, step);
-    const Schedule s = instantiate(w, base, win.T);
-    const Graph g = build_graph(s, step);
+    const Schedule s = word_instance(c, base, win.T);
+    const Graph g = timing_graph(c, s, step);
     const Timing timing = simulate(s, g, *c.costs, step);
     const Rational shift = win.lambda * Rational(win.cycle);
     for (const WindowPair& pair : pairs) {
@@ -85,7 +85,7 @@ std::string check_bubble(const Certificate& c, const Placement& base, int t_peri
     std::map<int, Rational> bubble;
     for (int m = c.family_m0; m <= last_m; m += c.family_step) {
         const Schedule s = instance_at(c, base, m);
-        bubble[m] = simulate(s, build_graph(s, step), *c.costs, step).bubble;
+        bubble[m] = simulate(s, timing_graph(c, s, step), *c.costs, step).bubble;
     }
     if (b.from_m > last_m) reject(step, fmt::format("from_m = {} is beyond the first period (it ends at M = {})", b.from_m, last_m));
     for (const auto& [m, value] : bubble) {

@@ -48,8 +48,8 @@ std::string check_window_symbolic(const Certificate& c, const Placement& base, c
     const std::string step = "window";
     if (!win.lambda_form) reject(step, "symbolic costs need lambda as a linear form");
     const std::vector<WindowPair> pairs = window_pairs(c, d, step);
-    const Schedule s = instantiate(w, base, win.T);
-    const Graph g = build_graph(s, step);
+    const Schedule s = word_instance(c, base, win.T);
+    const Graph g = timing_graph(c, s, step);
     const SymbolicPeriod period = period_of(w, *win.lambda_form);
     const SymbolicTiming timing = simulate_symbolic(s, g, cone, step, nullptr, &period);
     const CertificateForm shift = times(win.cycle, *win.lambda_form);
@@ -116,7 +116,7 @@ std::string check_bubble_symbolic(const Certificate& c, const Placement& base, c
     const SymbolicPeriod period = period_of(w, *win.lambda_form);
     for (int m = c.family_m0; m <= last_m; m += c.family_step) {
         Timed now{instance_at(c, base, m), {}, {}};
-        now.graph = build_graph(now.schedule, step);
+        now.graph = timing_graph(c, now.schedule, step);
         const SymbolicReference ref{previous ? &previous->schedule : nullptr, previous ? &previous->graph : nullptr,
                                     previous ? &previous->timing : nullptr, *win.lambda_form};
         now.timing = simulate_symbolic(now.schedule, now.graph, cone, step, previous ? &ref : nullptr, &period);
@@ -147,7 +147,7 @@ std::string check_bubble_symbolic(const Certificate& c, const Placement& base, c
         const CertificatePoint& point = *b.differs_at;
         if (!cone.contains(point)) reject(step, "the point where the bubble below from_m differs lies outside the region");
         const Schedule s = generate(c, m);
-        const Rational here = simulate(s, build_graph(s, step), costs_at(point), step).bubble;
+        const Rational here = simulate(s, timing_graph(c, s, step), costs_at(point), step).bubble;
         const Rational there = value.eval(point);
         if (here == there)
             reject(step, fmt::format("at the point given, bubble({}) = {} equals the value: from_m = {} is not shown least", m,

@@ -58,9 +58,10 @@ int super_step(const CertificatePotentials& p, const Place& place, int t) {
     return 0;
 }
 
-void check_potentials(const CertificateWord& w, const CertificatePotentials& p, const Schedule& instance, int t,
-                      const Derived* derived) {
-    const Graph g = build_graph(instance, "potentials");
+void check_potentials(const Certificate& c, const Schedule& instance, int t, const Derived* derived) {
+    const CertificateWord& w = *c.word;
+    const CertificatePotentials& p = *c.potentials;
+    const Graph g = timing_graph(c, instance, "potentials", false);
     const auto at = places(w, t);
     const std::string step = "potentials on G_" + std::to_string(t);
     for (std::uint32_t v = 0; v < g.rank.size(); ++v)
@@ -74,12 +75,14 @@ void check_potentials(const CertificateWord& w, const CertificatePotentials& p, 
         }
 }
 
-Derived derive(const CertificateWord& w, const CertificatePotentials& p, const Schedule& instance_T, int T0) {
+Derived derive(const Certificate& c, const Schedule& instance_T, int T0) {
+    const CertificateWord& w = *c.word;
+    const CertificatePotentials& p = *c.potentials;
     Derived d;
     d.T0 = T0;
     const int P = static_cast<int>(w.block.size());
     const int T = p.T;
-    const Graph g = build_graph(instance_T, "potentials");
+    const Graph g = timing_graph(c, instance_T, "potentials", false);
     const auto at = places(w, T);
     const int min_sig = *std::min_element(p.sigma.begin(), p.sigma.end());
     const int max_sig = *std::max_element(p.sigma.begin(), p.sigma.end());

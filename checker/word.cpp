@@ -41,8 +41,14 @@ Schedule instance_at(const Certificate& c, const Placement& base, int microbatch
     const CertificateWord& w = *c.word;
     const int t = (microbatches - w.m_origin) / w.step;
     if (microbatches >= w.m_origin && (microbatches - w.m_origin) % w.step == 0 && t <= agreement_horizon(w))
-        return instantiate(w, base, t);
+        return word_instance(c, base, t);
     return generate(c, microbatches);
+}
+
+Schedule word_instance(const Certificate& c, const Placement& base, int t) {
+    Schedule s = instantiate(*c.word, base, t);
+    if (c.timing_model == "batched" && c.program) s.comm_program = program_instance(*c.program, *c.word, t);
+    return s;
 }
 
 Slot shifted(Slot slot, const std::vector<int>& delta, int k) {

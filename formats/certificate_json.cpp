@@ -115,11 +115,40 @@ json word_json(const CertificateWord& w) {
     return {{"m_origin", w.m_origin}, {"step", w.step}, {"delta", w.delta}, {"ranks", ranks}};
 }
 
+// "send 1F3 to 2" (the activation of F at stage 1, micro-batch 3), "recv 2B3@1 from 3" (the input gradient of a
+// backward at stage 2 of pipeline 1): the tensor named by the op that computes it.
+std::string p2p_text(const P2POp& op) {
+    Op named;
+    named.kind = op.activation ? OpKind::F : OpKind::B;
+    named.pipeline = op.pipeline;
+    named.stage = op.stage;
+    named.microbatch = op.microbatch;
+    return fmt::format("{} {} {} {}", op.is_send ? "send" : "recv", format_op(named), op.is_send ? "to" : "from", op.peer);
+}
+
+json batches_json(const std::vector<std::vector<P2POp>>& batches) {
+    json out = json::array();
+    for (const auto& batch : batches) {
+        json ops = json::array();
+        for (const P2POp& op : batch) ops.push_back(p2p_text(op));
+        out.push_back(ops);
+    }
+    return out;
+}
+
+json program_json(const CertificateProgram& p) {
+    json ranks = json::array();
+    for (size_t r = 0; r < p.block.size(); ++r)
+        ranks.push_back({{"prefix", batches_json(p.prefix[r])}, {"block", batches_json(p.block[r])}, {"suffix", batches_json(p.suffix[r])}});
+    return {{"delta", p.delta}, {"ranks", ranks}};
+}
+
 }  // namespace
 
 std::string certificate_json_text(const Certificate& c) {
     json j = {{"format", kFormatName}, {"version", c.version}, {"tool", c.tool}, {"command", c.command}, {"claim", claim_json(c)}};
     j["word"] = c.word ? word_json(*c.word) : json(nullptr);
+    if (c.program) j["program"] = program_json(*c.program);
     j["potentials"] = c.potentials ? json{{"T", c.potentials->T},
                                           {"sigma", c.potentials->sigma},
                                           {"alpha", c.potentials->alpha},
@@ -291,6 +320,40 @@ public:
         return out;
     }
 
+    // "send 1F3 to 2", "recv 2B3@1 from 3" (p2p_text above).
+    P2POp p2p(const std::string& text, const std::string& path) const {
+        std::istringstream words(text);
+        std::string direction, tensor, preposition, peer, extra;
+        words >> direction >> tensor >> preposition >> peer;
+        if (words >> extra || peer.empty()) fail(path, "expected 'send <op> to <rank>' or 'recv <op> from <rank>', got '" + text + "'");
+        P2POp out;
+        if (direction == "send" && preposition == "to") out.is_send = true;
+        else if (direction == "recv" && preposition == "from") out.is_send = false;
+        else fail(path, "expected 'send <op> to <rank>' or 'recv <op> from <rank>', got '" + text + "'");
+        const Op named = op(tensor, path);
+        if (named.kind != OpKind::F && named.kind != OpKind::B)
+            fail(path, "a message is named by an F (activation) or a B (input gradient), got '" + tensor + "'");
+        out.activation = named.kind == OpKind::F;
+        out.pipeline = named.pipeline;
+        out.stage = named.stage;
+        out.microbatch = static_cast<int>(named.microbatch);
+        if (peer.size() > 6 || peer.find_first_not_of("0123456789") != std::string::npos)
+            fail(path, "expected a rank number, got '" + peer + "'");
+        out.peer = std::stoi(peer);
+        return out;
+    }
+    std::vector<std::vector<P2POp>> batches(const json& value, const std::string& path) const {
+        if (!value.is_array()) fail(path, "expected an array of batches");
+        std::vector<std::vector<P2POp>> out;
+        for (size_t k = 0; k < value.size(); ++k) {
+            const std::string at = fmt::format("{}[{}]", path, k);
+            std::vector<P2POp> batch;
+            for (const std::string& text : strings(value[k], at)) batch.push_back(p2p(text, at));
+            out.push_back(std::move(batch));
+        }
+        return out;
+    }
+
 private:
     Op op(const std::string& word, const std::string& path) const {
         size_t i = 0;
@@ -441,6 +504,20 @@ CertificateWord read_word(const Reader& in, const json& w) {
     return word;
 }
 
+CertificateProgram read_program(const Reader& in, const json& p) {
+    CertificateProgram program;
+    program.delta = in.integers(in.field(p, "program", "delta"), "program.delta", 0);
+    const json& ranks = in.field(p, "program", "ranks");
+    if (!ranks.is_array() || ranks.empty()) in.fail("program.ranks", "expected a non-empty array");
+    for (size_t r = 0; r < ranks.size(); ++r) {
+        const std::string path = fmt::format("program.ranks[{}]", r);
+        program.prefix.push_back(in.batches(in.field(ranks[r], path, "prefix"), path + ".prefix"));
+        program.block.push_back(in.batches(in.field(ranks[r], path, "block"), path + ".block"));
+        program.suffix.push_back(in.batches(in.field(ranks[r], path, "suffix"), path + ".suffix"));
+    }
+    return program;
+}
+
 }  // namespace
 
 Certificate parse_certificate(const std::string& text, const std::string& file_name) {
@@ -461,6 +538,7 @@ Certificate parse_certificate(const std::string& text, const std::string& file_n
     c.command = in.text(j, "", "command");
     read_claim(in, j, c);
     if (const json& w = in.field(j, "", "word"); !w.is_null()) c.word = read_word(in, w);
+    if (j.contains("program") && !j["program"].is_null()) c.program = read_program(in, j["program"]);
     if (const json& p = in.field(j, "", "potentials"); !p.is_null()) {
         CertificatePotentials pot;
         pot.T = in.integer(p, "potentials", "T");

@@ -13,11 +13,14 @@
 //                   is a linear form and the region's constraints are in the claim
 //   the statement   bubble(M) = value for every admissible M >= from_m, the values below (at symbolic costs
 //                   max-plus polynomials: the max of linear forms); or the peaks
+//   the program     batched timing only: each rank's communication batches as a periodic word beside the slot
+//                   word (proofs/method.md §2b)
 //   obligations     SMT-LIB2 files, each expected unsat (re-run by the checker with z3 and cvc5)
 //   not_carried     the steps of the proof this certificate does not carry (the checker then answers NOT CHECKED)
 #include "model/costs.hpp"
 #include "model/op.hpp"
 #include "model/rational.hpp"
+#include "model/schedule.hpp"
 
 #include <array>
 #include <cstdint>
@@ -48,6 +51,15 @@ struct CertificateWord {
     int step = 1;            // M(t) = m_origin + step * t
     std::vector<int> delta;  // per pipeline: how much one block raises its micro-batch indices
     std::vector<std::vector<Slot>> prefix, block, suffix;  // per rank; block as at j = 0, suffix as at t = 0
+};
+
+// Batched timing (timing_model "batched"): each rank's communication program, one batch per step, as a periodic
+// word in t with its own split: prefix . block(0..t-1) . suffix(t), micro-batch indices of pipeline p raised by
+// j*delta[p] in block j and t*delta[p] in the suffix. Step k runs slot k of the rank; steps past its last slot
+// are trailing commits.
+struct CertificateProgram {
+    std::vector<int> delta;
+    std::vector<std::vector<std::vector<P2POp>>> prefix, block, suffix;  // per rank, per step: the batch
 };
 
 struct CertificatePotentials {
@@ -119,6 +131,7 @@ struct Certificate {
     std::string structure_lemma;         // why the generator is the word for every M (proofs/method.md A1)
     std::optional<CertificateStructureCheck> structure_check;  // set when that is a finite check, re-run by the checker
     std::optional<CertificateWord> word;
+    std::optional<CertificateProgram> program;  // batched timing only
     std::optional<CertificatePotentials> potentials;
     std::optional<CertificateWindow> window;
     std::optional<CertificateBubble> bubble;

@@ -50,7 +50,8 @@ Certificate finish_certificate(const ProofResult& result, const FamilySpec& fami
     c.family_m0 = family.m0;
     c.family_step = family.step;
     c.property = property_name(options.property);
-    c.timing_model = timing_model_name(options.model);
+    // Only a bubble statement is timed; the others are about the dependency graph whatever --model says.
+    c.timing_model = timing_model_name(options.property == Property::BubbleConstant ? options.model : TimingModel::Dataflow);
     c.costs = options.costs;
     if (!options.costs) {
         const CostRegion region = options.region ? *options.region : CostRegion::standard(false);

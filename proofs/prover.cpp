@@ -168,8 +168,8 @@ ProofResult& Prover::run() {
         res.assumptions.push_back(std::string("timing: ") + timing_model_name(options.model) +
                                   " (a slot starts when its rank is free and its inputs have arrived; a cross-rank "
                                   "dependency adds comm)");
-    if (batched()) res.certificate.not_carried.push_back("batched timing (certificate version 1 carries dataflow)");
     if (family.zones) {
+        if (batched()) res.certificate.not_carried.push_back("batched timing of a zone word");
         res.certificate.not_carried.push_back("a zone word (an order growing in several places per rank: proofs/method.md "
                                               "§1b, §4b), which certificate version 1 does not carry");
         if (batched()) return prove_zone_batched();

@@ -114,6 +114,7 @@ bool Prover::establish_batched() {
         return false;
     }
     program_word = fit.word;
+    res.certificate.program = CertificateProgram{program_word->delta, program_word->prefix, program_word->block, program_word->suffix};
     const int horizon = std::max(T_check, program_check_horizon(*program_word));
     for (int t = 0; t <= horizon; ++t) {
         const std::string bad = program_mismatch(*program_word, *word, t, batched_program(inst(t)));
