@@ -286,9 +286,12 @@ std::string constraint_text(const CertificateConstraint& k) {
 
 // Rebuilt from the numbers the steps re-derived, not from the certificate's own wording of them.
 std::string verified_claim(const Certificate& c) {
-    const std::string who = fmt::format("{} at P = {}{}{}", c.family, c.ranks,
+    const std::string who = fmt::format("{} at P = {}{}{}{}", c.family, c.ranks,
                                         c.stages_per_rank ? fmt::format(", V = {}", *c.stages_per_rank) : std::string(),
-                                        c.group_size ? fmt::format(", G = {}", *c.group_size) : std::string());
+                                        c.group_size ? fmt::format(", G = {}", *c.group_size) : std::string(),
+                                        c.segments ? fmt::format(", k = {} sequence segments per micro-batch (costs and sizes "
+                                                                 "per segment unit)", *c.segments)
+                                                   : std::string());
     const std::string every_m = fmt::format("every admissible M (M = {} + {}k)", c.family_m0, c.family_step);
     if (c.property == "bubble-constant" && c.bubble) {
         const CertificateBubble& b = *c.bubble;

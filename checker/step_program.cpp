@@ -36,8 +36,9 @@ class Executor {
 public:
     Executor(const RankStepProgram& program, int rank, int pipelines) : program_(program), rank_(rank) {
         for (const StepPhase& phase : program.phases)
-            if (phase.pipeline < 0 || phase.pipeline >= pipelines || phase.stage < 0)
-                reject(kStep, fmt::format("rank {}: a phase at pipeline {}, stage {}", rank, phase.pipeline, phase.stage));
+            if (phase.pipeline < 0 || phase.pipeline >= pipelines || phase.stage < 0 || phase.segments < 1)
+                reject(kStep, fmt::format("rank {}: a phase at pipeline {}, stage {}, {} segment(s)", rank, phase.pipeline,
+                                          phase.stage, phase.segments));
         state_.forwards.assign(program.phases.size(), 0);
         state_.backwards.assign(program.phases.size(), 0);
     }
@@ -95,7 +96,11 @@ private:
         if (phase < 0 || phase >= static_cast<int>(program_.phases.size()))
             reject(kStep, fmt::format("rank {}: a token of phase {}, which the program does not have", rank_, phase));
         int& counter = kind == OpKind::F ? state_.forwards[phase] : state_.backwards[phase];
-        return Op{kind, program_.phases[phase].pipeline, program_.phases[phase].stage, counter++};
+        const int c = counter++, k = program_.phases[phase].segments;
+        if (k < 1) reject(kStep, fmt::format("rank {}: phase {} has {} segments", rank_, phase, k));
+        // A segmented phase runs each micro-batch's backward segments last to first (schedules/step_program.hpp).
+        const int unit = kind == OpKind::F || k == 1 ? c : c / k * k + (k - 1 - c % k);
+        return Op{kind, program_.phases[phase].pipeline, program_.phases[phase].stage, unit};
     }
 
     const RankStepProgram& program_;
@@ -124,6 +129,10 @@ void require_raised(const State& before, const State& after, const RankStepProgr
                     const std::vector<int>& delta, int rank) {
     for (size_t ph = 0; ph < program.phases.size(); ++ph) {
         const int d = delta[program.phases[ph].pipeline];
+        // The segment map commutes with a raise by d only when k divides d.
+        if (d % program.phases[ph].segments != 0)
+            reject(kStep, fmt::format("rank {}: phase {} has {} segments, but the word's delta {} is no multiple of them", rank,
+                                      ph, program.phases[ph].segments, d));
         if (after.forwards[ph] - before.forwards[ph] != d || after.backwards[ph] - before.backwards[ph] != d)
             reject(kStep, fmt::format("rank {}: one iteration of the growing loop advances phase {}'s counters by {} "
                                       "(forward) and {} (backward), the word's delta is {}",
@@ -188,6 +197,7 @@ std::string check_step_program(const Certificate& c, const Placement& base) {
     try {
         GenerateParams params{c.ranks, 1, c.stages_per_rank};
         params.group_size = c.group_size;
+        params.segments = c.segments;
         program = family->step_program(params);
     } catch (const std::exception& e) {
         reject(kStep, fmt::format("the family's step program at P = {}: {}", c.ranks, e.what()));

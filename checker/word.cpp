@@ -23,6 +23,7 @@ Schedule generate(const Certificate& c, int microbatches) {
     if (!family) reject("claim", "'" + c.family + "' is not a schedule family of this build");
     GenerateParams params{c.ranks, microbatches, c.stages_per_rank};
     params.group_size = c.group_size;
+    params.segments = c.segments;  // its ops are then segment units; the certificate's costs and sizes are per unit
     if (c.ordered_for_costs) {
         if (!family->orders_for_costs) reject("claim", c.family + " does not order for costs, the certificate says it does");
         params.costs = c.costs;

@@ -95,7 +95,7 @@ std::string prepare_certificate_dir(const std::string& dir) {
 struct ProveCommand {
     std::string family;
     int ranks = 0;
-    std::optional<int> stages_per_rank, group_size;
+    std::optional<int> stages_per_rank, group_size, segments;
     std::optional<int> from_m;
     std::string property = "bubble-constant";
     std::optional<std::string> costs;
@@ -158,10 +158,27 @@ struct ProveCommand {
         options.activations = input.activations(&sample);
     }
 
+    // Seq1F1B: the units are proved as micro-batches at 1/k of the costs and the stash (FamilySpec::segments).
+    void per_segment_unit(const FamilySpec& spec, ProveOptions& options) const {
+        const Rational share(1, spec.segments);
+        if (!options.costs && options.property == Property::BubbleConstant)
+            throw UsageError(spec.name + " with sequence segments: the bubble needs exact --costs (each segment unit runs "
+                             "at 1/k of them; symbolic costs do not carry that)");
+        if (model == "batched") throw UsageError(spec.name + " with sequence segments: dataflow timing only");
+        if (layout || chunks.given() || !stage_costs.empty())
+            throw UsageError(spec.name + " with sequence segments: one cost set (--costs), no layout or per-stage costs");
+        if (options.costs) options.costs = scaled_op_costs(*options.costs, share);
+        options.activations = scaled_sizes(options.activations, share);
+    }
+
     int run() {
         start_budget(time_limit, memory_budget, json, "unknown", "verdict: UNKNOWN");
         std::string why;
-        auto spec = family_spec(family, ranks, &why, stages_per_rank, group_size);
+        if (segments && !family_takes_segments(family))
+            throw UsageError(family + " has no sequence segments: --segments applies to seq1f1b");
+        const std::optional<int> k = family_takes_segments(family) ? std::optional<int>(segments.value_or(kDefaultSegments))
+                                                                   : std::nullopt;
+        auto spec = family_spec(family, ranks, &why, stages_per_rank, group_size, k);
         if (!spec) throw UsageError(why);
         note_default_stages_per_rank(family, ranks, stages_per_rank);
         note_default_group_size(family, ranks, group_size);
@@ -176,6 +193,13 @@ struct ProveCommand {
         if (from_m && *prop != Property::BubbleConstant) throw UsageError("--from-M applies to bubble-constant only");
         options.from_m = from_m;
         options.model = model == "batched" ? TimingModel::Batched : TimingModel::Dataflow;
+        // Only the bubble is timed: the other properties are about the dependency graph, which --model does not change.
+        // Under blocking batches a program may deadlock although the graph is acyclic: that is a bubble question.
+        if (options.model == TimingModel::Batched && *prop != Property::BubbleConstant)
+            throw UsageError("--model batched applies to bubble-constant: " + property +
+                             " is about the dependency graph whatever the timing (whether the blocking batches deadlock: "
+                             "prove --model batched, the bubble, answers \"no batched timing\" then; one instance: "
+                             "verify --comm-model batched)");
         options.emit_dir = emit;
         if (certificate_dir) options.emit_dir = prepare_certificate_dir(*certificate_dir);
         const Basis b = resolve_basis(basis, family);
@@ -216,12 +240,19 @@ struct ProveCommand {
         if (options.costs)
             order_family_for_costs(*spec, *options.costs,
                                    activation ? std::optional<ActivationModel>(options.activations) : std::nullopt);
+        if (spec->segments > 1) per_segment_unit(*spec, options);
         if (memory_bound) {
             auto v = parse_rational(*memory_bound);
             if (!v) throw UsageError("--memory-bound expects a number");
             options.memory_bound = *v / proof_in.share;  // in a stage's stashes, as the prover counts them
         }
         ProofResult result = prove(*spec, options);
+        if (spec->segments > 1)
+            result.assumptions.insert(result.assumptions.begin(),
+                                      fmt::format("sequence segments: k = {} per micro-batch, each unit at 1/{} of the op costs "
+                                                  "and of the stash (equal segments; comm unchanged): the costs and sizes "
+                                                  "below are per unit",
+                                                  spec->segments, spec->segments));
         const std::string certificate_line = certificate_dir ? write_certificate_for(result, *spec, options) : "";
         // The proof counts a stage's stashes; rank units restate the peaks (the proof text keeps its own count).
         std::string rank_peaks;
@@ -290,6 +321,9 @@ Runner add_prove(CLI::App& app) {
     sub->add_option("--group-size", cmd->group_size,
                     std::string(kGroupSizeHelp) + "; the statement is then for the M that are multiples of G")
         ->check(CLI::Range(1, kMaxMicrobatches));
+    sub->add_option("--segments", cmd->segments,
+                    "sequence segments per micro-batch k (seq1f1b, default 2; equal segments, exact --costs for the bubble)")
+        ->check(CLI::Range(1, 64));
     sub->add_option("--from-M", cmd->from_m,
                     "bubble-constant: the statement for every admissible M >= this (default: the least such M0 is "
                     "found and printed)");

@@ -79,6 +79,7 @@ json claim_json(const Certificate& c) {
                   {"ranks", c.ranks},
                   {"stages_per_rank", c.stages_per_rank ? json(*c.stages_per_rank) : json(nullptr)},
                   {"group_size", c.group_size ? json(*c.group_size) : json(nullptr)},
+                  {"segments", c.segments ? json(*c.segments) : json(nullptr)},
                   {"admissible_m", {{"first", c.family_m0}, {"step", c.family_step}}},
                   {"property", c.property},
                   {"timing_model", c.timing_model},
@@ -425,6 +426,8 @@ void read_claim(const Reader& in, const json& j, Certificate& c) {
     if (!v.is_null()) c.stages_per_rank = in.integer_value(v, "claim.stages_per_rank", 1, 1 << 10);
     if (claim.contains("group_size") && !claim["group_size"].is_null())
         c.group_size = in.integer_value(claim["group_size"], "claim.group_size", 1, 1 << 20);
+    if (claim.contains("segments") && !claim["segments"].is_null())
+        c.segments = in.integer_value(claim["segments"], "claim.segments", 1, 64);
     const json& admissible = in.field(claim, "claim", "admissible_m");
     c.family_m0 = in.integer(admissible, "claim.admissible_m", "first", 1);
     c.family_step = in.integer(admissible, "claim.admissible_m", "step", 1);

@@ -116,6 +116,9 @@ struct Certificate {
     int ranks = 0;
     std::optional<int> stages_per_rank;
     std::optional<int> group_size;       // Megatron's micro-batch group size G, for the families that take it
+    // Seq1F1B's sequence segments per micro-batch: the generator's ops are segment units, and `costs` and `activations`
+    // are per unit (1/k of a micro-batch's, equal segments).
+    std::optional<int> segments;
     int family_m0 = 1, family_step = 1;  // the admissible M: family_m0 + family_step * k
     std::string property;                // bubble-constant | memory-bound | deadlock-free | dependencies
     std::string timing_model = "dataflow";

@@ -165,7 +165,7 @@ void order_family_for_costs(FamilySpec& spec, const Costs& costs, const std::opt
 }
 
 std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::string* why, std::optional<int> V,
-                                      std::optional<int> G) {
+                                      std::optional<int> G, std::optional<int> K) {
     const ScheduleFamily* family = find_family(spelled);
     auto fail = [&](const std::string& reason) -> std::optional<FamilySpec> {
         if (why) *why = reason;
@@ -174,10 +174,11 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     if (!family) return fail(unknown_family_message(spelled));
     const std::string& name = family->name;
     if (P < 1) return fail("P must be at least 1");
-    // Its ops are segment units at 1/k of the costs, with dependencies inside a rank the prover's words do not carry.
-    if (family_takes_segments(name))
-        return fail(name + ": the prover does not model sequence segments yet (verify, simulate, show and compare time "
-                           "and check it)");
+    // Its ops are segment units at 1/k of the costs and stash: only a caller that scales them (prove) asks for it.
+    if (family_takes_segments(name) && !K)
+        return fail(name + ": this command does not model sequence segments (prove, verify, simulate, show and compare do)");
+    if (K && !family_takes_segments(name)) return fail(name + " has no sequence segments: --segments applies to seq1f1b");
+    if (K && *K < 1) return fail("--segments must be at least 1");
     // V as `generate` takes it: the families whose parameters name V (list), and V = 2 where it is fixed.
     const bool takes_v = family->parameters.find('V') != std::string::npos;
     if (V && !takes_v && !(name == "zbv" && *V == 2) && !(name == "chimera" && *V == 2))
@@ -198,13 +199,20 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     spec.ranks = P;
     if (takes_v) spec.stages_per_rank = V.value_or(name == "combined-1f1b" && P == 1 ? 1 : 2);
     spec.group_size = G;
+    spec.segments = K.value_or(1);
     const std::optional<int> v = spec.stages_per_rank;
-    const auto params_at = [P, v, G](int M) {
+    const auto params_at = [P, v, G, K](int M) {
         GenerateParams params{P, M, v};
         params.group_size = G;
+        params.segments = K;
         return params;
     };
-    spec.generate = [family, params_at](int M) { return family->generate(params_at(M)); };
+    // Segment units as the prover's micro-batches (FamilySpec::segments): the caller's costs are per unit already.
+    spec.generate = [family, params_at](int M) {
+        Schedule s = family->generate(params_at(M));
+        s.segments = 1;
+        return s;
+    };
     if (family->step_program)
         spec.check_structure = [family, params_at] { return step_program_structure_check(*family, params_at(1)); };
     if (G && !default_group_size) {
@@ -228,6 +236,9 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
         spec.m0 = P, spec.step = 1, spec.precondition = "M >= P";
     } else if (name == "zb-h1") {
         spec.m0 = P, spec.step = 1, spec.precondition = "M >= P";
+    } else if (name == "seq1f1b") {
+        spec.m0 = family->step_program(params_at(1)).m_origin, spec.step = 1;
+        spec.precondition = fmt::format("M >= ceil((P - 2 + k)/k) = {} (below it the warm-up is cut at M*k units)", spec.m0);
     } else if (name == "zb-h2") {
         spec.m0 = 2 * P, spec.step = 1, spec.precondition = "M >= 2P";
     } else if (auto zw = family_zone_word(name, P, spec.stages_per_rank)) {

@@ -255,9 +255,11 @@ std::optional<ZoneWord> zone_word_of_program(const FamilyStepProgram& program, c
     w.delta.assign(base.pipelines.size(), -1);
     std::vector<std::pair<int, long long>> fixed_raises;
     for (int r = 0; r < base.ranks; ++r) {
-        for (const StepPhase& phase : program.ranks[r].phases)
+        for (const StepPhase& phase : program.ranks[r].phases) {
             if (phase.pipeline < 0 || phase.pipeline >= static_cast<int>(base.pipelines.size()))
                 return fail(fmt::format("rank {}: a phase of pipeline {}", r, phase.pipeline));
+            if (phase.segments != 1) return fail(fmt::format("rank {}: a phase of sequence segments (not a zone word's)", r));
+        }
         ZoneDerivation derivation(program.ranks[r], w.delta);
         std::vector<std::vector<ZoneSlot>> fixed;
         std::vector<std::vector<Slot>> blocks;

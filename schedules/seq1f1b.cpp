@@ -15,6 +15,7 @@
 // and a sequence length divisible by k, which the order does not see.
 #include "schedules/families.hpp"
 #include "schedules/pytorch_ir.hpp"
+#include "schedules/step_program.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -39,13 +40,43 @@ std::vector<Slot> seq1f1b_rank(int P, int r, int units, int k) {
     return slots;
 }
 
+int segments_of(const GenerateParams& params) {
+    const int k = params.segments.value_or(kDefaultSegments);
+    if (k < 1) throw GenerateError("Seq1F1B needs at least one segment per micro-batch, got k = " + std::to_string(k));
+    return k;
+}
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
 }  // namespace
+
+// The same order as a step program, for M >= c_0 = ceil((P - 2 + k)/k) (where every rank's warm-up w_r = P - r - 2 + k
+// fits in the M*k units): with c_r = ceil(w_r/k) and d_r = k c_r - w_r, the M*k - w_r steady rounds are d_r fixed
+// ones and M - c_r blocks of k, so rank r at M = c_0 + t runs
+//   F x w_r;  (F, B) x d_r;  ((F, B) x k) x (c_0 - c_r + t);  B x w_r
+// on a phase of k segments (its backward counter names the units in reverse segment order).
+FamilyStepProgram step_program_seq1f1b(const GenerateParams& params) {
+    const int P = params.ranks, k = segments_of(params);
+    const int c0 = ceil_div(P - 2 + k, k);
+    FamilyStepProgram program{std::max(c0, 1), 1, {}};
+    for (int r = 0; r < P; ++r) {
+        const int w = std::max(P - r - 2 + k, 0), c = ceil_div(w, k), d = k * c - w;
+        std::vector<StepToken> round;
+        for (int j = 0; j < k; ++j) round.push_back(forward(0)), round.push_back(full_backward(0));
+        program.ranks.push_back(StepProgramBuilder({StepPhase{0, r, k}})
+                                    .repeat(w, {forward(0)})
+                                    .repeat(d, {forward(0), full_backward(0)})
+                                    .repeat(program.m_origin - c, round, /*slope=*/1)
+                                    .repeat(w, {full_backward(0)})
+                                    .take());
+    }
+    return program;
+}
 
 Schedule generate_seq1f1b(const GenerateParams& params) {
     require_ranks_and_microbatches(params, "Seq1F1B");
     require_one_stage_per_rank(params, "Seq1F1B");
-    const int P = params.ranks, M = params.microbatches, k = params.segments.value_or(kDefaultSegments);
-    if (k < 1) throw GenerateError("Seq1F1B needs at least one segment per micro-batch, got k = " + std::to_string(k));
+    const int P = params.ranks, M = params.microbatches, k = segments_of(params);
     const long long units = static_cast<long long>(M) * k;
     if (units > std::numeric_limits<std::int32_t>::max())
         throw GenerateError("Seq1F1B with M = " + std::to_string(M) + " and k = " + std::to_string(k) +
@@ -53,7 +84,13 @@ Schedule generate_seq1f1b(const GenerateParams& params) {
     Schedule schedule;
     schedule.placement = Placement::single(P, loop_stage_map(P, P), static_cast<int>(units));
     schedule.segments = k;
-    for (int r = 0; r < P; ++r) schedule.ranks.push_back(seq1f1b_rank(P, r, static_cast<int>(units), k));
+    // From the step program's origin on, the program (the same order: tests/test_seq1f1b.cpp); below it the loops
+    // above, where the warm-up is cut at M*k.
+    const FamilyStepProgram program = step_program_seq1f1b(params);
+    if (M >= program.m_origin)
+        for (const RankStepProgram& rank : program.ranks) schedule.ranks.push_back(run_step_program(rank, M - program.m_origin));
+    else
+        for (int r = 0; r < P; ++r) schedule.ranks.push_back(seq1f1b_rank(P, r, static_cast<int>(units), k));
     std::string label = schedule_label("seq1f1b", P, M);  // "seq1f1b(P=4,M=8)"
     label.insert(label.size() - 1, ",k=" + std::to_string(k));
     schedule.source = label;

@@ -112,7 +112,9 @@ private:
     Op next(OpKind kind, const StepToken& token) {
         const StepPhase& where = phase(token.phase);
         int& counter = kind == OpKind::F ? forwards_[token.phase] : backwards_[token.phase];
-        return Op{kind, where.pipeline, where.stage, token.descending ? counter-- : counter++};
+        const int taken = token.descending ? counter-- : counter++;
+        const int k = where.segments;
+        return Op{kind, where.pipeline, where.stage, kind == OpKind::F || k <= 1 ? taken : taken / k * k + (k - 1 - taken % k)};
     }
     void emit(const StepToken& token, const Slot& slot) {
         slots_.push_back(slot);
@@ -170,6 +172,10 @@ std::string rank_lemma2_failure(const RankStepProgram& program, std::vector<int>
             return "one iteration of the growing loop advances phase " + std::to_string(ph) + "'s counters by " +
                    std::to_string(forward) + " and " + std::to_string(backward) + ", pipeline " + std::to_string(p) +
                    "'s delta is " + std::to_string(delta[p]);
+        const int k = program.phases[ph].segments;
+        if (k < 1 || delta[p] % k != 0)
+            return "phase " + std::to_string(ph) + " has " + std::to_string(k) + " segments per micro-batch, but one " +
+                   "iteration raises its counters by " + std::to_string(delta[p]) + ", not a multiple of them";
     }
     if (after.weights.size() != before.weights.size()) return "one iteration of the growing loop changes the W queue's length";
     for (size_t k = 0; k < before.weights.size(); ++k) {

@@ -35,6 +35,10 @@ namespace pp {
 struct StepPhase {
     int pipeline = 0;
     int stage = 0;
+    // Seq1F1B: with k > 1 the phase's ops are sequence-segment units (Schedule::segments), and its backward counter c
+    // names unit floor(c/k)*k + (k-1 - c mod k): each micro-batch's segments backwards in reverse order. The map
+    // commutes with a raise by a multiple of k, which Lemma 2's conditions then require of the phase's delta.
+    int segments = 1;
 };
 
 enum class StepTokenKind : std::uint8_t {

@@ -10,6 +10,7 @@
 #include "formats/torch_csv.hpp"
 #include "proofs/prove.hpp"
 #include "schedules/registry.hpp"
+#include "schedules/step_program.hpp"
 #include "verifier/simulate.hpp"
 #include "verifier/verify.hpp"
 
@@ -23,6 +24,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace pp;
@@ -183,11 +185,11 @@ TEST_CASE("seq1f1b: --segments on the command line", "[seq1f1b][cli]") {
     CHECK(run_cli("generate 1f1b -P 4 -M 8 --segments 2").exit_code == 2);      // only seq1f1b has segments
     CHECK(run_cli("generate seq1f1b -P 4 -M 8 --segments 0").exit_code == 2);
     CHECK(run_cli("generate seq1f1b -P 4 -M 8 -o x.csv").exit_code == 2);       // the CSV cannot hold them
-    auto proved = run_cli("prove seq1f1b -P 4 --costs F=1,I=1,W=1");
-    CHECK(proved.exit_code == 2);
-    CHECK(proved.err.find("sequence segments") != std::string::npos);
+    // prove takes them (below); refute and formula do not model them, so family_spec refuses unless asked with k.
     std::string why;
     CHECK_FALSE(family_spec("seq1f1b", 4, &why).has_value());
+    CHECK(family_spec("seq1f1b", 4, &why, std::nullopt, std::nullopt, 2).has_value());
+    CHECK(run_cli("refute --claim 'bubble >= 0' seq1f1b -P 2..3").exit_code == 2);
     // equiv sees the segments: the same op numbers over 2 segments are other work than over 1.
     const auto dir = pp::test::scratch_dir();
     CHECK(run_cli("generate seq1f1b -P 4 -M 4 --segments 1 -o " + (dir / "seq1.txt").string()).exit_code == 0);
@@ -325,4 +327,97 @@ TEST_CASE("seq1f1b: the commands that do not model segments refuse them, and a r
     CHECK(found);
     auto planned = run_cli("plan --preset dense-70b --gpus 64 --families seq1f1b,1f1b --json");
     CHECK(planned.out.find("the plan does not price sequence segments") != std::string::npos);
+}
+
+// Seq1F1B's order for every M: its generator runs a step program whose phase counts backward segments in reverse
+// (schedules/step_program.hpp), Lemma 2 holds on it, and prove works on the units at 1/k of the costs and stash.
+namespace {
+
+// The order as the header of schedules/seq1f1b.cpp writes it, at M*k >= w_r.
+std::vector<std::string> closed_form_rank(int P, int r, int M, int k) {
+    const int units = M * k, w = std::min(P - r - 2 + k, units);
+    auto f = [&](int i) { return "F" + std::to_string(i); };
+    auto b = [&](int i) { return "B" + std::to_string(i / k * k + (k - 1 - i % k)); };
+    std::vector<std::string> out;
+    for (int i = 0; i < w; ++i) out.push_back(f(i));
+    for (int i = 0; i < units - w; ++i) out.push_back(f(w + i)), out.push_back(b(i));
+    for (int i = units - w; i < units; ++i) out.push_back(b(i));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("seq1f1b: the step program is the published order, and Lemma 2 holds on it", "[seq1f1b][step-program]") {
+    for (int P = 1; P <= 8; ++P)
+        for (int k = 1; k <= 4; ++k) {
+            GenerateParams params{P, 1};
+            params.segments = k;
+            const FamilyStepProgram program = find_family("seq1f1b")->step_program(params);
+            // c_0 = ceil((P - 2 + k)/k): the first M at which rank 0's warm-up fits
+            CHECK(program.m_origin == std::max(1, (P - 2 + k + k - 1) / k));
+            std::vector<int> delta;
+            CHECK(step_program_lemma2_failure(program, &delta) == "");
+            CHECK(delta == std::vector<int>{k});
+            for (int M = program.m_origin; M <= 4 * P + 1; ++M)
+                for (int r = 0; r < P; ++r) {
+                    std::vector<std::string> got;
+                    for (const Slot& slot : run_step_program(program.ranks[r], M - program.m_origin))
+                        got.push_back(std::string(1, kind_letter(slot.ops[0].kind)) + std::to_string(slot.ops[0].microbatch));
+                    INFO("P=" << P << " k=" << k << " M=" << M << " rank " << r);
+                    CHECK(got == closed_form_rank(P, r, M, k));
+                }
+        }
+    // The segment map commutes only with a raise by a multiple of k: one (F, B) round per block is refused.
+    FamilyStepProgram wrong{1, 1, {}};
+    wrong.ranks.push_back(StepProgramBuilder({StepPhase{0, 0, 2}}).repeat(0, {forward(0), full_backward(0)}, 1).take());
+    CHECK_THAT(step_program_lemma2_failure(wrong), Catch::Contains("not a multiple"));
+}
+
+TEST_CASE("seq1f1b: prove gives the closed forms for every M, and pipeproof-check re-derives them", "[seq1f1b][prove]") {
+    // Bubble (P - 1)(F + B)/k and rank r's peak (P - r + k - 1)/k stashes (proofs/catalogue/seq1f1b-memory-and-bubble.md,
+    // by hand), against the prover and against the simulator at one large M.
+    for (int P : {2, 3, 5, 8})
+        for (int k : {1, 2, 3}) {
+            for (const auto& [text, F, B] : {std::tuple<std::string, int, int>{"F=1,I=1,W=1", 1, 2}, {"F=2,I=3,W=1", 2, 4}}) {
+                std::string why;
+                const auto spec = family_spec("seq1f1b", P, &why, std::nullopt, std::nullopt, k);
+                REQUIRE(spec);
+                ProveOptions options;
+                options.costs = scaled_op_costs(costs_of(text), Rational(1, k));
+                const ProofResult r = prove(*spec, options);
+                INFO("P=" << P << " k=" << k << " " << text << "\n" << format_proof(r));
+                REQUIRE(r.verdict == Verdict::Proved);
+                REQUIRE(r.bubble_exact);
+                CHECK(*r.bubble_exact == Rational((P - 1) * (F + B), k));
+                const Simulation large = simulate(generate(P, 6 * P, k), costs_of(text));
+                CHECK(large.scale.to_units(large.bubble) == *r.bubble_exact);
+            }
+            ProveOptions memory;
+            memory.property = Property::MemoryBound;
+            memory.activations = scaled_sizes(ActivationModel{}, Rational(1, k));
+            const ProofResult m = prove(*family_spec("seq1f1b", P, nullptr, std::nullopt, std::nullopt, k), memory);
+            REQUIRE(m.verdict == Verdict::Proved);
+            for (int r = 0; r < P; ++r) CHECK(m.peaks.at(r) == Rational(P - r + k - 1, k));
+        }
+    // The CLI scales the costs itself, says so, and the certificate is CHECKED; a symbolic bubble is refused.
+    const auto dir = pp::test::fresh_dir("seq1f1b-certificate");
+    const auto cli = run_cli("prove seq1f1b -P 8 --segments 2 --costs F=1,I=1,W=1 --certificate " + dir.string());
+    INFO(cli.out << cli.err);
+    CHECK(cli.exit_code == 0);
+    CHECK(cli.out.find("bubble = 10.5 for every admissible M >= 4") != std::string::npos);
+    CHECK(cli.out.find("k = 2 per micro-batch, each unit at 1/2 of the op costs") != std::string::npos);
+    const auto check = pp::test::run_check(dir.string());
+    INFO(check.out << check.err);
+    CHECK(check.exit_code == 0);
+    CHECK(check.out.find("k = 2 sequence segments per micro-batch") != std::string::npos);
+    // The certificate read with another k: the generator's order differs from the word.
+    nlohmann::json j = nlohmann::json::parse(pp::test::slurp(dir / "certificate.json"));
+    j["claim"]["segments"] = 3;
+    std::ofstream(dir / "certificate.json", std::ios::binary) << j.dump(2);
+    const auto corrupted = pp::test::run_check(dir.string());
+    CHECK(corrupted.exit_code == 1);
+    CHECK(corrupted.out.find("NOT CHECKED: word") != std::string::npos);
+    CHECK(run_cli("prove seq1f1b -P 4").exit_code == 2);                              // symbolic: not carried
+    CHECK(run_cli("prove seq1f1b -P 4 --property deadlock-free").exit_code == 0);      // needs no costs
+    CHECK(run_cli("prove 1f1b -P 4 --segments 2 --costs F=1,I=1,W=1").exit_code == 2);  // only seq1f1b has segments
 }
