@@ -112,7 +112,8 @@ for f in "$out"/fuzz_csv/*; do  # the CSV harness's first byte: bit 0 = 2024 let
   if [ "$(head -c1 "$f" | od -An -tu1 | tr -d ' ')" = 1 ]; then era='\6'; else era='\2'; fi
   { printf "$era"; tail -c +2 "$f"; } > "$out/fuzz_round_trip/csv-$(basename "$f")"
 done
-# Certificates of small proofs (the checker's harness): exact and symbolic costs, a step program, a zone word.
+# Certificates of small proofs (the checker's harness): exact and symbolic costs, a step program, a zone word,
+# batched timing (a communication program), sequence segments.
 cert() {  # name, then prove's arguments
   local name="$1" dir
   shift
@@ -125,4 +126,6 @@ cert 1f1b-symbolic 1f1b -P 2
 cert dualpipev-exact dualpipev -P 2 --costs F=1,I=1,W=1
 cert gpipe-exact gpipe -P 2 --costs F=1,I=1,W=1
 cert zb-h1-exact zb-h1 -P 3 --costs F=1,I=1,W=1
+cert dualpipe-batched dualpipe -P 2 --model batched --costs F=1,I=1,W=1,FB=3/2
+cert seq1f1b-exact seq1f1b -P 2 --segments 2 --costs F=1,I=1,W=1
 echo "seed corpus: $(find "$out" -type f | wc -l) files, $(du -sh "$out" | cut -f1)"
