@@ -12,6 +12,7 @@
 #include "formats/json_text.hpp"
 #include "render/ascii_gantt.hpp"
 #include "proofs/claim.hpp"
+#include "schedules/registry.hpp"
 #include "verifier/simulate.hpp"
 
 #include <fmt/format.h>
@@ -55,7 +56,7 @@ struct RefuteCommand {
     std::string family;
     std::string ranks;
     std::optional<std::string> microbatches;
-    std::optional<int> stages_per_rank, group_size;
+    std::optional<int> stages_per_rank, group_size, segments;
     std::string costs = "symbolic";
     std::vector<std::string> assume;
     bool symbolic_comm = false;
@@ -97,6 +98,14 @@ struct RefuteCommand {
         const ProofUnits claim_units = proof_units(units, family, options.p_lo, stages_per_rank, true);
         const std::string& units_line = claim_units.line;
         options.rank_share = claim_units.share;
+        // Seq1F1B: the prover works on segment units at 1/k of a micro-batch's costs and stash, which is the same
+        // restatement as rank units: the claim's costs and peaks stay a micro-batch's.
+        if (segments && !family_takes_segments(family))
+            throw UsageError(family + " has no sequence segments: --segments applies to seq1f1b");
+        if (family_takes_segments(family)) {
+            options.segments = segments.value_or(kDefaultSegments);
+            options.rank_share = options.rank_share / Rational(*options.segments);
+        }
         if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
             return run_chunk_refute(claim_read, family, options.p_lo, options.p_hi, options.m_range, chunks.pattern, chunk_layers,
                                     shared_expert, width, json);
@@ -179,7 +188,12 @@ struct RefuteCommand {
                         g.max_width = width;
                         g.title = fmt::format("counterexample timeline: {}, P = {}, M = {}, costs {}{}", r.family, r.P, r.M,
                                               costs_line,
-                                              options.rank_share == Rational(1)
+                                              options.segments
+                                                  ? fmt::format(" (a micro-batch's; drawn as its {} segment units, numbered "
+                                                                "m*k + j, each at 1/{} of them, the peaks counting unit "
+                                                                "stashes)",
+                                                                *options.segments, *options.segments)
+                                              : options.rank_share == Rational(1)
                                                   ? ""
                                                   : fmt::format(" (rank units; the peaks drawn count a stage's stashes, {} "
                                                                 "of a rank's)",
@@ -234,6 +248,10 @@ Runner add_refute(CLI::App& app) {
     sub->add_option("--group-size", cmd->group_size,
                     std::string(kGroupSizeHelp) + "; only the M that are multiples of G are searched")
         ->check(CLI::Range(1, kMaxMicrobatches));
+    sub->add_option("--segments", cmd->segments,
+                    "sequence segments per micro-batch k (seq1f1b, default 2; equal segments; the claim's costs and "
+                    "peaks are a micro-batch's)")
+        ->check(CLI::Range(1, 64));
     sub->add_option("--costs", cmd->costs,
                     "'symbolic' (default: every cost point of the region, by Z3) or a grid such as "
                     "'F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5' (B defaults to I+W, FB to F+B)");

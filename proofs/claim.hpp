@@ -75,6 +75,9 @@ struct RefuteOptions {
     std::optional<std::pair<int, int>> m_range;  // nullopt: every admissible M
     std::optional<int> stages_per_rank;          // V, for the families that take it
     std::optional<int> group_size;               // Megatron's G, for the families that take it
+    // Seq1F1B's sequence segments per micro-batch (family_spec's K): the instances' ops are segment units, so the
+    // caller folds 1/k into rank_share (a unit runs at 1/k of a micro-batch's costs and stash).
+    std::optional<int> segments;
     bool symbolic = true;
     std::string grid;            // costs grid when !symbolic: "F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5,comm=0"
     CostRegion region = CostRegion::standard(false);

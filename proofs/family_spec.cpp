@@ -176,7 +176,7 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     if (P < 1) return fail("P must be at least 1");
     // Its ops are segment units at 1/k of the costs and stash: only a caller that scales them (prove) asks for it.
     if (family_takes_segments(name) && !K)
-        return fail(name + ": this command does not model sequence segments (prove, verify, simulate, show and compare do)");
+        return fail(name + ": this command does not model sequence segments (prove, refute, verify, simulate, show and compare do)");
     if (K && !family_takes_segments(name)) return fail(name + " has no sequence segments: --segments applies to seq1f1b");
     if (K && *K < 1) return fail("--segments must be at least 1");
     // V as `generate` takes it: the families whose parameters name V (list), and V = 2 where it is fixed.

@@ -591,7 +591,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
     size_t checked = 0;                // instances where the claim was evaluated (not vacuous) at least once
     for (int P = options.p_lo; P <= options.p_hi; ++P) {
         std::string why;
-        const auto spec = family_spec(family, P, &why, options.stages_per_rank, options.group_size);
+        const auto spec = family_spec(family, P, &why, options.stages_per_rank, options.group_size, options.segments);
         if (!spec) {
             res.notes.push_back(fmt::format("P={} skipped: {}", P, why));
             skipped.push_back(fmt::format("P={}: {}", P, why));

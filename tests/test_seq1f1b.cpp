@@ -185,11 +185,11 @@ TEST_CASE("seq1f1b: --segments on the command line", "[seq1f1b][cli]") {
     CHECK(run_cli("generate 1f1b -P 4 -M 8 --segments 2").exit_code == 2);      // only seq1f1b has segments
     CHECK(run_cli("generate seq1f1b -P 4 -M 8 --segments 0").exit_code == 2);
     CHECK(run_cli("generate seq1f1b -P 4 -M 8 -o x.csv").exit_code == 2);       // the CSV cannot hold them
-    // prove takes them (below); refute and formula do not model them, so family_spec refuses unless asked with k.
+    // prove and refute take them (below), formula does not: family_spec refuses unless asked with k.
     std::string why;
     CHECK_FALSE(family_spec("seq1f1b", 4, &why).has_value());
     CHECK(family_spec("seq1f1b", 4, &why, std::nullopt, std::nullopt, 2).has_value());
-    CHECK(run_cli("refute --claim 'bubble >= 0' seq1f1b -P 2..3").exit_code == 2);
+    CHECK(run_cli("formula seq1f1b -P 4").exit_code == 2);
     // equiv sees the segments: the same op numbers over 2 segments are other work than over 1.
     const auto dir = pp::test::scratch_dir();
     CHECK(run_cli("generate seq1f1b -P 4 -M 4 --segments 1 -o " + (dir / "seq1.txt").string()).exit_code == 0);
@@ -420,4 +420,24 @@ TEST_CASE("seq1f1b: prove gives the closed forms for every M, and pipeproof-chec
     CHECK(run_cli("prove seq1f1b -P 4").exit_code == 2);                              // symbolic: not carried
     CHECK(run_cli("prove seq1f1b -P 4 --property deadlock-free").exit_code == 0);      // needs no costs
     CHECK(run_cli("prove 1f1b -P 4 --segments 2 --costs F=1,I=1,W=1").exit_code == 2);  // only seq1f1b has segments
+}
+
+TEST_CASE("seq1f1b: refute states claims in a micro-batch's costs and peaks, for every M", "[seq1f1b][refute]") {
+    // (P - 1)(F + B)/k over the whole symbolic region, by Z3 per instance up to each P's proved periodic point.
+    const auto holds = run_cli("refute --claim 'bubble == (P-1)*(F+B)/2' seq1f1b -P 2..5 --segments 2");
+    INFO(holds.out << holds.err);
+    CHECK(holds.exit_code == 0);
+    CHECK(holds.out.find("HOLDS") != std::string::npos);
+    CHECK(holds.out.find("(pipeproof prove seq1f1b -P 5 --property bubble-constant: PROVED)") != std::string::npos);
+    // A wrong k in the formula: refuted, with the counterexample in a micro-batch's costs (F=1, B=2: 1.5, not 1).
+    const auto wrong = run_cli("refute --claim 'bubble == (P-1)*(F+B)/3' seq1f1b -P 2..4 --segments 2 --costs F=1,I=1,W=1");
+    INFO(wrong.out);
+    CHECK(wrong.exit_code == 1);
+    CHECK(wrong.out.find("REFUTED: counterexample at P=2, M=1, costs F=1,I=1,W=1") != std::string::npos);
+    CHECK(wrong.out.find("bubble = 1.5") != std::string::npos);
+    // Peaks in a micro-batch's stashes: at M = 1 rank 0 holds its 2 units, 1 stash, not (P + k - 1)/k = 1.5.
+    const auto peak = run_cli("refute --claim 'peak == (P+1)/2' seq1f1b -P 2 --segments 2 --costs F=1,I=1,W=1");
+    CHECK(peak.exit_code == 1);
+    CHECK(peak.out.find("peak = 1\n") != std::string::npos);
+    CHECK(run_cli("refute --claim 'bubble >= 0' 1f1b -P 2 --segments 2").exit_code == 2);
 }
