@@ -195,7 +195,8 @@ std::string check_step_program(const Certificate& c, const Placement& base) {
     if (!family || !family->step_program) reject(kStep, c.family + " has no step program");
     FamilyStepProgram program;
     try {
-        GenerateParams params{c.ranks, 1, c.stages_per_rank};
+        // Read at the first admissible M: Megatron's order has one program per residue of M modulo G.
+        GenerateParams params{c.ranks, c.family_m0, c.stages_per_rank};
         params.group_size = c.group_size;
         params.segments = c.segments;
         program = family->step_program(params);

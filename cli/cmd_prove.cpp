@@ -95,7 +95,7 @@ std::string prepare_certificate_dir(const std::string& dir) {
 struct ProveCommand {
     std::string family;
     int ranks = 0;
-    std::optional<int> stages_per_rank, group_size, segments;
+    std::optional<int> stages_per_rank, group_size, segments, residue;
     std::optional<int> from_m;
     std::string property = "bubble-constant";
     std::optional<std::string> costs;
@@ -178,7 +178,7 @@ struct ProveCommand {
             throw UsageError(family + " has no sequence segments: --segments applies to seq1f1b");
         const std::optional<int> k = family_takes_segments(family) ? std::optional<int>(segments.value_or(kDefaultSegments))
                                                                    : std::nullopt;
-        auto spec = family_spec(family, ranks, &why, stages_per_rank, group_size, k);
+        auto spec = family_spec(family, ranks, &why, stages_per_rank, group_size, k, residue);
         if (!spec) throw UsageError(why);
         note_default_stages_per_rank(family, ranks, stages_per_rank);
         note_default_group_size(family, ranks, group_size);
@@ -321,6 +321,10 @@ Runner add_prove(CLI::App& app) {
     sub->add_option("--group-size", cmd->group_size,
                     std::string(kGroupSizeHelp) + "; the statement is then for the M that are multiples of G")
         ->check(CLI::Range(1, kMaxMicrobatches));
+    sub->add_option("--residue", cmd->residue,
+                    "with --group-size G (Megatron's order): the statement for the M with M mod G = this (0, the default, "
+                    "or P <= it < G: Megatron's other admissible M)")
+        ->check(CLI::Range(0, kMaxMicrobatches));
     sub->add_option("--segments", cmd->segments,
                     "sequence segments per micro-batch k (seq1f1b, default 2; equal segments, exact --costs for the bubble)")
         ->check(CLI::Range(1, 64));

@@ -165,7 +165,7 @@ void order_family_for_costs(FamilySpec& spec, const Costs& costs, const std::opt
 }
 
 std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::string* why, std::optional<int> V,
-                                      std::optional<int> G, std::optional<int> K) {
+                                      std::optional<int> G, std::optional<int> K, std::optional<int> R) {
     const ScheduleFamily* family = find_family(spelled);
     auto fail = [&](const std::string& reason) -> std::optional<FamilySpec> {
         if (why) *why = reason;
@@ -213,18 +213,28 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
         s.segments = 1;
         return s;
     };
-    if (family->step_program)
-        spec.check_structure = [family, params_at] { return step_program_structure_check(*family, params_at(1)); };
+    // A step program is read at the progression's first M (Megatron's order reads its residue modulo G).
+    const auto check_step_program = [&] {
+        if (family->step_program)
+            spec.check_structure = [family, params_at, m0 = spec.m0] { return step_program_structure_check(*family, params_at(m0)); };
+    };
+    if (R && (!G || default_group_size || name == "group-interleaved"))
+        return fail("--residue takes Megatron's order: interleaved-1f1b or combined-1f1b with --group-size");
     if (G && !default_group_size) {
-        // Megatron: P <= G <= M and M mod G == 0 or >= P. The multiples of G are one progression; each other
-        // admissible residue is another, not proved here.
-        spec.m0 = *G, spec.step = *G;
+        // Megatron: P <= G <= M and M mod G == 0 or >= P. Each admissible residue R is one progression, G + R + G t.
+        const int rest = R.value_or(0);
+        if (rest < 0 || rest >= *G || (rest > 0 && rest < P))
+            return fail(fmt::format("--residue {}: Megatron admits M mod G = 0 or P <= M mod G < G (P = {}, G = {})", rest, P, *G));
+        spec.m0 = *G + rest, spec.step = *G;
+        spec.residue = rest;
         spec.precondition =
             name == "group-interleaved"
                 ? fmt::format("M a multiple of G = {} (the generator admits every M >= 1; the other residues are other "
                               "progressions)", *G)
-                : fmt::format("M a multiple of G = {} (Megatron admits P <= G <= M with M mod G = 0 or >= P; the other "
-                              "residues are other progressions)", *G);
+                : rest == 0 ? fmt::format("M a multiple of G = {} (Megatron admits P <= G <= M with M mod G = 0 or >= P; "
+                                          "each residue is its own progression: --residue)", *G)
+                            : fmt::format("M = {} mod G = {}, M >= G (Megatron admits M mod G = 0 or >= P = {})", rest, *G, P);
+        check_step_program();
         return spec;
     }
     if (name == "dualpipe") {
@@ -290,6 +300,7 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
         spec.precondition = "as the generator accepts (probed: M = " + std::to_string(m0) + " + " +
                             std::to_string(step) + "t)";
     }
+    check_step_program();
     return spec;
 }
 

@@ -50,6 +50,7 @@ struct FamilySpec {
     // (Schedule::segments = 1): the caller proves at 1/k of the op costs and stash sizes per unit (equal segments),
     // which is what the units run at.
     int segments = 1;
+    std::optional<int> residue;  // Megatron's order: the progression's M mod G (family_spec's residue)
     int m0 = 0, step = 1;
     std::string precondition;
     std::function<Schedule(int M)> generate;
@@ -74,11 +75,13 @@ struct FamilySpec {
 // looped-bfs; their default is 2; and G, Megatron's group size, for interleaved-1f1b and combined-1f1b, whose
 // admissible M are then the multiples of G); nullopt (with the reason) when P, V or G is not admissible or the
 // family is unknown.
+// Megatron's order (G given) on the M with M mod G = `residue` (0 by default; P <= residue < G otherwise).
 // seq1f1b only with `segments` given (the caller then scales costs and sizes by 1/k: FamilySpec::segments).
 std::optional<FamilySpec> family_spec(const std::string& name, int ranks, std::string* why = nullptr,
                                       std::optional<int> stages_per_rank = std::nullopt,
                                       std::optional<int> group_size = std::nullopt,
-                                      std::optional<int> segments = std::nullopt);
+                                      std::optional<int> segments = std::nullopt,
+                                      std::optional<int> residue = std::nullopt);
 
 // For a family whose order depends on the costs (ScheduleFamily::orders_for_costs: v-zb): generate it for these
 // exact costs (and activation sizes, when given) and say so in order_assumption. No effect on the other families.

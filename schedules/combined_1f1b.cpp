@@ -33,7 +33,7 @@ namespace pp {
 FamilyStepProgram step_program_combined_1f1b(const GenerateParams& params) {
     const int P = params.ranks;
     if (P > 1)
-        return megatron_step_program({P, params.stages_per_rank.value_or(2), group_size_or_default(params), 0, true});
+        return megatron_step_program({P, params.stages_per_rank.value_or(2), group_size_or_default(params), params.microbatches, true});
     FamilyStepProgram program{1, 1, {}};
     program.ranks.push_back(
         StepProgramBuilder({StepPhase{0, 0}}).once({forward(0)}).repeat(0, {overlapped(0, 0)}, 1).once({full_backward(0)}).take());

@@ -49,7 +49,7 @@ Schedule generate_interleaved_1f1b(const GenerateParams& params) {
 // PyTorch's order; with --group-size G Megatron's (for M a multiple of G).
 FamilyStepProgram step_program_interleaved_1f1b(const GenerateParams& params) {
     const int V = stages_per_rank_or_default(params, "Interleaved 1F1B");
-    if (params.group_size) return megatron_step_program({params.ranks, V, *params.group_size, 0, false});
+    if (params.group_size) return megatron_step_program({params.ranks, V, *params.group_size, params.microbatches, false});
     return interleaved_step_program({params.ranks, V, 0, false});
 }
 

@@ -77,7 +77,8 @@ int group_size_or_default(const GenerateParams& params) {
 }
 
 FamilyStepProgram megatron_step_program(const MegatronTunableShape& shape) {
-    const int P = shape.ranks, V = shape.stages_per_rank, G = shape.group_size, m_origin = 3 * G;
+    const int P = shape.ranks, V = shape.stages_per_rank, G = shape.group_size;
+    const int rest = shape.microbatches > 0 && G > 0 ? shape.microbatches % G : 0, m_origin = 3 * G + rest;
     require_megatron_group_size(P, G, m_origin);
     const auto table = schedule_table(m_origin, V, G);
     const int total = m_origin * V, period = V * G;
@@ -109,7 +110,7 @@ FamilyStepProgram megatron_step_program(const MegatronTunableShape& shape) {
 Schedule megatron_tunable_schedule(const MegatronTunableShape& shape, std::string label) {
     const int P = shape.ranks, V = shape.stages_per_rank, G = shape.group_size, M = shape.microbatches;
     require_megatron_group_size(P, G, M);
-    if (M % G == 0 && M >= 3 * G)  // the program's M
+    if (M >= 3 * G + M % G)  // the program's M (for M's residue modulo G)
         return schedule_from_step_program(megatron_step_program(shape), Placement::single(P, loop_stage_map(P, P * V), M),
                                           M, std::move(label));
     Schedule schedule;

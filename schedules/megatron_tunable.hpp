@@ -24,10 +24,12 @@ void require_megatron_group_size(int ranks, int group_size, int microbatches);
 // The order; `label` becomes Schedule::source. Checks the shape first.
 Schedule megatron_tunable_schedule(const MegatronTunableShape& shape, std::string label);
 
-// The order as a step program (schedules/step_program.hpp) for the M that are multiples of G, from M = 3G: three
-// full groups at the origin, so that the forward of each of the first V·G steady steps reads a full group (the
-// warm-up is below (V + 2)G <= 2VG). One more group inserts V·G steady steps at the start of the steady phase and
-// raises everything after them by G. `shape.microbatches` is not read.
+// The order as a step program (schedules/step_program.hpp) for the M with M's residue R = M mod G (`shape.
+// microbatches` is read only for it; 0 or P <= R < G, Megatron's rule), from M = 3G + R: three full groups, then the
+// partial group of R, at the origin, so that the forward of each of the first V·G steady steps reads a full group
+// (the warm-up is below (V + 2)G <= 2VG). One more group inserts V·G steady steps at the start of the steady phase
+// and raises everything after them by G: the table of M + G is the table of M with one full group in front, and
+// the partial group stays last.
 FamilyStepProgram megatron_step_program(const MegatronTunableShape& shape);
 // "interleaved-1f1b(P=4,V=2,M=8)" -> "interleaved-1f1b(P=4,V=2,G=4,M=8)".
 std::string group_label(const std::string& label, int group_size);

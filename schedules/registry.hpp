@@ -54,7 +54,8 @@ struct ScheduleFamily {
     // skip it for another placement without generating it (search's warm starts); empty when it depends on V.
     std::string placement{};
     // The families whose generator runs a step program (schedules/step_program.hpp): that program, for
-    // GenerateParams::ranks (and stages_per_rank); M is not read. Empty for the others.
+    // GenerateParams::ranks (and stages_per_rank); M is read only by Megatron's order, for its residue modulo G (one
+    // program per residue). Empty for the others.
     std::function<FamilyStepProgram(const GenerateParams&)> step_program{};
     // The families whose generator runs a zone program (several loops grow with M on a rank: GPipe, Looped BFS), the
     // same way. Empty for the others.

@@ -380,3 +380,92 @@ TEST_CASE("megatron tunable: prove, formula and refute take --group-size, name V
     // A family without groups.
     CHECK(run_cli("formula 1f1b -P 4 --group-size 4").exit_code == 2);
 }
+
+namespace {
+
+// Megatron's walk written again from its functions (schedules.py get_schedule_table, get_pp_rank_microbatches and
+// the loop of forward_backward_pipelining_with_interleaving), ops as "F<mb>.<stage>", a combined F&B as "a+b".
+std::vector<std::vector<std::string>> megatron_walk(int P, int V, int G, int M, bool overlap) {
+    std::vector<std::pair<int, int>> table;  // (micro-batch, chunk)
+    for (int first = 0; first < M; first += G)
+        for (int c = 0; c < V; ++c)
+            for (int mb = first; mb < std::min(first + G, M); ++mb) table.emplace_back(mb, c);
+    const int total = M * V;
+    std::vector<std::vector<std::string>> out(static_cast<size_t>(P));
+    for (int r = 0; r < P; ++r) {
+        const int warmup = std::min(2 * (P - r - 1) + (V - 1) * G + (overlap ? 1 : 0), total);
+        auto f = [&](int k) { return "F" + std::to_string(table[k].first) + "." + std::to_string(table[k].second * P + r); };
+        auto b = [&](int k) {
+            return "B" + std::to_string(table[k].first) + "." + std::to_string((V - 1 - table[k].second) * P + r);
+        };
+        auto& ops = out[static_cast<size_t>(r)];
+        for (int k = 0; k < warmup; ++k) ops.push_back(f(k));
+        for (int k = 0; k + warmup < total; ++k) {
+            if (overlap) ops.push_back(f(k + warmup) + "+" + b(k));
+            else ops.push_back(f(k + warmup)), ops.push_back(b(k));
+        }
+        for (int k = total - warmup; k < total; ++k) ops.push_back(b(k));
+    }
+    return out;
+}
+
+std::vector<std::vector<std::string>> walk_of(const Schedule& s) {
+    std::vector<std::vector<std::string>> out;
+    auto text = [](const Op& op) {
+        return std::string(op.kind == OpKind::F ? "F" : "B") + std::to_string(op.microbatch) + "." + std::to_string(op.stage);
+    };
+    for (const auto& rank : s.ranks) {
+        out.emplace_back();
+        for (const Slot& slot : rank) out.back().push_back(slot.count == 2 ? text(slot.ops[0]) + "+" + text(slot.ops[1]) : text(slot.ops[0]));
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("megatron tunable: every admissible residue of M mod G runs a step program equal to Megatron's walk",
+          "[issue43][step-program]") {
+    // The walk above is Megatron's on every accepted instance of the reference file (which has no M >= 3G + R with
+    // R > 0, where the generator runs a residue's program), so it stands in for the reference beyond it.
+    for (const Instance& in : read_reference()) {
+        if (in.rejected) continue;
+        const auto walk = megatron_walk(in.P, in.V, in.G, in.M, in.overlap);
+        const Schedule s = generate(in.overlap ? "combined-1f1b" : "interleaved-1f1b", in.P, in.M, in.V, in.G);
+        INFO("P=" << in.P << " V=" << in.V << " G=" << in.G << " M=" << in.M << " overlap=" << in.overlap);
+        CHECK(walk_of(s) == walk);
+    }
+    int programs = 0;
+    for (int P = 2; P <= 4; ++P)
+        for (int V = 2; V <= 3; ++V)
+            for (int G = P; G <= 2 * P + 1; ++G)
+                for (int R = 0; R < G; ++R) {
+                    if (R > 0 && R < P) continue;
+                    for (const bool overlap : {false, true}) {
+                        const std::string family = overlap ? "combined-1f1b" : "interleaved-1f1b";
+                        GenerateParams params{P, G + R, V};
+                        params.group_size = G;
+                        const FamilyStepProgram program = find_family(family)->step_program(params);
+                        INFO(family << " P=" << P << " V=" << V << " G=" << G << " R=" << R);
+                        CHECK(program.m_origin == 3 * G + R);
+                        CHECK(program.m_step == G);
+                        CHECK(step_program_lemma2_failure(program) == "");
+                        ++programs;
+                        for (int M = program.m_origin; M <= program.m_origin + 3 * G; M += G)
+                            CHECK(walk_of(generate(family, P, M, V, G)) == megatron_walk(P, V, G, M, overlap));
+                    }
+                }
+    CHECK(programs > 100);
+    // prove on a residue: the statement's M are R + G t, and the simulator agrees on them.
+    const auto proved = run_cli("prove interleaved-1f1b -P 4 -V 2 --group-size 6 --residue 4 --costs F=1,I=1,W=1 --json");
+    REQUIRE(proved.exit_code == 0);
+    const auto p = nlohmann::json::parse(proved.out);
+    CHECK(p.at("microbatches_from") == 10);
+    CHECK(p.at("step") == 6);
+    for (const int M : {10, 16, 28, 46}) {
+        const auto s = run_cli("simulate interleaved-1f1b -P 4 -V 2 -M " + std::to_string(M) + " --group-size 6 --costs F=1,I=1,W=1 --json");
+        REQUIRE(s.exit_code == 0);
+        CHECK(nlohmann::json::parse(s.out).at("bubble") == p.at("bubble"));
+    }
+    CHECK(run_cli("prove interleaved-1f1b -P 4 -V 2 --group-size 6 --residue 3 --costs F=1,I=1,W=1").exit_code == 2);
+    CHECK(run_cli("prove 1f1b -P 4 --residue 2 --costs F=1,I=1,W=1").exit_code == 2);
+}
