@@ -272,6 +272,7 @@ struct ProveCommand {
                                        *options.region);
         if (json) {
             nlohmann::json j = proof_json(result, b);
+            j["segments"] = spec->segments;
             if (readable) j["bubble_readable"] = readable_json(*readable, b);
             if (certificate_dir)
                 j["certificate"] = result.verdict == Verdict::Proved ? nlohmann::json(*certificate_dir) : nlohmann::json(nullptr);

@@ -147,7 +147,7 @@ struct RefuteCommand {
             readable = readable_bubble(r.family, r.bubble_P, options.stages_per_rank, *r.bubble, *r.bubble_region);
         if (json) {
             nlohmann::json j{{"status", r.status == RefuteResult::Undecided ? kStatusUnknown : refute_status_name(r.status)}, {"claim", claim}, {"family", r.family},
-                             {"stages_per_rank", optional_json(resolved_stages_per_rank(family, options.p_lo, stages_per_rank))}, {"group_size", optional_json(G)},
+                             {"stages_per_rank", optional_json(resolved_stages_per_rank(family, options.p_lo, stages_per_rank))}, {"group_size", optional_json(G)}, {"segments", options.segments.value_or(1)},
                              {"basis", basis_name(b)}, {"claim_in_pytorch_letters", r.claim}};
             put_units(j, units_line);
             if (readable) {

@@ -55,7 +55,7 @@ struct ScheduleFamily {
     std::string placement{};
     // The families whose generator runs a step program (schedules/step_program.hpp): that program, for
     // GenerateParams::ranks (and stages_per_rank); M is read only by Megatron's order, for its residue modulo G (one
-    // program per residue). Empty for the others.
+    // program per residue; M = 0 takes the multiples of G). Empty for the others.
     std::function<FamilyStepProgram(const GenerateParams&)> step_program{};
     // The families whose generator runs a zone program (several loops grow with M on a rank: GPipe, Looped BFS), the
     // same way. Empty for the others.
