@@ -292,7 +292,7 @@ std::string verified_claim(const Certificate& c) {
                                         c.segments ? fmt::format(", k = {} sequence segments per micro-batch (costs and sizes "
                                                                  "per segment unit)", *c.segments)
                                                    : std::string());
-    const std::string every_m = fmt::format("every admissible M (M = {} + {}k)", c.family_m0, c.family_step);
+    const std::string every_m = fmt::format("every admissible M (M = {} + {}n)", c.family_m0, c.family_step);
     if (c.property == "bubble-constant" && c.bubble) {
         const CertificateBubble& b = *c.bubble;
         std::string value, below, where;
@@ -312,7 +312,7 @@ std::string verified_claim(const Certificate& c) {
             where = "at every cost point of the region " + where;
         }
         if (c.timing_model == "batched") where += ", under batched timing (blocking P2P batches)";
-        return fmt::format("{}: bubble = {} for every admissible M >= {} (M = {} + {}k), {}{}", who, value, b.from_m,
+        return fmt::format("{}: bubble = {} for every admissible M >= {} (M = {} + {}n), {}{}", who, value, b.from_m,
                            c.family_m0, c.family_step, where, below.empty() ? "" : "; below it: " + below);
     }
     if (c.property == "memory-bound" && c.memory) {

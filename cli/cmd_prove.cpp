@@ -250,8 +250,9 @@ struct ProveCommand {
         if (spec->segments > 1)
             result.assumptions.insert(result.assumptions.begin(),
                                       fmt::format("sequence segments: k = {} per micro-batch, each unit at 1/{} of the op costs "
-                                                  "and of the stash (equal segments; comm unchanged): the costs and sizes "
-                                                  "below are per unit",
+                                                  "and of the stash (equal segments; comm unchanged): every cost and size "
+                                                  "below -- in the statement, the obligations and a counterexample -- is "
+                                                  "per unit",
                                                   spec->segments, spec->segments));
         const std::string certificate_line = certificate_dir ? write_certificate_for(result, *spec, options) : "";
         // The proof counts a stage's stashes; rank units restate the peaks (the proof text keeps its own count).

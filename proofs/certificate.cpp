@@ -47,7 +47,7 @@ Certificate finish_certificate(const ProofResult& result, const FamilySpec& fami
     c.ranks = family.ranks;
     c.stages_per_rank = family.stages_per_rank;
     c.group_size = family.group_size;
-    if (family.segments > 1) c.segments = family.segments;
+    if (family_takes_segments(family.name)) c.segments = family.segments;  // k = 1 too: the generator's default is 2
     c.family_m0 = family.m0;
     c.family_step = family.step;
     c.property = property_name(options.property);

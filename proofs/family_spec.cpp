@@ -226,7 +226,6 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
         if (rest < 0 || rest >= *G || (rest > 0 && rest < P))
             return fail(fmt::format("--residue {}: Megatron admits M mod G = 0 or P <= M mod G < G (P = {}, G = {})", rest, P, *G));
         spec.m0 = *G + rest, spec.step = *G;
-        spec.residue = rest;
         spec.precondition =
             name == "group-interleaved"
                 ? fmt::format("M a multiple of G = {} (the generator admits every M >= 1; the other residues are other "

@@ -317,8 +317,10 @@ PeriodicStructure analyse_structure(const PeriodicWord& word, int T, const Timin
                 dist[arc.to] = dist[a] + arc.weight;
                 parent[arc.to] = a;
                 if (++relaxations[arc.to] > nvars) {
+                    // Not a deadlock by itself: the chain may run through prefix or suffix slots, which do not repeat.
                     ps.failure = "no super-step assignment exists: a chain of dependencies leads back to an earlier "
-                                 "block (this deadlocks once the blocks repeat often enough)";
+                                 "block (a deadlock only if it runs through repeating blocks alone; the prover looks for "
+                                 "one on a larger instance)";
                     // Walk the parent chain to report the ranks on the cycle.
                     int x = arc.to;
                     for (int k = 0; k < nvars; ++k) x = parent[x];

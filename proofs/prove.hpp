@@ -50,7 +50,6 @@ struct FamilySpec {
     // (Schedule::segments = 1): the caller proves at 1/k of the op costs and stash sizes per unit (equal segments),
     // which is what the units run at.
     int segments = 1;
-    std::optional<int> residue;  // Megatron's order: the progression's M mod G (family_spec's residue)
     int m0 = 0, step = 1;
     std::string precondition;
     std::function<Schedule(int M)> generate;

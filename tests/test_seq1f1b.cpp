@@ -417,6 +417,10 @@ TEST_CASE("seq1f1b: prove gives the closed forms for every M, and pipeproof-chec
     const auto corrupted = pp::test::run_check(dir.string());
     CHECK(corrupted.exit_code == 1);
     CHECK(corrupted.out.find("NOT CHECKED: word") != std::string::npos);
+    // k = 1 is named in the certificate too (the generator's default is 2, which the checker would otherwise build).
+    const auto one = pp::test::fresh_dir("seq1f1b-k1");
+    REQUIRE(run_cli("prove seq1f1b -P 3 --segments 1 --costs F=1,I=1,W=1 --certificate " + one.string()).exit_code == 0);
+    CHECK(pp::test::run_check(one.string()).exit_code == 0);
     CHECK(run_cli("prove seq1f1b -P 4").exit_code == 2);                              // symbolic: not carried
     CHECK(run_cli("prove seq1f1b -P 4 --property deadlock-free").exit_code == 0);      // needs no costs
     CHECK(run_cli("prove 1f1b -P 4 --segments 2 --costs F=1,I=1,W=1").exit_code == 2);  // only seq1f1b has segments
