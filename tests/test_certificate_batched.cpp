@@ -1,6 +1,7 @@
 // Batched timing in certificates (docs/certificates.md): the checker's own batched graph against the verifier's
 // rendezvous run (two implementations of docs/model.md's blocking batches that share no code), batched PROVEDs
 // CHECKED, and corrupted batched certificates rejected at the step that recomputes them.
+#include "certificate_helpers.hpp"
 #include "checker/internal.hpp"
 #include "cli_runner.hpp"
 #include "schedules/registry.hpp"
@@ -114,29 +115,9 @@ TEST_CASE("certificates: the checker's batched graph refuses an inconsistent pro
     }, "not where it goes");
 }
 
-namespace {
-
-nlohmann::json certificate_of(const fs::path& dir) { return nlohmann::json::parse(slurp(dir / "certificate.json")); }
-
-fs::path corrupted(const fs::path& from, const std::string& name, const std::function<void(nlohmann::json&)>& mutate) {
-    const fs::path dir = fresh_dir(name);
-    fs::copy(from, dir, fs::copy_options::recursive);
-    nlohmann::json j = certificate_of(dir);
-    mutate(j);
-    std::ofstream(dir / "certificate.json", std::ios::binary) << j.dump(2);
-    return dir;
-}
-
-void require_rejected(const fs::path& dir, const std::string& step) {
-    const auto check = run_check(dir.string());
-    INFO(dir.filename().string() << "\n" << check.out << check.err);
-    CHECK(check.exit_code != 0);
-    CHECK_THAT(check.out, !Catch::Contains("\nCHECKED: "));
-    if (check.exit_code == 1) CHECK_THAT(check.out, Catch::Contains("NOT CHECKED: " + step));
-    else CHECK_THAT(check.err, Catch::Contains(step));
-}
-
-}  // namespace
+using pp::test::certificate_of;
+using pp::test::corrupted;
+using pp::test::require_rejected;
 
 TEST_CASE("certificates: batched PROVEDs are CHECKED, and corrupted ones rejected", "[certificate][batched]") {
     // DualPipe at P = 8, F = I = W = 1, FB = 3/2: 5.5 under blocking batches (the rendezvous run below), 4.5 under

@@ -2,6 +2,7 @@
 // of the certificate format's scope is CHECKED, z3 and cvc5 agreeing on every obligation; every corruption of a
 // certificate -- a number changed, a step removed, a wrong potential, a swapped op -- is rejected, at the step that
 // recomputes what was changed; what a certificate does not carry is NOT CHECKED, never passed.
+#include "certificate_helpers.hpp"
 #include "checker/internal.hpp"
 #include "cli_runner.hpp"
 #include "formats/certificate_json.hpp"
@@ -39,33 +40,9 @@ void require_checked(const std::string& prove_args, const std::string& name) {
     CHECK_THAT(check.out, !Catch::Contains("FAILED"));
 }
 
-nlohmann::json certificate_of(const fs::path& dir) { return nlohmann::json::parse(slurp(dir / "certificate.json")); }
-
-// A copy of `from` with certificate.json changed by `mutate` (and the obligations as they are, or changed too).
-fs::path corrupted(const fs::path& from, const std::string& name, const std::function<void(nlohmann::json&)>& mutate,
-                   const std::function<void(const fs::path&)>& touch_files = {}) {
-    const fs::path dir = fresh_dir(name);
-    fs::copy(from, dir, fs::copy_options::recursive);
-    nlohmann::json j = certificate_of(dir);
-    mutate(j);
-    std::ofstream(dir / "certificate.json", std::ios::binary) << j.dump(2);
-    if (touch_files) touch_files(dir);
-    return dir;
-}
-
-// The checker does not pass it: NOT CHECKED (exit 1) at `step`, or an unreadable certificate (exit 2).
-void require_rejected(const fs::path& dir, const std::string& step) {
-    const auto check = run_check(dir.string());
-    INFO(dir.filename().string() << "\n" << check.out << check.err);
-    CHECK(check.exit_code != 0);
-    CHECK_THAT(check.out, !Catch::Contains("\nCHECKED: "));
-    if (check.exit_code == 1) {
-        CHECK_THAT(check.out, Catch::Contains("NOT CHECKED: " + step));
-    } else {
-        CHECK(check.exit_code == 2);
-        CHECK_THAT(check.err, Catch::Contains(step));
-    }
-}
+using pp::test::certificate_of;
+using pp::test::corrupted;
+using pp::test::require_rejected;
 
 std::string first_op(const std::string& slots) { return slots.substr(0, slots.find(' ')); }
 
