@@ -5,8 +5,9 @@
 //   comm; a batch completes when all its operations have (an empty one at once), and slot k starts then.
 // So slot (a, k) starts at the latest of: the end of (a, k-1), plus comm when batch k is non-empty; and, for every
 // operation of batch k whose counterpart is posted in batch j >= 1 of rank b, the end of (b, j-1) plus comm. A
-// counterpart posted at time 0 adds nothing past the own post plus comm -- except in a rank's first batch, whose own
-// post is at 0 too: such a slot starts at comm, which no edge expresses, so timing refuses it when comm may be > 0.
+// counterpart posted at time 0 adds nothing past the own post plus comm. A rank's first batch is posted at 0 too, but
+// in a consistent program it holds no send (nothing is computed yet), and each of its receives pairs with a send
+// posted after a slot: that edge already pays comm, so no slot waits on posts at time 0 alone.
 //
 // The program is checked consistent first (every message named once on each end, in the same order, sent after it is
 // computed and received before it is used). Then every dependency of the dataflow graph follows from a path of the
@@ -141,46 +142,30 @@ CommProgram generic_program(const Schedule& s) {
     return program;
 }
 
-Graph build_batched_graph(const Schedule& s, const std::string& step, bool comm_may_be_positive) {
+Graph build_batched_graph(const Schedule& s, const std::string& step) {
     const CommProgram program = s.comm_program ? *s.comm_program : generic_program(s);
     const auto pairs = pair_up(s, program, step);
     Graph g = build_graph(s, step);
     std::vector<std::uint32_t> first;
     slots_of(s, &first);
     auto id = [&](int r, int k) { return first[r] + static_cast<std::uint32_t>(k); };
-    std::vector<char> waits_on_a_slot(g.rank.size(), 0);
     // Each end of a pair waits for the other's post: the end of the slot before the other's batch.
     auto wait = [&](const Posted& self, const Posted& other) {
         if (self.step >= static_cast<int>(s.ranks[self.rank].size())) return;  // a trailing commit: nothing waits for it
         if (other.step == 0) return;                                            // posted at time 0
         const int before = std::min(other.step - 1, static_cast<int>(s.ranks[other.rank].size()) - 1);
         g.preds[id(self.rank, self.step)].push_back({id(other.rank, before), true, true});
-        waits_on_a_slot[id(self.rank, self.step)] = 1;
     };
     for (const auto& [send, receive] : pairs) wait(send, receive), wait(receive, send);
     for (int r = 0; r < s.placement.ranks; ++r)
-        for (int k = 0; k < static_cast<int>(s.ranks[r].size()); ++k) {
-            if (program[r][k].batch.empty()) continue;
-            if (k > 0) g.preds[id(r, k)].push_back({id(r, k - 1), true, false});
-            else if (comm_may_be_positive && !waits_on_a_slot[id(r, 0)])
-                reject(step, fmt::format("rank {}'s first batch is not empty and waits only for posts at time 0: its slot "
-                                         "starts at comm, which the batched timing graph does not express (comm may be "
-                                         "positive here)",
-                                         r));
-        }
+        for (int k = 1; k < static_cast<int>(s.ranks[r].size()); ++k)
+            if (!program[r][k].batch.empty()) g.preds[id(r, k)].push_back({id(r, k - 1), true, false});
     sort_topologically(g);
     return g;
 }
 
-Graph timing_graph(const Certificate& c, const Schedule& s, const std::string& step, bool for_timing) {
-    if (c.timing_model == "batched") return build_batched_graph(s, step, for_timing && comm_may_be_positive(c));
-    return build_graph(s, step);
-}
-
-bool comm_may_be_positive(const Certificate& c) {
-    if (c.costs) return c.costs->comm > Rational(0);
-    const Cone cone = cone_of(c.region_constraints, "region");
-    return std::any_of(cone.rays.begin(), cone.rays.end(), [](const CertificateForm& ray) { return ray[5] != 0; });
+Graph timing_graph(const Certificate& c, const Schedule& s, const std::string& step) {
+    return c.timing_model == "batched" ? build_batched_graph(s, step) : build_graph(s, step);
 }
 
 namespace {

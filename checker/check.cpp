@@ -239,7 +239,7 @@ private:
         const CertificateWord& w = *c_.word;
         int count = 0;
         for (int m = c_.family_m0; m <= w.m_origin + w.step * derived_.T_struct; m += c_.family_step, ++count) {
-            const Graph g = timing_graph(c_, generate(c_, m), "acyclic", false);
+            const Graph g = timing_graph(c_, generate(c_, m), "acyclic");
             if (!g.acyclic()) reject("acyclic", fmt::format("at M = {} the dependency graph has a cycle (a deadlock)", m));
         }
         return fmt::format("the {} instances M = {}..{} (through T_struct = {}) are acyclic; with the potentials, every G_t "

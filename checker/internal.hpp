@@ -80,11 +80,10 @@ void sort_topologically(Graph& g);  // g.topo from g.preds
 // of slot k's inputs; a trailing commit after the last slot sends what is left.
 CommProgram generic_program(const Schedule& s);
 // Batched timing as a longest-path graph: the schedule's own program (Schedule::comm_program) or the generic rule,
-// checked consistent. `comm_may_be_positive` refuses a first batch the graph cannot time (see batched.cpp).
-Graph build_batched_graph(const Schedule& s, const std::string& step, bool comm_may_be_positive);
-// The timing graph of the certificate's model: dataflow, or batched; for_timing when the graph will be timed.
-Graph timing_graph(const Certificate& c, const Schedule& s, const std::string& step, bool for_timing = true);
-bool comm_may_be_positive(const Certificate& c);
+// checked consistent.
+Graph build_batched_graph(const Schedule& s, const std::string& step);
+// The timing graph of the certificate's model: dataflow, or batched.
+Graph timing_graph(const Certificate& c, const Schedule& s, const std::string& step);
 // The program word's instance with t blocks beside the slot word's: step k runs slot k, later steps are trailing.
 CommProgram program_instance(const CertificateProgram& p, const CertificateWord& w, int t);
 // The step `program`: the program word against the generator's program up to its Lemma 1 horizon; returns what was

@@ -61,7 +61,7 @@ int super_step(const CertificatePotentials& p, const Place& place, int t) {
 void check_potentials(const Certificate& c, const Schedule& instance, int t, const Derived* derived) {
     const CertificateWord& w = *c.word;
     const CertificatePotentials& p = *c.potentials;
-    const Graph g = timing_graph(c, instance, "potentials", false);
+    const Graph g = timing_graph(c, instance, "potentials");
     const auto at = places(w, t);
     const std::string step = "potentials on G_" + std::to_string(t);
     for (std::uint32_t v = 0; v < g.rank.size(); ++v)
@@ -82,7 +82,7 @@ Derived derive(const Certificate& c, const Schedule& instance_T, int T0) {
     d.T0 = T0;
     const int P = static_cast<int>(w.block.size());
     const int T = p.T;
-    const Graph g = timing_graph(c, instance_T, "potentials", false);
+    const Graph g = timing_graph(c, instance_T, "potentials");
     const auto at = places(w, T);
     const int min_sig = *std::min_element(p.sigma.begin(), p.sigma.end());
     const int max_sig = *std::max_element(p.sigma.begin(), p.sigma.end());
