@@ -11,6 +11,7 @@
 #include "proofs/claim.hpp"
 #include "proofs/formula.hpp"
 #include "proofs/readable.hpp"
+#include "schedules/registry.hpp"
 
 #include <fmt/format.h>
 
@@ -23,7 +24,7 @@ namespace {
 struct FormulaCommand {
     std::string family;
     int ranks = 0;
-    std::optional<int> stages_per_rank, group_size;
+    std::optional<int> stages_per_rank, group_size, segments;
     std::vector<std::string> assume;
     bool symbolic_comm = false;
     bool zb_basis = false;
@@ -41,8 +42,15 @@ struct FormulaCommand {
     int run() {
         start_budget(time_limit, memory_budget, json, "unknown", "formula: UNKNOWN");
         std::string why;
-        const auto spec = family_spec(family, ranks, &why, stages_per_rank, group_size);
+        if (segments && !family_takes_segments(family))
+            throw UsageError(family + " has no sequence segments: --segments applies to seq1f1b");
+        const std::optional<int> k = family_takes_segments(family) ? std::optional<int>(segments.value_or(kDefaultSegments))
+                                                                   : std::nullopt;
+        const auto spec = family_spec(family, ranks, &why, stages_per_rank, group_size, k);
         if (!spec) throw UsageError(why);
+        if (spec->segments > 1 && chunks.given())
+            throw UsageError(spec->name + " with sequence segments: the formulas are in op costs (--costs letters), not "
+                                          "--chunk-costs");
         note_default_stages_per_rank(family, ranks, stages_per_rank);
         note_default_group_size(family, ranks, group_size);
         const std::string units_line = proof_units(units, family, ranks, stages_per_rank, false).line;
@@ -63,6 +71,11 @@ struct FormulaCommand {
             for (const auto& text : assume)
                 for (auto& c : parse_constraints(in_parser_letters(text, letters))) region.add(std::move(c));
             region.finish();
+            // Seq1F1B: the formulas are a segment unit's, which runs at 1/k of the op costs the assumptions state.
+            if (spec->segments > 1) {
+                region = with_op_costs_scaled(region, Rational(1, spec->segments), " (in a micro-batch's costs)");
+                region.finish();
+            }
         } catch (const ClaimError& e) {
             throw UsageError("--assume: " + e.message);
         } catch (const std::invalid_argument& e) {
@@ -70,7 +83,10 @@ struct FormulaCommand {
         }
         Basis b = letters;
         if (!region.b_is_i_plus_w) b = Basis::PyTorch;  // I = B - W only where it holds (e.g. not at a chunk point)
-        const FormulaResult result = derive_formula(*spec, region);
+        FormulaResult result = derive_formula(*spec, region);
+        if (spec->segments > 1)
+            result.proof.assumptions.insert(result.proof.assumptions.begin(),
+                                            segment_units_assumption(spec->segments, "in the formulas below"));
         std::optional<PublishedMatch> published;
         if (result.missing.empty() && result.proof.bubble_symbolic)
             published = match_published(spec->name, spec->ranks, spec->stages_per_rank, *result.proof.bubble_symbolic,
@@ -78,7 +94,8 @@ struct FormulaCommand {
         if (json) {
             nlohmann::json j{{"family", spec->name}, {"ranks", spec->ranks},
                              {"stages_per_rank", optional_json(spec->stages_per_rank)},
-                             {"group_size", optional_json(spec->group_size)}, {"basis", basis_name(b)},
+                             {"group_size", optional_json(spec->group_size)}, {"segments", spec->segments},
+                             {"basis", basis_name(b)},
                              {"assumptions", result.proof.assumptions},
                              {"proof", verdict_name(result.proof.verdict)}};
             put_units(j, units_line);
@@ -120,6 +137,10 @@ Runner add_formula(CLI::App& app) {
     sub->add_option("--group-size", cmd->group_size,
                     std::string(kGroupSizeHelp) + "; the formulas are then for the M that are multiples of G")
         ->check(CLI::Range(1, kMaxMicrobatches));
+    sub->add_option("--segments", cmd->segments,
+                    "sequence segments per micro-batch k (seq1f1b, default 2; equal segments): the formulas are a segment "
+                    "unit's, at 1/k of the costs")
+        ->check(CLI::Range(1, kMaxSegments));
     sub->add_option("--assume", cmd->assume, "extra linear assumption on the costs, e.g. 'FB >= B' (repeatable)");
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     add_basis_option(*sub, cmd->basis);

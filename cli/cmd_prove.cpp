@@ -161,14 +161,32 @@ struct ProveCommand {
     // Seq1F1B: the units are proved as micro-batches at 1/k of the costs and the stash (FamilySpec::segments).
     void per_segment_unit(const FamilySpec& spec, ProveOptions& options) const {
         const Rational share(1, spec.segments);
-        if (!options.costs && options.property == Property::BubbleConstant)
-            throw UsageError(spec.name + " with sequence segments: the bubble needs exact --costs (each segment unit runs "
-                             "at 1/k of them; symbolic costs do not carry that)");
         if (model == "batched") throw UsageError(spec.name + " with sequence segments: dataflow timing only");
         if (layout || chunks.given() || !stage_costs.empty())
             throw UsageError(spec.name + " with sequence segments: one cost set (--costs), no layout or per-stage costs");
         if (options.costs) options.costs = scaled_op_costs(*options.costs, share);
+        if (options.region) {  // the assumptions were stated in a micro-batch's costs
+            CostRegion per_unit = with_op_costs_scaled(*options.region, share, " (in a micro-batch's costs)");
+            per_unit.finish();  // the image of a pointed cone under a positive scaling: pointed and non-empty still
+            options.region = per_unit;
+        }
         options.activations = scaled_sizes(options.activations, share);
+    }
+
+    // The proved per-unit bubble p in a micro-batch's costs: a unit runs at 1/k of every op cost and comm stays, so
+    // bubble(F, I, W, comm) = p(F/k, I/k, W/k, comm) = p(F, I, W, k*comm) / k, every form being linear. The line
+    // and JSON member that say so; the proof itself (and its certificate) stays per unit.
+    static MaxPoly microbatch_numerator(const MaxPoly& per_unit, int k) {
+        MaxPoly numerator;
+        for (LinForm form : per_unit.forms) {
+            auto& comm = form.c[static_cast<int>(CostVar::comm)];
+            comm = checked_mul(comm, k);
+            numerator.forms.push_back(form);
+        }
+        return numerator;
+    }
+    static std::string microbatch_bubble_text(const MaxPoly& numerator, int k, const CostRegion& region, Basis basis) {
+        return fmt::format("({})/{}", numerator.str(region, basis), k);
     }
 
     int run() {
@@ -249,11 +267,8 @@ struct ProveCommand {
         ProofResult result = prove(*spec, options);
         if (spec->segments > 1)
             result.assumptions.insert(result.assumptions.begin(),
-                                      fmt::format("sequence segments: k = {} per micro-batch, each unit at 1/{} of the op costs "
-                                                  "and of the stash (equal segments; comm unchanged): every cost and size "
-                                                  "below -- in the statement, the obligations and a counterexample -- is "
-                                                  "per unit",
-                                                  spec->segments, spec->segments));
+                                      segment_units_assumption(spec->segments, "below -- in the statement, the obligations "
+                                                                               "and a counterexample --"));
         const std::string certificate_line = certificate_dir ? write_certificate_for(result, *spec, options) : "";
         // The proof counts a stage's stashes; rank units restate the peaks (the proof text keeps its own count).
         std::string rank_peaks;
@@ -274,6 +289,15 @@ struct ProveCommand {
         if (json) {
             nlohmann::json j = proof_json(result, b);
             j["segments"] = spec->segments;
+            if (spec->segments > 1 && result.bubble_symbolic && options.region) {
+                const MaxPoly numerator = microbatch_numerator(*result.bubble_symbolic, spec->segments);
+                nlohmann::json forms = nlohmann::json::array();
+                for (const auto& f : numerator.forms) forms.push_back(form_json(f, b));
+                j["bubble_per_microbatch"] = {
+                    {"formula", microbatch_bubble_text(numerator, spec->segments, *options.region, b)},
+                    {"divisor", spec->segments},
+                    {"forms", forms}};
+            }
             if (readable) j["bubble_readable"] = readable_json(*readable, b);
             if (certificate_dir)
                 j["certificate"] = result.verdict == Verdict::Proved ? nlohmann::json(*certificate_dir) : nlohmann::json(nullptr);
@@ -288,6 +312,14 @@ struct ProveCommand {
             if (readable) {  // right after the result line, before the assumptions and obligations
                 const auto at = text.find("\nassumptions");
                 text.insert(at == std::string::npos ? text.size() : at + 1, format_readable(*readable, b));
+            }
+            if (spec->segments > 1 && result.bubble_symbolic && options.region) {
+                const auto at = text.find("\nassumptions");
+                const MaxPoly numerator = microbatch_numerator(*result.bubble_symbolic, spec->segments);
+                text.insert(at == std::string::npos ? text.size() : at + 1,
+                            fmt::format("in a micro-batch's costs (F, I, W of a whole micro-batch, comm as it is): bubble = "
+                                        "{}\n",
+                                        microbatch_bubble_text(numerator, spec->segments, *options.region, b)));
             }
             std::cout << text << "units: " << units_line << "\n" << certificate_line;
             if (timeline && result.counterexample && result.counterexample->schedule) {
@@ -328,7 +360,8 @@ Runner add_prove(CLI::App& app) {
                     "or P <= it < G: Megatron's other admissible M)")
         ->check(CLI::Range(0, kMaxMicrobatches));
     sub->add_option("--segments", cmd->segments,
-                    "sequence segments per micro-batch k (seq1f1b, default 2; equal segments, exact --costs for the bubble)")
+                    "sequence segments per micro-batch k (seq1f1b, default 2; equal segments; the proof is per unit, at 1/k of the "
+                    "costs)")
         ->check(CLI::Range(1, 64));
     sub->add_option("--from-M", cmd->from_m,
                     "bubble-constant: the statement for every admissible M >= this (default: the least such M0 is "

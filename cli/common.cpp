@@ -230,6 +230,12 @@ std::optional<int> GroupSizeInput::for_family(const std::string& family) const {
     return own ? own : plain;
 }
 
+std::string segment_units_assumption(int k, const std::string& where) {
+    return fmt::format("sequence segments: k = {} per micro-batch, each unit at 1/{} of the op costs and of the stash "
+                       "(equal segments; comm unchanged): every cost and size {} is per unit",
+                       k, k, where);
+}
+
 void note_default_segments(const std::string& family, std::optional<int> given) {
     const ScheduleFamily* known = find_family(family);
     if (!given && known && family_takes_segments(known->name))

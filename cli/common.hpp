@@ -204,6 +204,9 @@ struct GroupSizeInput {
 };
 // seq1f1b without --segments: the default k it runs at, on stderr.
 void note_default_segments(const std::string& family, std::optional<int> given);
+// The assumption line of a proof about Seq1F1B's segment units: what a unit runs at, and that every cost and size
+// `where` is a unit's.
+std::string segment_units_assumption(int k, const std::string& where);
 inline constexpr int kMaxSegments = 1'000;
 // G as the family runs it at P = ranks: the given one, else group-interleaved's default ceil(P/2), else none.
 std::optional<int> resolved_group_size(const std::string& family, int ranks, std::optional<int> given);

@@ -338,4 +338,23 @@ bool CostRegion::contains(const CostPoint& point) const {
     return true;
 }
 
+CostRegion with_op_costs_scaled(const CostRegion& region, const Rational& share, const std::string& note) {
+    if (share == Rational(1)) return region;
+    CostRegion out;
+    for (CostConstraint c : region.constraints) {
+        const bool mixed = !(c.a[static_cast<int>(CostVar::comm)] == Rational(0));
+        if (mixed || !c.homogeneous()) {
+            bool scaled = false;
+            for (int i = 0; i < kCostVars; ++i)
+                if (i != static_cast<int>(CostVar::comm) && !(c.a[i] == Rational(0))) {
+                    c.a[i] /= share;
+                    scaled = true;
+                }
+            if (scaled) c.text += note;
+        }
+        out.add(std::move(c));
+    }
+    return out;
+}
+
 }  // namespace pp

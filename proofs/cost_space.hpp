@@ -143,4 +143,10 @@ struct CostRegion {
     bool contains(const CostPoint& point) const;
 };
 
+// `region`, stated over costs x, restated over the costs y = share * x of the ops (comm as it is): a unit of a
+// stage at its rank share, a sequence segment at 1/k. A homogeneous constraint on the op costs alone (F > 0,
+// B = I + W, FB <= F + B) means the same over both; one with comm or a constant has its op coefficients divided
+// by share, and `note` appended to its text (what its letters mean). Unfinished: call finish().
+CostRegion with_op_costs_scaled(const CostRegion& region, const Rational& share, const std::string& note = "");
+
 }  // namespace pp

@@ -303,4 +303,15 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     return spec;
 }
 
+std::string prove_command(const FamilySpec& spec, const std::string& property, const std::string& flags) {
+    std::string out = fmt::format("pipeproof prove {} -P {}", spec.name, spec.ranks);
+    if (spec.stages_per_rank) out += fmt::format(" -V {}", *spec.stages_per_rank);
+    if (spec.group_size) {
+        out += fmt::format(" --group-size {}", *spec.group_size);
+        if (spec.m0 % *spec.group_size) out += fmt::format(" --residue {}", spec.m0 % *spec.group_size);
+    }
+    if (family_takes_segments(spec.name)) out += fmt::format(" --segments {}", spec.segments);
+    return out + flags + " --property " + property;
+}
+
 }  // namespace pp

@@ -251,6 +251,7 @@ FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region_
     po.property = Property::BubbleConstant;
     po.region = region;
     fr.proof = prove(family, po);
+    fr.prove_command = prove_command(family, "bubble-constant");
     const ProofResult& p = fr.proof;
     if (p.idle.empty() || p.makespan_symbolic.empty()) {
         fr.missing = p.verdict == Verdict::Refuted
@@ -340,9 +341,7 @@ std::string format_formula(const FormulaResult& fr, Basis basis) {
         return out;
     }
     out += fmt::format("periodicity: {} ({}); idle times repeat every {} block(s) from M = {}\n", verdict_name(p.verdict),
-                       p.verdict == Verdict::Proved ? "pipeproof prove " + p.family + " -P " + std::to_string(p.ranks) +
-                                                          " --property bubble-constant"
-                                                    : p.missing,
+                       p.verdict == Verdict::Proved ? fr.prove_command : p.missing,
                        p.cycle, p.m_origin + p.step * p.t_periodic);
     out += "letters: " + basis_legend(basis) + "\n";
     auto piece_text = [&](const PiecewiseLinear& pw, const std::string& indent) {

@@ -41,6 +41,7 @@ struct FormulaResult {
     PiecewiseLinear bubble;
     int bubble_from_m = 0;
     std::string missing;  // why no formula (when the proof did not go through)
+    std::string prove_command;  // the periodicity proof the formulas rest on, to re-run
 };
 
 FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region);

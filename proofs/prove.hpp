@@ -81,6 +81,10 @@ std::optional<FamilySpec> family_spec(const std::string& name, int ranks, std::s
                                       std::optional<int> group_size = std::nullopt,
                                       std::optional<int> segments = std::nullopt,
                                       std::optional<int> residue = std::nullopt);
+// The command that proves `property` of `spec` again: "pipeproof prove seq1f1b -P 4 --segments 3 --property
+// bubble-constant" (V, G, Megatron's residue and k named when the spec has them; `flags`, e.g. " --model batched",
+// go before the property; costs and assumptions are the caller's to add).
+std::string prove_command(const FamilySpec& spec, const std::string& property, const std::string& flags = "");
 
 // For a family whose order depends on the costs (ScheduleFamily::orders_for_costs: v-zb): generate it for these
 // exact costs (and activation sizes, when given) and say so in order_assumption. No effect on the other families.

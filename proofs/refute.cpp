@@ -479,7 +479,7 @@ std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const Refu
     po.model = options.model;
     po.activations = options.activations;
     auto failed = [&](const ProofResult& pr) {
-        why = fmt::format("`pipeproof prove {} -P {} --property bubble-constant` is {}", spec.name, spec.ranks,
+        why = fmt::format("`{}` is {}", prove_command(spec, "bubble-constant"),
                           pr.verdict == Verdict::Refuted ? "REFUTED (the bubble is not constant in M)" : "UNKNOWN");
         return std::nullopt;
     };
@@ -513,7 +513,7 @@ std::optional<int> peak_window(const FamilySpec& spec, const RefuteOptions& opti
     po.activations = options.activations;
     const ProofResult pr = prove(spec, po);
     if (pr.verdict != Verdict::Proved) {
-        why = fmt::format("`pipeproof prove {} -P {} --property memory-bound` is {}", spec.name, spec.ranks,
+        why = fmt::format("`{}` is {}", prove_command(spec, "memory-bound"),
                           pr.verdict == Verdict::Refuted ? "REFUTED" : "UNKNOWN");
         return std::nullopt;
     }
@@ -553,25 +553,10 @@ CostPoint in_rank_units(CostPoint point, const Rational& share) {
     return point;
 }
 
-// The assumptions, stated in rank units, over a stage's costs. A homogeneous constraint on the op costs alone
-// (F > 0, B = I + W, FB <= F + B) means the same in both; one with comm or a constant scales its op coefficients.
-CostRegion in_stage_units(const CostRegion& region, const Rational& share) {
-    if (share == Rational(1)) return region;
-    CostRegion out;
-    for (CostConstraint c : region.constraints) {
-        const bool mixed = !(c.a[static_cast<int>(CostVar::comm)] == Rational(0));
-        if (mixed || !c.homogeneous())
-            for (int i = 0; i < kCostVars; ++i)
-                if (i != static_cast<int>(CostVar::comm)) c.a[i] /= share;
-        out.add(std::move(c));
-    }
-    return out;
-}
-
 // The search of refute(); fills `res` (returns as soon as a counterexample is found).
 void search(RefuteResult& res, const std::string& family, const std::string& claim_text, const RefuteOptions& options) {
     const ClaimPtr claim = parse_condition(claim_text);
-    CostRegion region = in_stage_units(options.region, options.rank_share);
+    CostRegion region = with_op_costs_scaled(options.region, options.rank_share);
     if (options.symbolic) region.finish();
     std::set<std::string> names;
     names_in(claim, names, false);
@@ -630,11 +615,11 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                         }
                         t_closed = std::max(t_closed, window->t_periodic + window->cycle - 1);
                         by.push_back(fmt::format(
-                            "every idle time is periodic in M from M={} with period {} {}(pipeproof prove {} -P {}{} "
-                            "--property bubble-constant: PROVED)",
+                            "every idle time is periodic in M from M={} with period {} {}({}: PROVED)",
                             spec->microbatches(window->t_periodic), window->cycle * spec->step,
-                            options.symbolic ? "" : fmt::format("at each of the {} grid point(s) ", grid.size()), family, P,
-                            options.model == TimingModel::Batched ? " --model batched" : ""));
+                            options.symbolic ? "" : fmt::format("at each of the {} grid point(s) ", grid.size()),
+                            prove_command(*spec, "bubble-constant",
+                                          options.model == TimingModel::Batched ? " --model batched" : "")));
                     } else {
                         ok = false;
                     }
@@ -643,9 +628,8 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                     std::string peak_why;
                     if (const auto t = peak_window(*spec, options, peak_why)) {
                         t_closed = std::max(t_closed, *t);
-                        by.push_back(fmt::format("every rank's activation peak is the same for every M >= {} (pipeproof "
-                                                 "prove {} -P {} --property memory-bound: PROVED)",
-                                                 spec->microbatches(*t), family, P));
+                        by.push_back(fmt::format("every rank's activation peak is the same for every M >= {} ({}: PROVED)",
+                                                 spec->microbatches(*t), prove_command(*spec, "memory-bound")));
                     } else {
                         ok = false;
                         why = peak_why;

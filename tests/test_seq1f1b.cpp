@@ -15,9 +15,13 @@
 #include "verifier/verify.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
+#include <map>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -185,11 +189,11 @@ TEST_CASE("seq1f1b: --segments on the command line", "[seq1f1b][cli]") {
     CHECK(run_cli("generate 1f1b -P 4 -M 8 --segments 2").exit_code == 2);      // only seq1f1b has segments
     CHECK(run_cli("generate seq1f1b -P 4 -M 8 --segments 0").exit_code == 2);
     CHECK(run_cli("generate seq1f1b -P 4 -M 8 -o x.csv").exit_code == 2);       // the CSV cannot hold them
-    // prove and refute take them (below), formula does not: family_spec refuses unless asked with k.
+    // prove, formula and refute take them (below); family_spec refuses seq1f1b unless asked with k.
     std::string why;
     CHECK_FALSE(family_spec("seq1f1b", 4, &why).has_value());
     CHECK(family_spec("seq1f1b", 4, &why, std::nullopt, std::nullopt, 2).has_value());
-    CHECK(run_cli("formula seq1f1b -P 4").exit_code == 2);
+    CHECK(run_cli("formula 1f1b -P 4 --segments 2").exit_code == 2);
     // equiv sees the segments: the same op numbers over 2 segments are other work than over 1.
     const auto dir = pp::test::scratch_dir();
     CHECK(run_cli("generate seq1f1b -P 4 -M 4 --segments 1 -o " + (dir / "seq1.txt").string()).exit_code == 0);
@@ -399,7 +403,7 @@ TEST_CASE("seq1f1b: prove gives the closed forms for every M, and pipeproof-chec
             REQUIRE(m.verdict == Verdict::Proved);
             for (int r = 0; r < P; ++r) CHECK(m.peaks.at(r) == Rational(P - r + k - 1, k));
         }
-    // The CLI scales the costs itself, says so, and the certificate is CHECKED; a symbolic bubble is refused.
+    // The CLI scales the costs itself, says so, and the certificate is CHECKED.
     const auto dir = pp::test::fresh_dir("seq1f1b-certificate");
     const auto cli = run_cli("prove seq1f1b -P 8 --segments 2 --costs F=1,I=1,W=1 --certificate " + dir.string());
     INFO(cli.out << cli.err);
@@ -421,7 +425,6 @@ TEST_CASE("seq1f1b: prove gives the closed forms for every M, and pipeproof-chec
     const auto one = pp::test::fresh_dir("seq1f1b-k1");
     REQUIRE(run_cli("prove seq1f1b -P 3 --segments 1 --costs F=1,I=1,W=1 --certificate " + one.string()).exit_code == 0);
     CHECK(pp::test::run_check(one.string()).exit_code == 0);
-    CHECK(run_cli("prove seq1f1b -P 4").exit_code == 2);                              // symbolic: not carried
     CHECK(run_cli("prove seq1f1b -P 4 --property deadlock-free").exit_code == 0);      // needs no costs
     CHECK(run_cli("prove 1f1b -P 4 --segments 2 --costs F=1,I=1,W=1").exit_code == 2);  // only seq1f1b has segments
 }
@@ -432,7 +435,8 @@ TEST_CASE("seq1f1b: refute states claims in a micro-batch's costs and peaks, for
     INFO(holds.out << holds.err);
     CHECK(holds.exit_code == 0);
     CHECK(holds.out.find("HOLDS") != std::string::npos);
-    CHECK(holds.out.find("(pipeproof prove seq1f1b -P 5 --property bubble-constant: PROVED)") != std::string::npos);
+    CHECK(holds.out.find("(pipeproof prove seq1f1b -P 5 --segments 2 --property bubble-constant: PROVED)") !=
+          std::string::npos);
     // A wrong k in the formula: refuted, with the counterexample in a micro-batch's costs (F=1, B=2: 1.5, not 1).
     const auto wrong = run_cli("refute --claim 'bubble == (P-1)*(F+B)/3' seq1f1b -P 2..4 --segments 2 --costs F=1,I=1,W=1");
     INFO(wrong.out);
@@ -444,4 +448,103 @@ TEST_CASE("seq1f1b: refute states claims in a micro-batch's costs and peaks, for
     CHECK(peak.exit_code == 1);
     CHECK(peak.out.find("peak = 1\n") != std::string::npos);
     CHECK(run_cli("refute --claim 'bubble >= 0' 1f1b -P 2 --segments 2").exit_code == 2);
+}
+
+namespace {
+
+// max over forms (JSON coefficients by letter) at a cost point given by letter.
+Rational max_of_forms(const nlohmann::json& forms, const std::map<std::string, Rational>& point) {
+    std::optional<Rational> best;
+    for (const auto& form : forms) {
+        Rational value(0);
+        for (const auto& [letter, coefficient] : form.at("coefficients").items())
+            value += Rational(coefficient.get<std::int64_t>()) * point.at(letter);
+        if (!best || *best < value) best = value;
+    }
+    REQUIRE(best);
+    return *best;
+}
+
+}  // namespace
+
+TEST_CASE("seq1f1b: prove and formula at symbolic costs speak of a unit, and a micro-batch's bubble is the unit's over k",
+          "[seq1f1b][prove][formula]") {
+    // The prover works on segment units at 1/k of the costs. Its per-unit bubble, and the micro-batch form it prints
+    // beside it, against the simulator run at a micro-batch's costs (an independent path) and the closed form
+    // (P - 1)(F + B)/k at three cost points.
+    const std::vector<std::array<int, 3>> points{{1, 1, 1}, {2, 3, 1}, {5, 1, 4}};
+    for (int P : {2, 3, 5})
+        for (int k : {1, 2, 3}) {
+            const auto out = run_cli(fmt::format("prove seq1f1b -P {} --segments {} --json", P, k));
+            INFO("P=" << P << " k=" << k << "\n" << out.out << out.err);
+            REQUIRE(out.exit_code == 0);
+            const auto j = nlohmann::json::parse(out.out);
+            CHECK(j.at("segments") == k);
+            CHECK(j.contains("bubble_per_microbatch") == (k > 1));
+            for (const auto& [F, I, W] : points) {
+                const std::map<std::string, Rational> unit{{"F", Rational(F, k)}, {"I", Rational(I, k)}, {"W", Rational(W, k)}};
+                const std::map<std::string, Rational> whole{{"F", Rational(F)}, {"I", Rational(I)}, {"W", Rational(W)}};
+                const Rational closed_form(static_cast<std::int64_t>(P - 1) * (F + I + W), k);
+                const Simulation large = simulate(generate(P, 6 * P, k), costs_of(fmt::format("F={},I={},W={}", F, I, W)));
+                CHECK(large.scale.to_units(large.bubble) == closed_form);
+                CHECK(max_of_forms(j.at("bubble_forms"), unit) == closed_form);  // per unit, at a unit's costs
+                if (k > 1) {
+                    const auto& per_microbatch = j.at("bubble_per_microbatch");
+                    CHECK(per_microbatch.at("divisor") == k);
+                    CHECK(max_of_forms(per_microbatch.at("forms"), whole) / Rational(k) == closed_form);
+                }
+            }
+        }
+    const auto text = run_cli("prove seq1f1b -P 4 --segments 3");
+    CHECK(text.exit_code == 0);
+    CHECK(text.out.find("in a micro-batch's costs (F, I, W of a whole micro-batch, comm as it is): bubble = "
+                        "(3*F + 3*I + 3*W)/3\n") != std::string::npos);
+    // The certificate of the per-unit statement is CHECKED, and names k.
+    const auto dir = pp::test::fresh_dir("seq1f1b-symbolic-certificate");
+    REQUIRE(run_cli("prove seq1f1b -P 3 --segments 2 --basis paper --certificate " + dir.string()).exit_code == 0);
+    const auto check = pp::test::run_check(dir.string());
+    INFO(check.out << check.err);
+    CHECK(check.exit_code == 0);
+    CHECK(check.out.find("CHECKED: seq1f1b at P = 3, k = 2 sequence segments") != std::string::npos);
+}
+
+TEST_CASE("seq1f1b: an assumption that ties comm to the op costs is read in a micro-batch's costs", "[seq1f1b][prove]") {
+    // comm == F of a micro-batch is comm == k F of a unit: the counterexample, printed per unit, says comm = 2F, and
+    // the simulator at the micro-batch costs it stands for grows as the proof says (32 every 3 micro-batches from 6).
+    const auto out = run_cli("prove seq1f1b -P 3 --segments 2 --symbolic-comm --assume 'comm == F'");
+    INFO(out.out << out.err);
+    CHECK(out.exit_code == 1);
+    CHECK(out.out.find("cost assumption: comm == F (in a micro-batch's costs)") != std::string::npos);
+    CHECK(out.out.find("result: bubble grows by 32 every 3 blocks") != std::string::npos);
+    CHECK(out.out.find("costs F=2,I=2,W=2,B=4,FB=3,comm=4") != std::string::npos);
+    const Costs whole = costs_of("F=4,I=4,W=4,comm=4");
+    auto bubble_at = [&](int M) {
+        const Simulation s = simulate(generate(3, M, 2), whole);
+        return s.scale.to_units(s.bubble);
+    };
+    CHECK(bubble_at(9) - bubble_at(6) == Rational(32));
+    CHECK(bubble_at(12) - bubble_at(9) == Rational(32));
+    // The same region written per unit (comm == 2F) gives the same verdict: only the letters' scale moved.
+    const auto per_unit = run_cli("prove seq1f1b -P 3 --segments 1 --symbolic-comm --assume 'comm == 2*F'");
+    CHECK(per_unit.exit_code == 1);
+}
+
+TEST_CASE("seq1f1b: formula gives a unit's idle per rank, as the simulator times it", "[seq1f1b][formula]") {
+    const auto out = run_cli("formula seq1f1b -P 3 --segments 2 --json");
+    INFO(out.out << out.err);
+    REQUIRE(out.exit_code == 0);
+    const auto j = nlohmann::json::parse(out.out);
+    CHECK(j.at("segments") == 2);
+    const Simulation s = simulate(generate(3, 12, 2), costs_of("F=2,I=3,W=1"));
+    const std::map<std::string, Rational> unit{{"F", Rational(1)}, {"I", Rational(3, 2)}, {"W", Rational(1, 2)}};
+    for (const auto& rank : j.at("per_rank")) {
+        const auto& pieces = rank.at("idle_by_residue").at(0);
+        REQUIRE(pieces.size() == 1);  // one form everywhere: (P - 1)(F + B) per unit on every rank
+        const int r = rank.at("rank");
+        nlohmann::json forms = nlohmann::json::array({pieces.at(0).at("value")});
+        CHECK(max_of_forms(forms, unit) == s.scale.to_units(s.ranks.at(r).idle));
+    }
+    const auto text = run_cli("formula seq1f1b -P 3 --segments 2");
+    CHECK(text.out.find("(pipeproof prove seq1f1b -P 3 --segments 2 --property bubble-constant)") != std::string::npos);
+    CHECK(text.out.find("every cost and size in the formulas below is per unit") != std::string::npos);
 }
