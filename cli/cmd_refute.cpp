@@ -71,6 +71,45 @@ struct RefuteCommand {
     std::optional<double> memory_budget;  // MB of resident memory, likewise
     std::string basis = "pytorch";
     std::string units = "stage";
+    std::optional<std::string> layout, layer_sizes;  // --layout: uneven stages, at a grid's exact costs
+    std::vector<std::string> layer_costs;
+
+    // Uneven stages: each grid point is one decoder layer's costs, every block runs at its layers' sum and every
+    // stage stashes its layers' share (the claim's costs and peaks in those units). One P: a layout has one block
+    // count.
+    void apply_layout(RefuteOptions& options) const {
+        if (options.symbolic)
+            throw UsageError("--layout needs a --costs grid (one decoder layer's costs): a layout's blocks sum their "
+                             "layers' costs, which the symbolic region cannot name");
+        if (options.p_lo != options.p_hi) throw UsageError("--layout fixes the number of model blocks: give one P");
+        if (chunks.given()) throw UsageError("--layout takes op costs per layer (--costs), not --chunk-costs");
+        if (units == "rank") throw UsageError("--layout gives each block its layers' own costs; --units rank does not apply");
+        if (family_takes_segments(family))
+            throw UsageError(family + " with sequence segments: one cost set per unit, no layout");
+        if (const ScheduleFamily* known = find_family(family); known && known->orders_for_costs)
+            throw UsageError(family + " orders for one cost set shared by every stage; --layout gives each block its own");
+        if (options.grid.find("FB") != std::string::npos || options.grid.find("FI") != std::string::npos)
+            throw UsageError("--layout: a pair runs at the sum of its two ops' layer costs, so the grid gives no FB or FI");
+        std::string why;
+        const auto spec = family_spec(family, options.p_lo, &why, stages_per_rank, group_size);
+        if (!spec) throw UsageError(why);
+        CostInput input;
+        input.layout = layout;
+        input.layer_costs = layer_costs;
+        input.layer_sizes = layer_sizes;
+        input.costs = "F=1,I=1,W=1";  // what parses the layout; each grid point then gives the decoder layer's costs
+        const Schedule sample = spec->generate(spec->m0);
+        (void)input.layout_costs_at(sample, OpCosts{}, Rational(0));  // the layout's blocks against the placement, now
+        options.activations = input.activations(&sample);
+        options.point_costs = [input, sample](const CostPoint& point) {
+            OpCosts decoder;
+            decoder.F = point[static_cast<int>(CostVar::F)];
+            decoder.I = point[static_cast<int>(CostVar::I)];
+            decoder.W = point[static_cast<int>(CostVar::W)];
+            decoder.B = point[static_cast<int>(CostVar::B)];
+            return input.layout_costs_at(sample, decoder, point[static_cast<int>(CostVar::comm)]);
+        };
+    }
 
     int run() {
         start_budget(time_limit, memory_budget, json, kStatusUnknown, "UNDECIDED");
@@ -125,11 +164,18 @@ struct RefuteCommand {
         // A grid names its comm values itself; the region then only keeps its points physical (FB <= F + B, ...).
         options.region = CostRegion::standard(symbolic_comm || !options.symbolic);
         if (chunk_point) options.region = derived_point_region(*chunk_point);  // B may be < I + W (cli/chunk_point.hpp)
+        if (layout || !layer_costs.empty() || layer_sizes) {
+            if (!layout) throw UsageError("--layer-costs and --layer-sizes apply to --layout, which is not given");
+            apply_layout(options);
+        }
         RefuteResult r;
         try {
             for (const auto& text : assume)
                 for (auto& c : parse_constraints(in_parser_letters(text, b))) options.region.add(std::move(c));
             r = refute(family, claim_read, options);
+            if (layout)
+                r.notes.insert(r.notes.begin(), "--layout: the grid's and the claim's costs are one decoder layer's (a "
+                                                "block runs at its layers' sum), peaks count decoder-layer stashes");
         } catch (const ClaimError& e) {
             // The chunk quantities (issue 11) have their own evaluator, reached only by --chunk-costs symbolic;
             // exact --chunk-costs give one cost point for the schedule-level names above.
@@ -237,7 +283,7 @@ struct RefuteCommand {
 Runner add_refute(CLI::App& app) {
     auto cmd = std::make_shared<RefuteCommand>();
     auto* sub = app.add_subcommand("refute", "search for the smallest instance and costs that break a claim");
-    refuse_layout_options(*sub, "its cost regions are in one cost set per stage");
+    add_layout_options(*sub, cmd->layout, cmd->layer_costs, cmd->layer_sizes);
     sub->add_option("--claim", cmd->claim, "the claim, e.g. 'bubble == (P/2-1)*(FB+B-3*W)' or 'bubble(M+2) > bubble(M)'")
         ->required();
     sub->add_option("family", cmd->family, "schedule family (see `pipeproof list`)")->required();

@@ -660,6 +660,16 @@ Costs layout_costs(const Schedule& schedule, const CostInput::ResolvedLayout& re
 
 }  // namespace
 
+Costs CostInput::layout_costs_at(const Schedule& sample, const OpCosts& decoder, const Rational& comm) const {
+    auto resolved = resolved_layout();
+    if (!resolved) throw std::logic_error("layout_costs_at without --layout");
+    resolved->layers.costs[static_cast<int>(LayerKind::Decoder)] = decoder;
+    if (!resolved->layers.costs_given[static_cast<int>(LayerKind::Mtp)])
+        resolved->layers.costs[static_cast<int>(LayerKind::Mtp)] = decoder;
+    resolved->comm = comm;
+    return layout_costs(sample, *resolved);
+}
+
 Costs CostInput::resolve(const Schedule& schedule, bool every_block_exists) const {
     if (rank_units()) {
         // Files hold stage costs (what was timed); rank units scale only what the command line gives.

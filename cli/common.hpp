@@ -135,6 +135,10 @@ struct CostInput {
         Rational comm{0};
     };
     std::optional<ResolvedLayout> resolved_layout() const;
+    // --layout at another decoder layer's costs (a point of refute's grid): every block at its layers' costs, the
+    // decoder layer -- and the MTP layer unless --layer-costs gives it -- at `decoder`, comm as given; the E and L
+    // costs as --layer-costs gives them.
+    Costs layout_costs_at(const Schedule& sample, const OpCosts& decoder, const Rational& comm) const;
     mutable std::optional<ResolvedLayout> layout_cache;  // parsed (and its defaults noted) once per command
     bool memory_limit_flag_given = false;  // verify --memory-limit: a file's own limit is then not used
 };

@@ -23,6 +23,7 @@
 #include "proofs/prove.hpp"
 #include "proofs/symbolic.hpp"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,6 +90,9 @@ struct RefuteOptions {
     // So the claim's F, I, W, B, FB are a rank's costs (a stage's / rank_share), its peaks count 1/P-of-the-model
     // stashes (a stage's count x rank_share), comm is unchanged; the counterexample is reported in the same units.
     Rational rank_share{1};
+    // What the instances are timed at, at a cost point of the grid (in a stage's units): costs_at(point) when empty.
+    // Uneven stages (--layout) give each block its layers' costs, the point being one decoder layer's.
+    std::function<Costs(const CostPoint&)> point_costs;
 };
 
 struct ClaimValue {

@@ -473,6 +473,11 @@ struct PeriodicWindow {
 
 // The prover's periodicity result that closes the search over M: once over the symbolic region, or at
 // every grid point with exact costs (the window is the latest of them, its period the lcm). `why` says what failed.
+// What an instance is timed at, at a grid point (RefuteOptions::point_costs).
+Costs timed_costs(const RefuteOptions& options, const CostPoint& point) {
+    return options.point_costs ? options.point_costs(point) : costs_at(point);
+}
+
 std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const RefuteOptions& options, const CostRegion& region,
                                               const std::vector<CostPoint>& grid, std::string& why) {
     ProveOptions po;
@@ -491,7 +496,7 @@ std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const Refu
     }
     PeriodicWindow window;
     for (const CostPoint& point : grid) {
-        po.costs = costs_at(point);
+        po.costs = timed_costs(options, point);
         const ProofResult pr = prove(spec, po);
         if (pr.verdict != Verdict::Proved) return failed(pr);
         window.t_periodic = std::max(window.t_periodic, pr.t_periodic);
@@ -664,7 +669,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
             } else {
                 point_specs.assign(grid.size(), *spec);
                 for (size_t k = 0; k < grid.size(); ++k)
-                    order_family_for_costs(point_specs[k], costs_at(grid[k]), std::nullopt);
+                    order_family_for_costs(point_specs[k], timed_costs(options, grid[k]), std::nullopt);
                 for (const FamilySpec& s : point_specs) point_insts.emplace_back(s, options.activations, options.model, options.rank_share);
                 if (P == options.p_lo) res.notes.push_back(point_specs.front().order_assumption);
             }
@@ -681,7 +686,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
             std::int64_t counted_at = -1;  // `checked` counts this instance once
             auto found = [&](const CostPoint& point, Instances& inst) {
                 std::vector<ClaimValue> values;
-                ExactEvaluator ev(inst, P, M, costs_at(point), &values);
+                ExactEvaluator ev(inst, P, M, timed_costs(options, point), &values);
                 bool holds = true;
                 try {
                     holds = ev.eval(claim).b;
@@ -696,7 +701,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                 res.costs = point;
                 res.values = values;
                 res.schedule = inst.schedule(M);
-                res.schedule_costs = costs_at(point);
+                res.schedule_costs = timed_costs(options, point);
                 return true;
             };
             if (!options.symbolic) {
@@ -755,7 +760,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                 // The family orders for its costs: Z3 searched its default order, so a counterexample counts only
                 // when the order built for that point breaks the claim too.
                 FamilySpec at = *spec;
-                order_family_for_costs(at, costs_at(point), std::nullopt);
+                order_family_for_costs(at, timed_costs(options, point), std::nullopt);
                 Instances ordered(at, options.activations, options.model, options.rank_share);
                 if (found(point, ordered)) return;
                 res.notes.push_back(fmt::format("P={} M={}: the default order breaks the claim at {}, the order {} builds "

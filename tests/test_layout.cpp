@@ -7,6 +7,7 @@
 #include "model/rational.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -253,8 +254,7 @@ TEST_CASE("layout: refusals name the flag and exit 2", "[layout][cli]") {
     CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 't|t|t|t' --layer-costs Q:F=1").exit_code == 2);
     CHECK(run_cli(base + "--costs F=1,I=1,W=1 --layout 't|t|t|t' --units rank").exit_code == 2);
     CHECK(run_cli("compare 1f1b -P 4 -M 4 --costs F=1,I=1,W=1 --layout 't|t|t|t' --units rank").exit_code == 2);
-    for (const std::string command : {"formula 1f1b -P 4", "refute --claim 'bubble >= 0' 1f1b -P 4",
-                                      "sweep -P 4 -M 4", "plan --gpus 8"}) {
+    for (const std::string command : {"formula 1f1b -P 4", "sweep -P 4 -M 4", "plan --gpus 8"}) {
         auto refused = run_cli(command + " --layout 't|t|t|t'");
         INFO(command);
         CHECK(refused.exit_code == 2);
@@ -342,4 +342,50 @@ TEST_CASE("layout: search optimises a layout as the same instance written out, a
     CHECK(run_cli("verify " + out + flags + " --memory-limit 3").exit_code == 1);
     // A file placement takes its own costs and limit: no layout over them.
     CHECK(run_cli("search --placement " + out + flags).exit_code == 2);
+}
+
+TEST_CASE("layout: refute at a grid's costs, each point one decoder layer's, against the blocks written out",
+          "[layout][refute][cli]") {
+    // 1F1B, P = 2, block 1 twice block 0 ('t|tt'): the claim (M + 1)(F + B) for M = 2..6 at four decoder costs; each
+    // value re-timed here with the per-block costs written out by hand (--stage-costs, not the layout's code).
+    const std::string grid = "F=1..2@1,I=1..2@1,W=1";
+    const auto holds = run_cli("refute --claim 'bubble == (M+1)*(F+B)' 1f1b -P 2 -M 2..6 --costs " + grid + " --layout 't|tt'");
+    INFO(holds.out << holds.err);
+    CHECK(holds.exit_code == 0);
+    CHECK(holds.out.find("HOLDS: no counterexample among 5 instance(s), 20 cost point(s)") != std::string::npos);
+    CHECK(holds.out.find("note: --layout: the grid's and the claim's costs are one decoder layer's") != std::string::npos);
+    for (int F : {1, 2})
+        for (int I : {1, 2})
+            for (int M = 2; M <= 6; ++M) {
+                const auto sim = simulate_json(fmt::format("1f1b -P 2 -M {} --costs F={},I={},W=1 --stage-costs "
+                                                           "1:F={},I={},W=2", M, F, I, 2 * F, 2 * I));
+                INFO("F=" << F << " I=" << I << " M=" << M);
+                CHECK(sim.at("bubble").get<double>() == (M + 1) * (F + I + 1));
+            }
+    const auto wrong = run_cli("refute --claim 'bubble == M*(F+B)' 1f1b -P 2 -M 2..6 --costs " + grid + " --layout 't|tt'");
+    CHECK(wrong.exit_code == 1);
+    CHECK(wrong.out.find("REFUTED: counterexample at P=2, M=2, costs F=1,I=1,W=1") != std::string::npos);
+    CHECK(wrong.out.find("bubble = 9\n") != std::string::npos);
+    // Even layers (E and L cost nothing): 1F1B's (P - 1)(F + B) for every M, through the periodicity proof at each
+    // grid point.
+    const auto every_m = run_cli("refute --claim 'bubble == 3*(F+B)' 1f1b -P 4 --costs F=1..2@1,I=1,W=1 --layout 'Et|t|t|tL'");
+    INFO(every_m.out);
+    CHECK(every_m.exit_code == 0);
+    CHECK(every_m.out.find("covers every M") != std::string::npos);
+    // Peaks count decoder-layer stashes: E = 1 and L = 3 make both stages stash 2 + 2 and 4 (by hand: rank 0 holds
+    // two micro-batches of block Et, rank 1 one of tL).
+    const std::string sized = " 1f1b -P 2 --costs F=1,I=1,W=1 --layout 'Et|tL' --layer-sizes E=1,L=3";
+    CHECK(run_cli("refute --claim 'peak <= 4'" + sized).exit_code == 0);
+    const auto peak = run_cli("refute --claim 'peak <= 3'" + sized);
+    CHECK(peak.exit_code == 1);
+    CHECK(peak.out.find("peak = 4\n") != std::string::npos);
+    // What a layout cannot take here: symbolic costs, a P range, pair costs, segments, a mismatched block count.
+    const std::string claim = "refute --claim 'bubble >= 0' ";
+    CHECK(run_cli(claim + "1f1b -P 4 --layout 't|t|t|t'").err.find("needs a --costs grid") != std::string::npos);
+    CHECK(run_cli(claim + "1f1b -P 2..4 --costs F=1,I=1,W=1 --layout 't|t'").exit_code == 2);
+    CHECK(run_cli(claim + "dualpipe -P 2 --costs F=1,I=1,W=1,FB=2 --layout 't|t|t|t'").exit_code == 2);
+    CHECK(run_cli(claim + "seq1f1b -P 2 --costs F=1,I=1,W=1 --layout 't|t'").exit_code == 2);
+    CHECK(run_cli(claim + "1f1b -P 4 --costs F=1,I=1,W=1 --layout 't|t|t'").err.find("has 3 blocks") != std::string::npos);
+    CHECK(run_cli(claim + "1f1b -P 4 --costs F=1,I=1,W=1 --layer-sizes L=2").exit_code == 2);
+    CHECK(run_cli(claim + "1f1b -P 4 --costs F=1,I=1,W=1 --layout 't|t|t|t' --units rank").exit_code == 2);
 }

@@ -159,6 +159,7 @@ CASES = [
     ("prove", "prove nosuchfamily -P 2 --json", {2}),
     ("prove", "prove interleaved-1f1b -P 2 --group-size 2 --costs F=1,I=1,W=1 --json", {0}),
     ("prove", "prove seq1f1b -P 3 --segments 2 --symbolic-comm --assume 'comm == 0' --json", {0}),
+    ("refute", "refute --claim 'bubble == 3' 1f1b -P 2 -M 2..3 --costs F=1,I=1,W=1 --layout 't|tt' --json", {1}),
     ("formula", "formula 1f1b -P 2 --json", {0}),
     ("formula", "formula seq1f1b -P 3 --segments 3 --json", {0}),
     ("formula", "formula zb-h1 -P 2 --basis paper --json", {0}),
