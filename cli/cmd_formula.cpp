@@ -140,7 +140,7 @@ Runner add_formula(CLI::App& app) {
     sub->add_option("--segments", cmd->segments,
                     "sequence segments per micro-batch k (seq1f1b, default 2; equal segments): the formulas are a segment "
                     "unit's, at 1/k of the costs")
-        ->check(CLI::Range(1, kMaxSegments));
+        ->check(CLI::Range(1, 64));  // as prove's, whose proof the formulas cite
     sub->add_option("--assume", cmd->assume, "extra linear assumption on the costs, e.g. 'FB >= B' (repeatable)");
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     add_basis_option(*sub, cmd->basis);

@@ -186,7 +186,8 @@ struct ProveCommand {
         return numerator;
     }
     static std::string microbatch_bubble_text(const MaxPoly& numerator, int k, const CostRegion& region, Basis basis) {
-        return fmt::format("({})/{}", numerator.str(region, basis), k);
+        const std::string text = numerator.str(region, basis);
+        return text == "0" ? text : fmt::format("({})/{}", text, k);
     }
 
     int run() {
@@ -228,6 +229,10 @@ struct ProveCommand {
         input.layer_costs = layer_costs;
         input.layer_sizes = layer_sizes;
         options.activations = input.activations();
+        // Nothing ignored silently: assumptions cut the symbolic region, which exact costs do not have.
+        if (!assume.empty() && (layout || chunks.given() || (costs && *costs != "symbolic")))
+            throw UsageError("--assume cuts the symbolic cost region; with exact costs (--costs, --layout, --chunk-costs) "
+                             "there is none (drop --assume, or --costs for symbolic costs)");
         if (layout) {
             apply_layout(input, *spec, options);
         } else if (chunks.given()) {  // issue 11: exact op costs derived from chunk costs
@@ -317,7 +322,7 @@ struct ProveCommand {
                 const auto at = text.find("\nassumptions");
                 const MaxPoly numerator = microbatch_numerator(*result.bubble_symbolic, spec->segments);
                 text.insert(at == std::string::npos ? text.size() : at + 1,
-                            fmt::format("in a micro-batch's costs (F, I, W of a whole micro-batch, comm as it is): bubble = "
+                            fmt::format("in a micro-batch's costs (each letter a whole micro-batch's, comm as it is): bubble = "
                                         "{}\n",
                                         microbatch_bubble_text(numerator, spec->segments, *options.region, b)));
             }

@@ -116,6 +116,24 @@ json word_json(const CertificateWord& w) {
     return {{"m_origin", w.m_origin}, {"step", w.step}, {"delta", w.delta}, {"ranks", ranks}};
 }
 
+// A zone word: per rank its fixed parts (slots, and the end-anchored ops as [slot, op] pairs) and its zones' blocks.
+json zone_word_json(const CertificateZoneWord& w) {
+    json ranks = json::array();
+    for (size_t r = 0; r < w.fixed.size(); ++r) {
+        json fixed = json::array(), zones = json::array();
+        for (size_t part = 0; part < w.fixed[r].size(); ++part) {
+            json anchored = json::array();
+            for (size_t k = 0; k < w.end_anchored[r][part].size(); ++k)
+                for (int op = 0; op < 2; ++op)
+                    if (w.end_anchored[r][part][k][op]) anchored.push_back({k, op});
+            fixed.push_back({{"slots", slots_text(w.fixed[r][part])}, {"end_anchored", anchored}});
+        }
+        for (const auto& block : w.block[r]) zones.push_back(slots_text(block));
+        ranks.push_back({{"fixed", fixed}, {"zones", zones}});
+    }
+    return {{"m_origin", w.m_origin}, {"step", w.step}, {"delta", w.delta}, {"direction", w.direction}, {"ranks", ranks}};
+}
+
 // "send 1F3 to 2" (the activation of F at stage 1, micro-batch 3), "recv 2B3@1 from 3" (the input gradient of a
 // backward at stage 2 of pipeline 1): the tensor named by the op that computes it.
 std::string p2p_text(const P2POp& op) {
@@ -149,6 +167,7 @@ json program_json(const CertificateProgram& p) {
 std::string certificate_json_text(const Certificate& c) {
     json j = {{"format", kFormatName}, {"version", c.version}, {"tool", c.tool}, {"command", c.command}, {"claim", claim_json(c)}};
     j["word"] = c.word ? word_json(*c.word) : json(nullptr);
+    if (c.zone_word) j["zone_word"] = zone_word_json(*c.zone_word);
     if (c.program) j["program"] = program_json(*c.program);
     j["potentials"] = c.potentials ? json{{"T", c.potentials->T},
                                           {"sigma", c.potentials->sigma},
@@ -507,6 +526,48 @@ CertificateWord read_word(const Reader& in, const json& w) {
     return word;
 }
 
+CertificateZoneWord read_zone_word(const Reader& in, const json& w) {
+    CertificateZoneWord word;
+    word.m_origin = in.integer(w, "zone_word", "m_origin", 1);
+    word.step = in.integer(w, "zone_word", "step", 1);
+    word.delta = in.integers(in.field(w, "zone_word", "delta"), "zone_word.delta", 0);
+    word.direction = in.integers(in.field(w, "zone_word", "direction"), "zone_word.direction", -1);
+    for (int d : word.direction)
+        if (d != 1 && d != -1) in.fail("zone_word.direction", "expected +1 (ascending) or -1 (descending) per zone");
+    const json& ranks = in.field(w, "zone_word", "ranks");
+    if (!ranks.is_array() || ranks.empty()) in.fail("zone_word.ranks", "expected a non-empty array");
+    for (size_t r = 0; r < ranks.size(); ++r) {
+        const std::string path = fmt::format("zone_word.ranks[{}]", r);
+        const json& fixed = in.field(ranks[r], path, "fixed");
+        const json& zones = in.field(ranks[r], path, "zones");
+        if (!fixed.is_array() || !zones.is_array()) in.fail(path, "expected arrays fixed and zones");
+        word.fixed.emplace_back();
+        word.end_anchored.emplace_back();
+        word.block.emplace_back();
+        for (size_t part = 0; part < fixed.size(); ++part) {
+            const std::string at = fmt::format("{}.fixed[{}]", path, part);
+            std::vector<Slot> slots = in.slots(in.text(fixed[part], at, "slots"), at + ".slots");
+            std::vector<std::array<bool, 2>> anchored(slots.size(), {false, false});
+            const json& marks = in.field(fixed[part], at, "end_anchored");
+            if (!marks.is_array()) in.fail(at + ".end_anchored", "expected an array of [slot, op] pairs");
+            for (size_t k = 0; k < marks.size(); ++k) {
+                const std::vector<int> mark = in.integers(marks[k], fmt::format("{}.end_anchored[{}]", at, k), 0);
+                if (mark.size() != 2 || mark[0] >= static_cast<int>(slots.size()) || mark[1] >= slots[mark[0]].count)
+                    in.fail(fmt::format("{}.end_anchored[{}]", at, k), "expected [slot, op] naming an op of this part");
+                anchored[mark[0]][mark[1]] = true;
+            }
+            word.fixed.back().push_back(std::move(slots));
+            word.end_anchored.back().push_back(std::move(anchored));
+        }
+        for (size_t z = 0; z < zones.size(); ++z) {
+            const std::string at = fmt::format("{}.zones[{}]", path, z);
+            if (!zones[z].is_string()) in.fail(at, "expected a string of slots");
+            word.block.back().push_back(in.slots(zones[z].get<std::string>(), at));
+        }
+    }
+    return word;
+}
+
 CertificateProgram read_program(const Reader& in, const json& p) {
     CertificateProgram program;
     program.delta = in.integers(in.field(p, "program", "delta"), "program.delta", 0);
@@ -542,6 +603,7 @@ Certificate parse_certificate(const std::string& text, const std::string& file_n
     read_claim(in, j, c);
     if (const json& w = in.field(j, "", "word"); !w.is_null()) c.word = read_word(in, w);
     if (j.contains("program") && !j["program"].is_null()) c.program = read_program(in, j["program"]);
+    if (j.contains("zone_word") && !j["zone_word"].is_null()) c.zone_word = read_zone_word(in, j["zone_word"]);
     if (const json& p = in.field(j, "", "potentials"); !p.is_null()) {
         CertificatePotentials pot;
         pot.T = in.integer(p, "potentials", "T");

@@ -13,6 +13,8 @@
 //                   is a linear form and the region's constraints are in the claim
 //   the statement   bubble(M) = value for every admissible M >= from_m, the values below (at symbolic costs
 //                   max-plus polynomials: the max of linear forms); or the peaks
+//   the zone word   instead of the word for GPipe and Looped BFS: fixed parts and zones per rank (§1b); their
+//                   timing (§4b) is not carried yet
 //   the program     batched timing only: each rank's communication batches as a periodic word beside the slot
 //                   word (proofs/method.md §2b)
 //   obligations     SMT-LIB2 files, each expected unsat (re-run by the checker with z3 and cvc5)
@@ -51,6 +53,21 @@ struct CertificateWord {
     int step = 1;            // M(t) = m_origin + step * t
     std::vector<int> delta;  // per pipeline: how much one block raises its micro-batch indices
     std::vector<std::vector<Slot>> prefix, block, suffix;  // per rank; block as at j = 0, suffix as at t = 0
+};
+
+// A zone word (GPipe, Looped BFS: proofs/method.md §1b): rank r's order for t blocks is
+//     fixed[r][0] . zone_0(0..t-1) . fixed[r][1] . ... . zone_{K-1}(0..t-1) . fixed[r][K]
+// where block j of an ascending zone (direction +1) raises pipeline p's micro-batch indices by j*delta[p], of a
+// descending one (-1) by (t-1-j)*delta[p], and an end-anchored op of a fixed part by t*delta[p]; M(t) = m_origin +
+// step t.
+struct CertificateZoneWord {
+    int m_origin = 0;
+    int step = 1;
+    std::vector<int> delta;      // per pipeline
+    std::vector<int> direction;  // per zone
+    std::vector<std::vector<std::vector<Slot>>> fixed;                        // [rank][part 0..K]
+    std::vector<std::vector<std::vector<std::array<bool, 2>>>> end_anchored;  // [rank][part][slot]: per op of the slot
+    std::vector<std::vector<std::vector<Slot>>> block;                        // [rank][zone 0..K-1], at raise 0
 };
 
 // Batched timing (timing_model "batched"): each rank's communication program, one batch per step, as a periodic
@@ -134,6 +151,7 @@ struct Certificate {
     std::string structure_lemma;         // why the generator is the word for every M (proofs/method.md A1)
     std::optional<CertificateStructureCheck> structure_check;  // set when that is a finite check, re-run by the checker
     std::optional<CertificateWord> word;
+    std::optional<CertificateZoneWord> zone_word;  // instead of `word` for the families whose order grows in zones
     std::optional<CertificateProgram> program;  // batched timing only
     std::optional<CertificatePotentials> potentials;
     std::optional<CertificateWindow> window;

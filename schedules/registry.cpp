@@ -158,7 +158,7 @@ const std::vector<ScheduleFamily>& schedule_families() {
         {"seq1f1b", "Seq1F1B: 1F1B over k sequence segments per micro-batch (forwards in segment order, backwards in "
                     "reverse); ops number segment units m*k + j, each at 1/k of the costs and stash",
          "P, M; k (--segments, default 2)",
-         "P >= 1, M >= 1, k >= 1 (k = 1 is 1F1B); equal segments unless --segment-costs gives their shares (attention=A: causal attention's growth); prove: M >= ceil((P-2+k)/k), equal segments, exact costs for the bubble",
+         "P >= 1, M >= 1, k >= 1 (k = 1 is 1F1B); equal segments unless --segment-costs gives their shares (attention=A: causal attention's growth); prove: M >= ceil((P-2+k)/k), equal segments, a unit's costs (1/k of a micro-batch's)",
          "sail-sg/zero-bubble-pipeline-parallelism@39f2c186 seq1f1b.py; thunlp/Seq1F1B@68934661 (identical orders)",
          named("seq1f1b", generate_seq1f1b)},
         };

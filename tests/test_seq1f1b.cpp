@@ -497,8 +497,12 @@ TEST_CASE("seq1f1b: prove and formula at symbolic costs speak of a unit, and a m
         }
     const auto text = run_cli("prove seq1f1b -P 4 --segments 3");
     CHECK(text.exit_code == 0);
-    CHECK(text.out.find("in a micro-batch's costs (F, I, W of a whole micro-batch, comm as it is): bubble = "
+    CHECK(text.out.find("in a micro-batch's costs (each letter a whole micro-batch's, comm as it is): bubble = "
                         "(3*F + 3*I + 3*W)/3\n") != std::string::npos);
+    CHECK(run_cli("prove seq1f1b -P 1 --segments 3").out.find("comm as it is): bubble = 0\n") != std::string::npos);
+    // Exact costs have no region for an assumption to cut: refused, not ignored.
+    CHECK(run_cli("prove seq1f1b -P 3 --segments 2 --costs F=3,I=1,W=1 --assume 'F >= 4'").exit_code == 2);
+    CHECK(run_cli("formula seq1f1b -P 3 --segments 65").exit_code == 2);  // beyond what prove, which it cites, takes
     // The certificate of the per-unit statement is CHECKED, and names k.
     const auto dir = pp::test::fresh_dir("seq1f1b-symbolic-certificate");
     REQUIRE(run_cli("prove seq1f1b -P 3 --segments 2 --basis paper --certificate " + dir.string()).exit_code == 0);
