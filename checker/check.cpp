@@ -34,6 +34,12 @@ public:
         : c_(c), dir_(dir), options_(options) {}
 
     CheckReport run() {
+        if (c_.zone_word)
+            return log_.run([&] {
+                step("claim", [&] { return zone_claim(); });
+                step("zone word", [&] { return check_zone_word(c_); });
+                step("zone timing", [&] { return not_carried(); });
+            });
         return log_.run([&] {
             step("claim", [&] { return claim(); });
             step("shape", [&] { return shape(); });
@@ -66,16 +72,35 @@ private:
         log_.step(name, std::forward<F>(body));
     }
 
-    std::string claim() {
+    void require_proved_and_known() const {
         if (c_.verdict != "PROVED") reject("claim", "the certificate's verdict is '" + c_.verdict + "', not PROVED");
         if (c_.property != "bubble-constant" && c_.property != "memory-bound" && c_.property != "deadlock-free" &&
             c_.property != "dependencies")
             reject("claim", "unknown property '" + c_.property + "'");
-        if (!c_.not_carried.empty()) {
-            std::string what;
-            for (const auto& n : c_.not_carried) what += (what.empty() ? "" : "; ") + n;
-            reject("claim", "NOT CHECKED: the certificate does not carry every step of the proof: " + what);
-        }
+    }
+
+    // The steps the certificate says it does not carry: NOT CHECKED, at the step named.
+    std::string not_carried(const std::string& step = "zone timing") const {
+        if (c_.not_carried.empty()) return "every step carried";
+        std::string what;
+        for (const auto& n : c_.not_carried) what += (what.empty() ? "" : "; ") + n;
+        reject(step, "NOT CHECKED: the certificate does not carry every step of the proof: " + what);
+    }
+
+    // A zone word's certificate: its order is checked (step `zone word`); its timing is not carried yet, so the
+    // certificate must say so.
+    std::string zone_claim() {
+        require_proved_and_known();
+        if (c_.word) reject("claim", "both a periodic word and a zone word");
+        if (c_.not_carried.empty())
+            reject("claim", "a zone word's certificate carries no timing, but names no step it does not carry");
+        return fmt::format("{} of {} at P = {}{}: {}", c_.property, c_.family, c_.ranks,
+                           c_.stages_per_rank ? fmt::format(", V = {}", *c_.stages_per_rank) : "", c_.statement);
+    }
+
+    std::string claim() {
+        require_proved_and_known();
+        if (!c_.not_carried.empty()) not_carried("claim");
         if (c_.timing_model != "dataflow" && c_.timing_model != "batched")
             reject("claim", "unknown timing model '" + c_.timing_model + "'");
         if ((c_.timing_model == "batched") != c_.program.has_value())

@@ -10,6 +10,9 @@
 //
 //   check.cpp        the order of the steps, the report
 //   word.cpp         the word's instances, compared with the generator's (Lemma 1's horizon)
+//   zone_word.cpp    a zone word against the family's zone program and generator (positions, affine indices)
+//   step_program.cpp Lemma 2 on the family's step program, run by the checker's own interpreter
+//   batched.cpp      batched timing: the program word, its consistency and the batched graph
 //   graph.cpp        each instance's dependency graph, acyclicity, exact timing
 //   structure.cpp    stability T0, the potentials edge by edge, the numbers derived from them
 //   statement.cpp    the window, the base cases and the bubble statement; the activation peaks

@@ -55,6 +55,13 @@ Schedule word_instance(const Certificate& c, const Placement& base, int t);
 // or not the certificate names the check (when it does, it must name this one). Returns what was checked.
 std::string check_step_program(const Certificate& c, const Placement& base);
 
+// ---- zone_word.cpp
+
+// The certificate's zone word against the family's zone program and its generator (proofs/method.md §1b): the
+// program's output positions are the word's, and the two agree slot for slot on enough instances that the affine
+// micro-batch indices of both are one for every t. Returns what was checked.
+std::string check_zone_word(const Certificate& c);
+
 // ---- graph.cpp
 
 struct Pred {

@@ -125,6 +125,7 @@ cert 1f1b-exact 1f1b -P 2 --costs F=1,I=1,W=1
 cert 1f1b-symbolic 1f1b -P 2
 cert dualpipev-exact dualpipev -P 2 --costs F=1,I=1,W=1
 cert gpipe-exact gpipe -P 2 --costs F=1,I=1,W=1
+cert looped-bfs-symbolic looped-bfs -P 2 -V 2
 cert zb-h1-exact zb-h1 -P 3 --costs F=1,I=1,W=1
 cert dualpipe-batched dualpipe -P 2 --model batched --costs F=1,I=1,W=1,FB=3/2
 cert seq1f1b-exact seq1f1b -P 2 --segments 2 --costs F=1,I=1,W=1

@@ -169,9 +169,10 @@ ProofResult& Prover::run() {
                                   " (a slot starts when its rank is free and its inputs have arrived; a cross-rank "
                                   "dependency adds comm)");
     if (family.zones) {
+        record_zone_word();
         if (batched()) res.certificate.not_carried.push_back("batched timing of a zone word");
-        res.certificate.not_carried.push_back("a zone word (an order growing in several places per rank: proofs/method.md "
-                                              "§1b, §4b), which certificate version 1 does not carry");
+        res.certificate.not_carried.push_back("the timing of a zone word (per-zone windows, their chaining and the long "
+                                              "edges: proofs/method.md §4b), which certificate version 1 does not carry");
         if (batched()) return prove_zone_batched();
         if (options.property == Property::BubbleConstant && !batched() &&
             (!options.costs || options.costs->per_block.empty()))
@@ -263,6 +264,29 @@ Counterexample Prover::bubble_counterexample(int a, const Rational& at_a, int b,
     cx.what = fmt::format("bubble({}) = {} but bubble({}) = {}", M(a), format_rational(at_a), M(b), format_rational(at_b));
     cx.schedule = schedule;
     return cx;
+}
+
+void Prover::record_zone_word() {
+    const FamilyZoneWord& f = *family.zones;
+    CertificateZoneWord w;
+    w.m_origin = f.m0;
+    w.step = f.step;
+    w.delta = f.word.delta;
+    w.direction = f.word.direction;
+    w.block = f.word.block;
+    for (const auto& parts : f.word.fixed) {
+        w.fixed.emplace_back();
+        w.end_anchored.emplace_back();
+        for (const auto& part : parts) {
+            w.fixed.back().emplace_back();
+            w.end_anchored.back().emplace_back();
+            for (const ZoneSlot& z : part) {
+                w.fixed.back().back().push_back(z.slot);
+                w.end_anchored.back().back().push_back(z.end_anchored);
+            }
+        }
+    }
+    res.certificate.zone_word = std::move(w);
 }
 
 void Prover::record_word() {

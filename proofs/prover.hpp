@@ -142,7 +142,8 @@ struct Prover {
 
     // ----- phase 1: periodic word (prover_word.cpp)
     bool establish_word();
-    void record_word();  // the word, into the certificate (prover.cpp)
+    void record_word();       // the word, into the certificate (prover.cpp)
+    void record_zone_word();  // the zone word, into the certificate (prover.cpp)
     bool batched_comm_may_be_positive() const;
     bool establish_batched();
     bool check_batched_classes(int up_to);

@@ -176,7 +176,9 @@ TEST_CASE("every PROVED of the catalogue is CHECKED by pipeproof-check, or names
                 ++checked;
             } else {
                 CHECK(check.exit_code == 1);
-                CHECK_THAT(check.out, Catch::Contains("NOT CHECKED: claim: NOT CHECKED: the certificate does not carry"));
+                // Only zone words' timing is left out of version 1: their order is checked first.
+                CHECK_THAT(check.out, Catch::Contains("ok     zone word"));
+                CHECK_THAT(check.out, Catch::Contains("NOT CHECKED: zone timing: NOT CHECKED: the certificate does not carry"));
                 ++not_carried;
             }
         }
