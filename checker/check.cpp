@@ -94,6 +94,9 @@ private:
     std::string zone_claim() {
         require_proved_and_known();
         if (c_.word) reject("claim", "both a periodic word and a zone word");
+        if (c_.timing_model != "dataflow" && c_.timing_model != "batched")
+            reject("claim", "unknown timing model '" + c_.timing_model + "'");
+        if (c_.program) reject("claim", "a communication program beside a zone word (version 1 carries none for it)");
         if (c_.not_carried.empty())
             reject("claim", "a zone word's certificate carries no timing, but names no step it does not carry");
         return fmt::format("{} of {} at P = {}{}: {}", c_.property, c_.family, c_.ranks,
@@ -230,7 +233,7 @@ private:
     // Symbolic costs: the cone every comparison is made on, from the constraints as stated.
     std::string region() {
         cone_ = cone_of(c_.region_constraints, "region");
-        const CertificatePoint inside = point_inside(cone_, "region");
+        const CertificatePoint inside = point_inside(cone_, "region", c_.region_point);
         std::string rays;
         for (const auto& ray : cone_.rays) {
             std::string one;

@@ -123,7 +123,11 @@ RayValues Cone::values(const CertificateForm& form) const {
 // The sum of the rays lies in the relative interior of the cone, so every homogeneous constraint that is not an
 // equality on the whole cone is strict there; scaled up or down, it may meet the constant terms as well. A point that
 // satisfies every constraint exactly shows the region is not empty (a claim over an empty region says nothing).
-CertificatePoint point_inside(const Cone& cone, const std::string& step) {
+CertificatePoint point_inside(const Cone& cone, const std::string& step, const std::optional<CertificatePoint>& given) {
+    if (given) {
+        if (!cone.contains(*given)) reject(step, "the certificate's point of the region does not satisfy its constraints");
+        return *given;
+    }
     CertificatePoint sum{};
     for (const auto& ray : cone.rays)
         for (int k = 0; k < kVars; ++k) sum[k] += Rational(ray[k]);

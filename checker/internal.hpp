@@ -173,8 +173,9 @@ struct Cone {
     bool contains(const CertificatePoint& point) const;                  // every constraint, exactly
 };
 Cone cone_of(const std::vector<CertificateConstraint>& constraints, const std::string& step);
-// A point satisfying every constraint exactly (rejects when none is found: the region may be empty).
-CertificatePoint point_inside(const Cone& cone, const std::string& step);
+// A point satisfying every constraint exactly: the certificate's (`given`, tested against every constraint), else
+// one found by scaling the sum of the rays; rejects at `step` when there is none.
+CertificatePoint point_inside(const Cone& cone, const std::string& step, const std::optional<CertificatePoint>& given);
 
 // ---- maxplus.cpp
 

@@ -26,6 +26,7 @@ namespace {
 constexpr const char* kStep = "zone word";
 constexpr int kSampleBlocks = 4;         // t = 0..4 covers (1, 0), (2, 0), (2, 1) and t = 0, 1, with margin
 constexpr long long kMaxZoneSlots = 20'000'000;
+constexpr int kMaxDelta = 1 << 20;  // with t <= kSampleBlocks, micro-batch counts stay far inside an int
 
 // Where a slot of an instance sits: slot `index` of fixed part `part`, or of block j of zone `zone`.
 struct Position {
@@ -55,7 +56,7 @@ void require_shape(const Certificate& c, const CertificateZoneWord& w, const Pla
     if (static_cast<int>(w.delta.size()) != base.pipeline_count())
         reject(kStep, fmt::format("{} deltas for {} pipelines", w.delta.size(), base.pipeline_count()));
     for (int d : w.delta)
-        if (d < 1) reject(kStep, "a pipeline that does not grow (delta < 1)");
+        if (d < 1 || d > kMaxDelta) reject(kStep, fmt::format("a delta of {} (a pipeline grows by 1..{} per block)", d, kMaxDelta));
     if (w.step != c.family_step) reject(kStep, "the zone word's step is not the family's");
     if (w.m_origin < c.family_m0 || (w.m_origin - c.family_m0) % c.family_step != 0)
         reject(kStep, fmt::format("the zone word's origin M = {} is not an admissible M", w.m_origin));
@@ -162,6 +163,8 @@ std::string check_zone_word(const Certificate& c) {
     const CertificateZoneWord& w = *c.zone_word;
     const ScheduleFamily* family = find_family(c.family);
     if (!family || !family->zone_program) reject(kStep, c.family + " has no zone program");
+    // The generator's instance first: it refuses a size past the checker's limit before the program (as large) is built.
+    const Placement base = generate(c, w.m_origin).placement;
     FamilyStepProgram program;
     try {
         GenerateParams params{c.ranks, w.m_origin, c.stages_per_rank};
@@ -176,7 +179,6 @@ std::string check_zone_word(const Certificate& c) {
     if (static_cast<int>(program.ranks.size()) != c.ranks)
         reject(kStep, fmt::format("the program has {} ranks, the certificate {}", program.ranks.size(), c.ranks));
     for (int r = 0; r < c.ranks; ++r) require_zone_program(program.ranks[r], r);
-    const Placement base = generate(c, w.m_origin).placement;
     require_shape(c, w, base);
     for (int t = 0; t <= kSampleBlocks; ++t) {
         const int m = w.m_origin + w.step * t;

@@ -89,6 +89,7 @@ json claim_json(const Certificate& c) {
                   {"structure_lemma", c.structure_lemma},
                   {"region", c.region},
                   {"region_constraints", constraints_json(c.region_constraints)}};
+    if (c.region_point) claim["region_point"] = point_json(*c.region_point);
     claim["costs"] = c.costs ? json(format_costs(*c.costs)) : json(nullptr);
     claim["ordered_for_costs"] = c.ordered_for_costs;
     claim["ordered_for_sizes"] = c.ordered_for_sizes ? json(format_activation_sizes(*c.ordered_for_sizes)) : json(nullptr);
@@ -495,6 +496,8 @@ void read_claim(const Reader& in, const json& j, Certificate& c) {
             c.region_constraints.push_back(std::move(row));
         }
     }
+    if (claim.contains("region_point") && !claim["region_point"].is_null())  // optional in version 1
+        c.region_point = in.point(claim["region_point"], "claim.region_point");
     if (!in.field(claim, "claim", "costs").is_null()) c.costs = costs_of(in, claim);
     const json& ordered = in.field(claim, "claim", "ordered_for_costs");
     if (!ordered.is_boolean()) in.fail("claim.ordered_for_costs", "expected true or false");

@@ -142,6 +142,9 @@ struct Certificate {
     std::optional<Costs> costs;          // exact costs; none: symbolic over `region`
     std::vector<std::string> region;     // the symbolic region's constraints, as printed
     std::vector<CertificateConstraint> region_constraints;  // the same, as numbers (symbolic costs)
+    // Symbolic costs: a point of the region, the witness that it is not empty (a claim over an empty region says
+    // nothing); the checker tests it against every constraint exactly. Optional: without it the checker looks for one.
+    std::optional<CertificatePoint> region_point;
     ActivationModel activations{};
     // A family whose order depends on the costs (v-zb) is generated for `costs` and, when given, these sizes.
     bool ordered_for_costs = false;

@@ -1,6 +1,7 @@
 // The claim of a certificate and the obligations it names (model/certificate.hpp): the phases fill the word, the
 // potentials, the window and the peaks as they establish them; what the proof as a whole proved is added here.
 #include "proofs/prove.hpp"
+#include "proofs/prover.hpp"
 #include "proofs/smt.hpp"
 #include "schedules/registry.hpp"
 
@@ -58,6 +59,9 @@ Certificate finish_certificate(const ProofResult& result, const FamilySpec& fami
         const CostRegion region = options.region ? *options.region : CostRegion::standard(false);
         c.region = region.describe();
         c.region_constraints = constraints_of(region);
+        CostRegion finished = region;
+        if (finished.rays.empty()) finished.finish();
+        if (const auto inside = region_point(finished, {})) c.region_point = *inside;
     }
     c.activations = options.activations;
     const ScheduleFamily* generator = find_family(family.name);

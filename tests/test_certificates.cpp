@@ -86,6 +86,22 @@ TEST_CASE("certificates: the bubble at symbolic costs, CHECKED over the region",
     require_checked("zb-h2 -P 4 --symbolic-comm --assume 'F >= W + comm' --assume 'I >= 2*W + comm'", "symbolic-zb-h2-comm");
 }
 
+TEST_CASE("certificates: a region bounded by constants carries its point, which the checker tests", "[certificate]") {
+    // F >= 3 and W <= 2: no multiple of the rays' sum meets both, so the region's point comes from the prover (a
+    // witness the checker tests against every constraint exactly).
+    require_checked("1f1b -P 5 --assume 'F >= 3' --assume 'W <= 2'", "region-constants-1f1b");
+    require_checked("seq1f1b -P 5 --segments 2 --assume 'F >= 3' --assume 'W <= 2'", "region-constants-seq1f1b");
+    const fs::path good = fresh_dir("region-constants");
+    REQUIRE(run_cli("prove 1f1b -P 3 --assume 'F >= 3' --assume 'W <= 2' --certificate " + good.string()).exit_code == 0);
+    const auto point = pp::test::certificate_of(good)["claim"]["region_point"];
+    INFO(point.dump());
+    CHECK(pp::parse_rational(point["F"].get<std::string>()).value_or(pp::Rational(0)) >= pp::Rational(3));
+    CHECK(pp::parse_rational(point["W"].get<std::string>()).value_or(pp::Rational(3)) <= pp::Rational(2));
+    // A point outside the region (F = 1 < 3) is no witness.
+    require_rejected(corrupted(good, "region-point-outside", [](nlohmann::json& j) { j["claim"]["region_point"]["F"] = "1"; }),
+                     "region");
+}
+
 TEST_CASE("certificates: what version 1 does not carry is NOT CHECKED, and only a PROVED has a certificate",
           "[certificate]") {
     // GPipe's zone word: its order is checked, its timing (proofs/method.md §4b) not carried.
