@@ -36,6 +36,7 @@ nlohmann::json option_json(const plan::PlanOption& o) {
             {"ranks", o.pp},  // the pipeline-parallel degree: ranks of one pipeline
             {"dp", o.dp},
             {"stages_per_rank", o.stages_per_rank ? nlohmann::json(*o.stages_per_rank) : nlohmann::json(nullptr)},
+            {"segments", o.segments},
             {"microbatches", o.microbatches},
             {"requested_microbatches", o.requested_microbatches ? nlohmann::json(*o.requested_microbatches) : nlohmann::json(nullptr)},
             {"copies", o.copies},

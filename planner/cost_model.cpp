@@ -58,7 +58,7 @@ ChunkCosts chunk_costs(const PlanRequest& request, int pp, int blocks_total) {
 ChunkCosts per_layer_costs(const PlanRequest& request) { return chunk_costs(request, 1, request.model.layers); }
 
 GradientReduce gradient_reduce(const PlanRequest& request, const ParameterMemory& params, int data_parallel,
-                               const ChunkCosts& chunk) {
+                               const ChunkCosts& chunk, int segments) {
     const TrainingSpec& t = request.training;
     const auto ring = [&](double parameters, int replicas) {
         if (replicas <= 1) return 0.0;
@@ -68,7 +68,7 @@ GradientReduce gradient_reduce(const PlanRequest& request, const ParameterMemory
     };
     GradientReduce reduce;
     reduce.seconds = ring(params.dense, data_parallel) + ring(params.experts, std::max(1, data_parallel * t.tp / t.ep));
-    reduce.hidden = std::min(reduce.seconds, chunk.I + chunk.W);
+    reduce.hidden = std::min(reduce.seconds, (chunk.I + chunk.W) / std::max(segments, 1));
     return reduce;
 }
 

@@ -45,8 +45,9 @@ struct GradientReduce {
     double exposed() const { return seconds > hidden ? seconds - hidden : 0; }
 };
 
+// The all-reduce hides under the last backward: with sequence segments, the last segment's, 1/segments of it.
 GradientReduce gradient_reduce(const PlanRequest& request, const ParameterMemory& params, int data_parallel,
-                               const ChunkCosts& chunk);
+                               const ChunkCosts& chunk, int segments = 1);
 
 // Costs for the simulator in microseconds (exact to 0.1 us). overlapped_pairs: the family runs F&B pairs.
 Costs simulator_costs(const ChunkCosts& chunk, bool overlapped_pairs);

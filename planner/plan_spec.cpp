@@ -177,7 +177,8 @@ const std::vector<Setting>& settings() {
              c.layers = whole(k, v);
              r.training.chunk = c;
          }},
-        {"families", "schedule families to consider, comma separated (default: every family of `pipeproof list` but seq1f1b)",
+        {"families", "schedule families to consider, comma separated (default: every family of `pipeproof list` but seq1f1b, "
+         "priced only when named: k = 2, no efficiency lost by its shorter kernels)",
          [](PlanRequest& r, auto k, auto v) {
              r.families = words(v);
              if (r.families.empty()) bad(k, v, "a list of families");
@@ -274,7 +275,7 @@ std::vector<std::string> candidate_families(const PlanRequest& request) {
     std::vector<std::string> out;
     if (request.families.empty()) {
         for (const ScheduleFamily& family : schedule_families())
-            // Not a candidate: the plan's cost model prices whole micro-batches (planner.cpp says so when it is named).
+            // Priced only when named: the plan does not model the efficiency its shorter kernels lose (docs/planner.md).
             if (!family_takes_segments(family.name)) out.push_back(family.name);
     } else {
         out = request.families;

@@ -88,9 +88,13 @@ PlanOption evaluate(const PlanRequest& r, const Candidate& c, const Schedule& sc
     o.copies = copies.empty() ? 1 : *std::max_element(copies.begin(), copies.end());
 
     o.chunk = chunk_costs(r, c.pp, o.blocks);
-    const Costs costs = uses_chunk_model(r)
-                            ? derive_chunk_table(component_costs(r, c.pp, o.blocks), PatternSpec{}).costs()  // us, as below
-                            : simulator_costs(o.chunk, has_pairs(schedule));
+    o.segments = schedule.segments;
+    Costs costs = uses_chunk_model(r)
+                      ? derive_chunk_table(component_costs(r, c.pp, o.blocks), PatternSpec{}).costs()  // us, as below
+                      : simulator_costs(o.chunk, has_pairs(schedule));
+    // Sequence segments: the simulator runs each unit at 1/k of the op costs and stash; a hop carries 1/k of the
+    // tokens, and the hop's time is its bytes over the link.
+    costs.comm = costs.comm / Rational(o.segments);
     const Simulation sim = simulate(schedule, costs);
     const double seconds_per_tick = 1e-6 / static_cast<double>(sim.scale.ticks_per_unit);  // costs are in us
     o.makespan_seconds = static_cast<double>(sim.makespan) * seconds_per_tick;
@@ -98,7 +102,7 @@ PlanOption evaluate(const PlanRequest& r, const Candidate& c, const Schedule& sc
     o.bubble_fraction = sim.bubble_fraction;
     for (const auto& rt : sim.ranks) o.peak_stashes = std::max(o.peak_stashes, rt.peak_activations);
     size_memory(o, r, placement);
-    o.gradient_reduce = gradient_reduce(r, o.params, o.dp, o.chunk);
+    o.gradient_reduce = gradient_reduce(r, o.params, o.dp, o.chunk, o.segments);
     o.step_seconds = o.makespan_seconds + o.gradient_reduce.exposed();
 
     const double tokens = static_cast<double>(r.training.global_batch) * r.training.sequence_length;
@@ -185,8 +189,10 @@ std::string PlanOption::label() const {
     if (pp == 1) return fmt::format("no pipeline (PP=1) M={}", microbatches);
     // group-interleaved runs at its generator's default group size, ceil(PP/2): named, as V is.
     const std::string group = family == "group-interleaved" ? fmt::format(" G={}", (pp + 1) / 2) : "";
-    return fmt::format("{} PP={}{}{} M={}{}", family, pp, stages_per_rank ? fmt::format(" V={}", *stages_per_rank) : "", group,
-                       microbatches, requested_microbatches ? fmt::format(" (not {})", *requested_microbatches) : "");
+    const std::string split = segments > 1 ? fmt::format(" k={}", segments) : "";
+    return fmt::format("{} PP={}{}{}{} M={}{}", family, pp, stages_per_rank ? fmt::format(" V={}", *stages_per_rank) : "",
+                       group, split, microbatches,
+                       requested_microbatches ? fmt::format(" (not {})", *requested_microbatches) : "");
 }
 
 bool PlanResult::any_fits() const {
@@ -219,6 +225,7 @@ int blocks_of(const ScheduleFamily& generator, int pp, std::optional<int> v) {
 GenerateParams params_for(const PlanRequest& request, const ScheduleFamily& generator, int pp, int m, std::optional<int> v,
                           int blocks) {
     GenerateParams params{pp, m, v};
+    if (family_takes_segments(generator.name)) params.segments = kDefaultSegments;  // named in the option's label
     if (generator.orders_for_costs) params.costs = simulator_costs(chunk_costs(request, pp, blocks), false);
     return params;
 }
@@ -239,13 +246,6 @@ PlanResult plan_options(const PlanRequest& request) {
             const ScheduleFamily* generator = find_family(family);
             if (!generator) {
                 result.skipped.push_back(fmt::format("{}: not a schedule family (see `pipeproof list`)", family));
-                continue;
-            }
-            if (family_takes_segments(generator->name)) {
-                // Its P2P messages are 1/k of a micro-batch's and its gradient all-reduce hides under the last segment's
-                // backward only: the plan's cost model prices whole micro-batches.
-                result.skipped.push_back(family + ": the plan does not price sequence segments yet (compare and simulate "
-                                                  "time it)");
                 continue;
             }
             const auto v = stages_per_rank_of(family);

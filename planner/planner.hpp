@@ -28,6 +28,7 @@ struct PlanOption {
     std::string family;
     int pp = 0, dp = 0, microbatches = 0;
     std::optional<int> stages_per_rank;
+    int segments = 1;  // Seq1F1B's sequence segments per micro-batch (1 otherwise)
     int blocks = 0, blocks_held = 0, copies = 0;  // placement: model blocks, worst rank's share, copies per block
 
     ChunkCosts chunk;                 // estimated per-chunk costs (seconds)

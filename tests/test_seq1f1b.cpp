@@ -329,8 +329,23 @@ TEST_CASE("seq1f1b: the commands that do not model segments refuse them, and a r
         if (e.contains("args") && e["args"].contains("op") && e["args"]["op"] == "0F1")
             found = e["args"]["microbatch"] == 0 && e["args"]["segment"] == 1;
     CHECK(found);
-    auto planned = run_cli("plan --preset dense-70b --gpus 64 --families seq1f1b,1f1b --json");
-    CHECK(planned.out.find("the plan does not price sequence segments") != std::string::npos);
+    // plan prices seq1f1b when named (k = 2): at PP = 4 its worst rank stashes (P + k - 1)/k = 5/2 micro-batches
+    // against 1F1B's 4, and its gradient all-reduce hides under half a backward, (I + W)/2 less than 1F1B's.
+    auto planned = run_cli("plan --preset dense-70b --gpus 64 --families seq1f1b,1f1b --pp 4 --top 10 --json");
+    INFO(planned.out << planned.err);
+    REQUIRE(planned.exit_code <= 1);
+    const auto plan = nlohmann::json::parse(planned.out);
+    std::optional<nlohmann::json> seq, plain;
+    for (const auto& o : plan["options"]) (o["family"] == "seq1f1b" ? seq : plain) = o;
+    REQUIRE(seq);
+    REQUIRE(plain);
+    CHECK((*seq)["segments"] == 2);
+    CHECK((*seq)["label"].get<std::string>().find("k=2") != std::string::npos);
+    CHECK((*seq)["exact"]["peak_stashes"] == "2.5");  // 5/2, written as a finite decimal
+    CHECK((*plain)["exact"]["peak_stashes"] == "4");
+    const double half_backward = ((*seq)["op_costs_ms"]["I"].get<double>() + (*seq)["op_costs_ms"]["W"].get<double>()) / 2e3;
+    CHECK((*seq)["dp_allreduce_exposed_seconds"].get<double>() - (*plain)["dp_allreduce_exposed_seconds"].get<double>() ==
+          Approx(half_backward));
 }
 
 // Seq1F1B's order for every M: its generator runs a step program whose phase counts backward segments in reverse

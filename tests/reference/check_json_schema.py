@@ -177,6 +177,7 @@ CASES = [
     ("refute", "refute --claim 'bubble >= 0' 1f1b -P 2..40 --json --time-limit 0.2", {0, 3}),
     ("refute", "refute --claim 'bubble <=' 1f1b -P 2 --json", {2}),
     ("plan", "plan --preset deepseek-v3 --gpus 2048 --json", {0}),
+    ("plan", "plan --preset dense-70b --gpus 64 --families seq1f1b,1f1b --pp 16 --json", {0}),
     ("plan", "plan --preset dense-70b --gpus 64 --exclude-families v-half,v-min --json", {1}),
     ("plan", "plan --preset dense-70b --gpus 64 --pp 3 --json", {1}),
     ("plan", "plan --preset dense-70b --gpus 64 --op-costs-ms F=10,I=10,W=10 --json", {0}),
