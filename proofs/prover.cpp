@@ -177,8 +177,10 @@ ProofResult& Prover::run() {
         if (options.property == Property::BubbleConstant && !batched() &&
             (!options.costs || options.costs->per_block.empty()))
             return prove_zone_bubble();
+        if (options.property == Property::MemoryBound) return prove_zone_memory();
         return unknown("this family's order grows in several places per rank (a zone word); the prover handles it for "
-                       "bubble-constant with uniform costs and dataflow timing only");
+                       "bubble-constant with uniform costs and dataflow timing, and memory-bound when the peak grows, "
+                       "only");
     }
     if (!establish_word()) {
         if (later_origin > 0 && shifted + later_origin <= max_origin_shift(family.ranks))

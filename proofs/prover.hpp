@@ -180,6 +180,8 @@ struct Prover {
     // ----- zone words (prover_zones.cpp)
     // order_checked: the zone word was already compared with the generator (prove_zone_batched did it).
     ProofResult& prove_zone_bubble(bool order_checked = false);
+    ProofResult& prove_zone_memory();  // prover_memory.cpp: a zone whose blocks allocate more than they free
+    void note_activation_sizes();      // the assumption line of a memory statement
     // Zone words: the timing graph (empty: dataflow; the batched timing graph under batched timing, comm = 0).
     std::function<ScheduleGraph(const Schedule&)> zone_graph_of;
     // Batched timing of a zone word: a failing program (as settle_comm_failure), or with comm > 0 possible the

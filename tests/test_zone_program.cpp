@@ -4,6 +4,7 @@
 //   - the derived words equal the words transcribed by hand from those loops (as the prover used them before);
 //   - on random zone programs, a derived word's instances are the interpreter's runs, t = 0..6;
 //   - programs without a zone word's form are refused with the reason, and Lemma 2 refuses a counted-down token.
+#include "cli_runner.hpp"
 #include "proofs/zone_word.hpp"
 #include "schedules/families.hpp"
 #include "schedules/registry.hpp"
@@ -241,4 +242,26 @@ TEST_CASE("zone programs: programs without a zone word's form are refused with t
                                          .take();
     CHECK_THAT(pp::step_program_lemma2_failure(pp::FamilyStepProgram{1, 1, {down}}), Catch::Contains("counts a phase down"));
     CHECK_THROWS_AS(pp::counted_down(pp::weight()), std::invalid_argument);
+}
+
+TEST_CASE("zone programs: memory-bound is REFUTED where a zone's blocks allocate more than they free", "[zone-program][prove]") {
+    // GPipe holds every forward before its first backward: rank 0's peak is M (by hand), so it grows by 1 per
+    // micro-batch and first exceeds 6 at M = 7. Looped BFS with V = 2 holds both local stages' forwards: 2M.
+    const auto gpipe = pp::test::run_cli("prove gpipe -P 4 --property memory-bound");
+    INFO(gpipe.out);
+    CHECK(gpipe.exit_code == 1);
+    CHECK(gpipe.out.find("rank 0's live activations grow by 1 per block: peak 1 at M=1 but 5 at M=5") != std::string::npos);
+    const auto bounded = pp::test::run_cli("prove gpipe -P 4 --property memory-bound --memory-bound 6");
+    CHECK(bounded.exit_code == 1);
+    CHECK(bounded.out.find("rank 0 holds 7 activations at P=4, M=7 (bound 6)") != std::string::npos);
+    const auto looped = pp::test::run_cli("prove looped-bfs -P 4 -V 2 --property memory-bound");
+    CHECK(looped.exit_code == 1);
+    CHECK(looped.out.find("grow by 2 per block: peak 2 at M=1 but 10 at M=5") != std::string::npos);
+    // The instances agree (verify's own count).
+    CHECK(pp::test::run_cli("verify gpipe -P 4 -M 7").out.find("peak activations per rank: 7") != std::string::npos);
+    CHECK(pp::test::run_cli("verify looped-bfs -P 4 -M 5").out.find("peak activations per rank: 10") != std::string::npos);
+    // Deadlock-freedom of a zone word is not proved yet: UNKNOWN, with the reason.
+    const auto deadlock = pp::test::run_cli("prove gpipe -P 4 --property deadlock-free");
+    CHECK(deadlock.exit_code == 3);
+    CHECK(deadlock.out.find("memory-bound when the peak grows") != std::string::npos);
 }
