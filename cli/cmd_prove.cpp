@@ -286,6 +286,15 @@ struct ProveCommand {
                                      "every M >= {}; the proof below counts a stage's stashes\n",
                                      format_rational(proof_in.share), fmt::join(values, " "), result.peaks_from_m);
         }
+        // A refuted peak is told in a stage's stashes, as the proof counts them: say how they convert.
+        if (proof_in.share != Rational(1) && *prop == Property::MemoryBound && result.counterexample)
+            rank_peaks = fmt::format("in rank units: the counterexample counts a stage's stashes, each {} of a rank's "
+                                     "(multiply by {}{})\n",
+                                     format_rational(proof_in.share), format_rational(proof_in.share),
+                                     memory_bound && options.memory_bound
+                                         ? fmt::format("; the bound {} in rank units is {} there", *memory_bound,
+                                                       format_rational(*options.memory_bound))
+                                         : std::string());
         // The bubble readably: its pieces and the family's published formula, checked on the region (Z3).
         std::optional<ReadableBubble> readable;
         if (result.verdict == Verdict::Proved && result.bubble_symbolic && options.region)

@@ -88,8 +88,10 @@ struct RefuteCommand {
             throw UsageError(family + " with sequence segments: one cost set per unit, no layout");
         if (const ScheduleFamily* known = find_family(family); known && known->orders_for_costs)
             throw UsageError(family + " orders for one cost set shared by every stage; --layout gives each block its own");
-        if (options.grid.find("FB") != std::string::npos || options.grid.find("FI") != std::string::npos)
-            throw UsageError("--layout: a pair runs at the sum of its two ops' layer costs, so the grid gives no FB or FI");
+        for (const char* pair : {"FB", "FI", "F&B", "F&I"})
+            if (options.grid.find(pair) != std::string::npos)
+                throw UsageError("--layout: a pair runs at the sum of its two ops' layer costs, so the grid gives no FB "
+                                 "or FI (F&B, F&I)");
         std::string why;
         const auto spec = family_spec(family, options.p_lo, &why, stages_per_rank, group_size);
         if (!spec) throw UsageError(why);
@@ -244,7 +246,9 @@ struct RefuteCommand {
                                                   : fmt::format(" (rank units; the peaks drawn count a stage's stashes, {} "
                                                                 "of a rank's)",
                                                                 format_rational(options.rank_share)));
-                        std::cout << "\n" << ascii_gantt(*r.schedule, simulate(*r.schedule, *r.schedule_costs), g);
+                        // The stash sizes the claim's peaks count (a layout's per stage), so the drawn peaks agree.
+                        std::cout << "\n"
+                                  << ascii_gantt(*r.schedule, simulate(*r.schedule, *r.schedule_costs, options.activations), g);
                     } catch (const SimulationError& e) {
                         std::cout << "(no timeline: " << e.what() << ")\n";
                     }

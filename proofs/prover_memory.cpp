@@ -92,17 +92,32 @@ ProofResult& Prover::prove_zone_memory() {
                     "zone {} grows by {} per block",
                     r, z, format_rational(growth), z, format_rational(growth)),
         "exact count over the zone word", false, seconds_since(t0));
-    // The first instance past the bound, or two instances 4 blocks apart.
+    // The first instance past the bound (searched up to 64 blocks; past that, the first whose live count after zone z
+    // is past it: that count is L + t * growth exactly, L the fixed parts' up to z), or two instances 4 blocks apart.
     const auto peak_at = [&](int k) { return peak_activations(inst(k), options.activations)[r]; };
     int t = 0;
-    if (options.memory_bound)
-        for (; t <= 64 && !(peak_at(t) > *options.memory_bound); ++t) cache.erase(t);
+    bool past_bound = false;
+    if (options.memory_bound) {
+        for (; t <= 64 && !(past_bound = peak_at(t) > *options.memory_bound); ++t) cache.erase(t);
+        if (!past_bound) {
+            Ticks before = 0;
+            for (int part = 0; part <= z; ++part)
+                for (const ZoneSlot& fixed : w.fixed[r][part]) before += count.allocated(fixed.slot) - count.released(fixed.slot);
+            const Rational needed = (*options.memory_bound - count.scale.to_units(before)) / growth;
+            const Integer blocks = needed.numerator() / needed.denominator() + Integer(1);  // floor + 1: strictly past
+            if (blocks <= Integer(1 << 20) && family.microbatches(static_cast<int>(blocks.to_int64())) <= 1'000'000) {
+                t = static_cast<int>(blocks.to_int64());
+                past_bound = peak_at(t) > *options.memory_bound;
+            }
+        }
+    }
     Counterexample cx;
     cx.ranks = family.ranks;
-    if (options.memory_bound && t <= 64) {
+    if (past_bound) {
         cx.microbatches = M(t);
-        cx.what = fmt::format("rank {} holds {} activations at P={}, M={} (bound {}); the live count grows by {} per block",
+        cx.what = fmt::format("rank {} holds {} activations at P={}, M={} (bound {}){}; the live count grows by {} per block",
                               r, format_rational(peak_at(t)), family.ranks, M(t), format_rational(*options.memory_bound),
+                              t <= 64 ? "" : ", the first M whose live count after the growing zones is past it",
                               format_rational(growth));
     } else {
         t = 4;

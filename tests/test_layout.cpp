@@ -379,11 +379,13 @@ TEST_CASE("layout: refute at a grid's costs, each point one decoder layer's, aga
     const auto peak = run_cli("refute --claim 'peak <= 3'" + sized);
     CHECK(peak.exit_code == 1);
     CHECK(peak.out.find("peak = 4\n") != std::string::npos);
+    CHECK(peak.out.find("idle 3 peak 4\n") != std::string::npos);  // the timeline counts the same stashes
     // What a layout cannot take here: symbolic costs, a P range, pair costs, segments, a mismatched block count.
     const std::string claim = "refute --claim 'bubble >= 0' ";
     CHECK(run_cli(claim + "1f1b -P 4 --layout 't|t|t|t'").err.find("needs a --costs grid") != std::string::npos);
     CHECK(run_cli(claim + "1f1b -P 2..4 --costs F=1,I=1,W=1 --layout 't|t'").exit_code == 2);
-    CHECK(run_cli(claim + "dualpipe -P 2 --costs F=1,I=1,W=1,FB=2 --layout 't|t|t|t'").exit_code == 2);
+    CHECK(run_cli(claim + "dualpipe -P 2 --costs F=1,I=1,W=1,FB=2 --layout 't|t'").exit_code == 2);
+    CHECK(run_cli(claim + "dualpipe -P 2 --costs 'F=1,I=1,W=1,F&B=2' --layout 't|t'").exit_code == 2);  // its other spelling
     CHECK(run_cli(claim + "seq1f1b -P 2 --costs F=1,I=1,W=1 --layout 't|t'").exit_code == 2);
     CHECK(run_cli(claim + "1f1b -P 4 --costs F=1,I=1,W=1 --layout 't|t|t'").err.find("has 3 blocks") != std::string::npos);
     CHECK(run_cli(claim + "1f1b -P 4 --costs F=1,I=1,W=1 --layer-sizes L=2").exit_code == 2);

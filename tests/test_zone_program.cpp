@@ -254,6 +254,12 @@ TEST_CASE("zone programs: memory-bound is REFUTED where a zone's blocks allocate
     const auto bounded = pp::test::run_cli("prove gpipe -P 4 --property memory-bound --memory-bound 6");
     CHECK(bounded.exit_code == 1);
     CHECK(bounded.out.find("rank 0 holds 7 activations at P=4, M=7 (bound 6)") != std::string::npos);
+    // Past 64 blocks the first M whose live count after the growing zones is past the bound: M = 101 for 100.
+    CHECK(pp::test::run_cli("prove gpipe -P 2 --property memory-bound --memory-bound 100")
+              .out.find("rank 0 holds 101 activations at P=2, M=101 (bound 100)") != std::string::npos);
+    // Rank units: the counterexample's counts are a stage's, and the output says how to convert them.
+    CHECK(pp::test::run_cli("prove looped-bfs -P 2 -V 2 --units rank --property memory-bound")
+              .out.find("in rank units: the counterexample counts a stage's stashes, each 0.5 of a rank's") != std::string::npos);
     const auto looped = pp::test::run_cli("prove looped-bfs -P 4 -V 2 --property memory-bound");
     CHECK(looped.exit_code == 1);
     CHECK(looped.out.find("grow by 2 per block: peak 2 at M=1 but 10 at M=5") != std::string::npos);
