@@ -29,9 +29,9 @@ struct FormulaCommand {
     bool symbolic_comm = false;
     bool zb_basis = false;
     ChunkInput chunks;
-    int chunk_layers = 1;
+    std::optional<int> chunk_layers;  // this and the next three: --chunk-costs symbolic only
     bool shared_expert = false;
-    std::string op = "pair";
+    std::optional<std::string> op;
     std::string emit;
     std::string basis = "pytorch";
     std::string units = "stage";
@@ -54,10 +54,17 @@ struct FormulaCommand {
         note_default_stages_per_rank(family, ranks, stages_per_rank);
         note_default_group_size(family, ranks, group_size);
         const std::string units_line = proof_units(units, family, ranks, stages_per_rank, false).line;
-        if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic") {
+        // Nothing ignored silently: each of these flags applies to one kind of costs only.
+        const bool chunk_symbolic = chunks.chunk_costs && *chunks.chunk_costs == "symbolic";
+        if (!chunk_symbolic && (chunk_layers || shared_expert || op || !emit.empty()))
+            throw UsageError("--chunk-layers, --shared-expert, --op and --emit apply to --chunk-costs symbolic");
+        if (symbolic_comm && chunks.given())
+            throw UsageError("--symbolic-comm lets comm range over the symbolic cost region; chunk costs derive comm");
+        if (chunk_symbolic) {
             // Its output is text only; in JSON mode that is said as a JSON error rather than printed as text.
             if (json) throw UsageError("formula --chunk-costs symbolic has no --json output yet (its formulas are text only)");
-            return run_chunk_formula(family, ranks, chunks.pattern, chunk_layers, shared_expert, op, emit);
+            return run_chunk_formula(family, ranks, chunks.pattern, chunk_layers.value_or(1), shared_expert,
+                                     op.value_or("pair"), emit);
         }
         const Basis letters = zb_basis ? Basis::PyTorch : resolve_basis(basis, family);  // of --assume and the output
         CostRegion region = CostRegion::standard(symbolic_comm);

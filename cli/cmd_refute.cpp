@@ -65,7 +65,7 @@ struct RefuteCommand {
     int width = 200;
     bool json = false;
     ChunkInput chunks;
-    int chunk_layers = 1;
+    std::optional<int> chunk_layers;  // --chunk-costs symbolic only (default 1)
     bool shared_expert = false;
     std::optional<double> time_limit;     // seconds; UNKNOWN (exit 3) with what was established when it runs out
     std::optional<double> memory_budget;  // MB of resident memory, likewise
@@ -147,9 +147,16 @@ struct RefuteCommand {
             options.segments = segments.value_or(kDefaultSegments);
             options.rank_share = options.rank_share / Rational(*options.segments);
         }
-        if (chunks.chunk_costs && *chunks.chunk_costs == "symbolic")
-            return run_chunk_refute(claim_read, family, options.p_lo, options.p_hi, options.m_range, chunks.pattern, chunk_layers,
-                                    shared_expert, width, json);
+        // Nothing ignored silently: each of these flags applies to one kind of costs only.
+        const bool chunk_symbolic = chunks.chunk_costs && *chunks.chunk_costs == "symbolic";
+        if (!chunk_symbolic && (chunk_layers || shared_expert))
+            throw UsageError("--chunk-layers and --shared-expert apply to --chunk-costs symbolic");
+        if (symbolic_comm && (costs != "symbolic" || chunks.given()))
+            throw UsageError("--symbolic-comm lets comm range over the symbolic cost region; a --costs grid or chunk costs "
+                             "name comm themselves (comm=.. in the grid)");
+        if (chunk_symbolic)
+            return run_chunk_refute(claim_read, family, options.p_lo, options.p_hi, options.m_range, chunks.pattern,
+                                    chunk_layers.value_or(1), shared_expert, width, json);
         if (chunks.given()) {  // issue 11: the single cost point derived from chunk costs
             if (costs != "symbolic") throw UsageError("--chunk-costs derives the costs: give it or a --costs grid, not both");
             chunk_point = chunks.resolve(Schedule{}, false)->costs();

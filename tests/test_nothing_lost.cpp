@@ -111,3 +111,16 @@ TEST_CASE("nothing lost: bad input is a usage error with its position, never an 
         CHECK_THAT(r.err, !Catch::Contains("internal error"));
     }
 }
+
+TEST_CASE("nothing lost: a flag of another kind of costs is refused, not ignored", "[cli][refute][formula]") {
+    // --symbolic-comm cuts the symbolic region: a grid names comm itself, and chunk costs derive it.
+    CHECK(run_cli("refute --claim 'bubble >= 0' 1f1b -P 2 --costs F=1,I=1,W=1 --symbolic-comm").exit_code == 2);
+    CHECK(run_cli("refute --claim 'bubble >= 0' 1f1b -P 2 -M 2..4 --symbolic-comm").exit_code == 0);  // taken
+    CHECK(run_cli("formula 1f1b -P 2 --symbolic-comm --chunk-costs symbolic").exit_code == 2);
+    // The chunk formula's own flags, without --chunk-costs symbolic.
+    for (const std::string flags : {"--shared-expert", "--chunk-layers 2", "--op F", "--emit /tmp/x"})
+        CHECK(run_cli("formula 1f1b -P 2 " + flags).exit_code == 2);
+    CHECK(run_cli("refute --claim 'bubble >= 0' 1f1b -P 2 --chunk-layers 2").exit_code == 2);
+    CHECK(run_cli("refute --claim 'bubble >= 0' 1f1b -P 2 --shared-expert").exit_code == 2);
+    CHECK(run_cli("formula 1f1b -P 2 --chunk-costs symbolic --op F").exit_code == 0);
+}
