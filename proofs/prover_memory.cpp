@@ -105,7 +105,9 @@ ProofResult& Prover::prove_zone_memory() {
                 for (const ZoneSlot& fixed : w.fixed[r][part]) before += count.allocated(fixed.slot) - count.released(fixed.slot);
             const Rational needed = (*options.memory_bound - count.scale.to_units(before)) / growth;
             const Integer blocks = needed.numerator() / needed.denominator() + Integer(1);  // floor + 1: strictly past
-            if (blocks <= Integer(1 << 20) && family.microbatches(static_cast<int>(blocks.to_int64())) <= 1'000'000) {
+            // Only where that instance is of a size the prover builds (about 3 ops per stage and micro-batch).
+            const auto ops = [&](long long m) { return 3LL * family.ranks * family.stages_per_rank.value_or(1) * m; };
+            if (blocks <= Integer(1 << 20) && ops(family.microbatches(static_cast<int>(blocks.to_int64()))) <= 20'000'000) {
                 t = static_cast<int>(blocks.to_int64());
                 past_bound = peak_at(t) > *options.memory_bound;
             }
