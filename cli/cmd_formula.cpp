@@ -42,10 +42,7 @@ struct FormulaCommand {
     int run() {
         start_budget(time_limit, memory_budget, json, "unknown", "formula: UNKNOWN");
         std::string why;
-        if (segments && !family_takes_segments(family))
-            throw UsageError(family + " has no sequence segments: --segments applies to seq1f1b");
-        const std::optional<int> k = family_takes_segments(family) ? std::optional<int>(segments.value_or(kDefaultSegments))
-                                                                   : std::nullopt;
+        const std::optional<int> k = proof_segments(family, segments);
         const auto spec = family_spec(family, ranks, &why, stages_per_rank, group_size, k);
         if (!spec) throw UsageError(why);
         if (spec->segments > 1 && chunks.given())
@@ -147,7 +144,7 @@ Runner add_formula(CLI::App& app) {
     sub->add_option("--segments", cmd->segments,
                     "sequence segments per micro-batch k (seq1f1b, default 2; equal segments): the formulas are a segment "
                     "unit's, at 1/k of the costs")
-        ->check(CLI::Range(1, 64));  // as prove's, whose proof the formulas cite
+        ->check(CLI::Range(1, kMaxProvedSegments));
     sub->add_option("--assume", cmd->assume, "extra linear assumption on the costs, e.g. 'FB >= B' (repeatable)");
     sub->add_flag("--symbolic-comm", cmd->symbolic_comm, "let comm range over comm >= 0 (default: comm = 0)");
     add_basis_option(*sub, cmd->basis);

@@ -193,10 +193,7 @@ struct ProveCommand {
     int run() {
         start_budget(time_limit, memory_budget, json, "unknown", "verdict: UNKNOWN");
         std::string why;
-        if (segments && !family_takes_segments(family))
-            throw UsageError(family + " has no sequence segments: --segments applies to seq1f1b");
-        const std::optional<int> k = family_takes_segments(family) ? std::optional<int>(segments.value_or(kDefaultSegments))
-                                                                   : std::nullopt;
+        const std::optional<int> k = proof_segments(family, segments);
         auto spec = family_spec(family, ranks, &why, stages_per_rank, group_size, k, residue);
         if (!spec) throw UsageError(why);
         note_default_stages_per_rank(family, ranks, stages_per_rank);
@@ -376,7 +373,7 @@ Runner add_prove(CLI::App& app) {
     sub->add_option("--segments", cmd->segments,
                     "sequence segments per micro-batch k (seq1f1b, default 2; equal segments; the proof is per unit, at 1/k of the "
                     "costs)")
-        ->check(CLI::Range(1, 64));
+        ->check(CLI::Range(1, kMaxProvedSegments));
     sub->add_option("--from-M", cmd->from_m,
                     "bubble-constant: the statement for every admissible M >= this (default: the least such M0 is "
                     "found and printed)");

@@ -104,12 +104,10 @@ struct RefuteCommand {
         (void)input.layout_costs_at(sample, OpCosts{}, Rational(0));  // the layout's blocks against the placement, now
         options.activations = input.activations(&sample);
         options.point_costs = [input, sample](const CostPoint& point) {
-            OpCosts decoder;
-            decoder.F = point[static_cast<int>(CostVar::F)];
-            decoder.I = point[static_cast<int>(CostVar::I)];
-            decoder.W = point[static_cast<int>(CostVar::W)];
-            decoder.B = point[static_cast<int>(CostVar::B)];
-            return input.layout_costs_at(sample, decoder, point[static_cast<int>(CostVar::comm)]);
+            const Costs at = costs_at(point);
+            OpCosts decoder = at.base;
+            decoder.FB.reset();  // a pair runs at its two ops' layer sums (the grid names none: refused above)
+            return input.layout_costs_at(sample, decoder, at.comm);
         };
     }
 
@@ -141,12 +139,8 @@ struct RefuteCommand {
         options.rank_share = claim_units.share;
         // Seq1F1B: the prover works on segment units at 1/k of a micro-batch's costs and stash, which is the same
         // restatement as rank units: the claim's costs and peaks stay a micro-batch's.
-        if (segments && !family_takes_segments(family))
-            throw UsageError(family + " has no sequence segments: --segments applies to seq1f1b");
-        if (family_takes_segments(family)) {
-            options.segments = segments.value_or(kDefaultSegments);
-            options.rank_share = options.rank_share / Rational(*options.segments);
-        }
+        options.segments = proof_segments(family, segments);
+        if (options.segments) options.rank_share = options.rank_share / Rational(*options.segments);
         // Nothing ignored silently: each of these flags applies to one kind of costs only.
         const bool chunk_symbolic = chunks.chunk_costs && *chunks.chunk_costs == "symbolic";
         if (!chunk_symbolic && (chunk_layers || shared_expert))
@@ -308,7 +302,7 @@ Runner add_refute(CLI::App& app) {
     sub->add_option("--segments", cmd->segments,
                     "sequence segments per micro-batch k (seq1f1b, default 2; equal segments; the claim's costs and "
                     "peaks are a micro-batch's)")
-        ->check(CLI::Range(1, 64));
+        ->check(CLI::Range(1, kMaxProvedSegments));
     sub->add_option("--costs", cmd->costs,
                     "'symbolic' (default: every cost point of the region, by Z3) or a grid such as "
                     "'F=1,I=1..2@0.5,W=0.5|1,FB=2..3@0.5' (B defaults to I+W, FB to F+B)");

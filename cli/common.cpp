@@ -236,6 +236,14 @@ std::string segment_units_assumption(int k, const std::string& where) {
                        k, k, where);
 }
 
+std::optional<int> proof_segments(const std::string& family, std::optional<int> given) {
+    if (!family_takes_segments(family)) {
+        if (given) throw UsageError(family + " has no sequence segments: --segments applies to seq1f1b");
+        return std::nullopt;
+    }
+    return given.value_or(kDefaultSegments);
+}
+
 void note_default_segments(const std::string& family, std::optional<int> given) {
     const ScheduleFamily* known = find_family(family);
     if (!given && known && family_takes_segments(known->name))

@@ -211,6 +211,11 @@ void note_default_segments(const std::string& family, std::optional<int> given);
 // The assumption line of a proof about Seq1F1B's segment units: what a unit runs at, and that every cost and size
 // `where` is a unit's.
 std::string segment_units_assumption(int k, const std::string& where);
+// The proofs' --segments (prove, formula, refute): at most this many, as certificates carry.
+inline constexpr int kMaxProvedSegments = 64;
+// Seq1F1B's k for a proof: the given --segments or the family's default; nullopt for a family without segments
+// (a usage error when --segments was given for it).
+std::optional<int> proof_segments(const std::string& family, std::optional<int> given);
 inline constexpr int kMaxSegments = 1'000;
 // G as the family runs it at P = ranks: the given one, else group-interleaved's default ceil(P/2), else none.
 std::optional<int> resolved_group_size(const std::string& family, int ranks, std::optional<int> given);
