@@ -71,9 +71,13 @@ struct FormulaCommand {
             require_one_pair_cost(family, ranks, ranks, c, "formula");
             region = derived_point_region(c);
         }
+        std::vector<CostConstraint> assumed;
         try {
             for (const auto& text : assume)
-                for (auto& c : parse_constraints(in_parser_letters(text, letters))) region.add(std::move(c));
+                for (auto& c : parse_constraints(in_parser_letters(text, letters))) {
+                    assumed.push_back(c);
+                    region.add(std::move(c));
+                }
             region.finish();
             // Seq1F1B: the formulas are a segment unit's, which runs at 1/k of the op costs the assumptions state.
             if (spec->segments > 1) {
@@ -87,7 +91,10 @@ struct FormulaCommand {
         }
         Basis b = letters;
         if (!region.b_is_i_plus_w) b = Basis::PyTorch;  // I = B - W only where it holds (e.g. not at a chunk point)
-        FormulaResult result = derive_formula(*spec, region);
+        std::string flags = region_flags(symbolic_comm, assumed);  // for the prove run the output cites
+        if (chunks.chunk_costs) flags += " --chunk-costs " + shell_quoted(*chunks.chunk_costs);
+        if (chunks.pattern) flags += " --pattern " + shell_quoted(*chunks.pattern);
+        FormulaResult result = derive_formula(*spec, region, flags);
         if (spec->segments > 1)
             result.proof.assumptions.insert(result.proof.assumptions.begin(),
                                             segment_units_assumption(spec->segments, "in the formulas below"));

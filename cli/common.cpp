@@ -236,6 +236,18 @@ std::string segment_units_assumption(int k, const std::string& where) {
                        k, k, where);
 }
 
+std::string shell_quoted(const std::string& text) {
+    std::string out = "'";
+    for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+std::string region_flags(bool symbolic_comm, const std::vector<CostConstraint>& assumed) {
+    std::string out = symbolic_comm ? " --symbolic-comm" : "";
+    for (const CostConstraint& c : assumed) out += " --assume " + shell_quoted(constraint_text(c));
+    return out;
+}
+
 std::optional<int> proof_segments(const std::string& family, std::optional<int> given) {
     if (!family_takes_segments(family)) {
         if (given) throw UsageError(family + " has no sequence segments: --segments applies to seq1f1b");

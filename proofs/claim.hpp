@@ -93,6 +93,9 @@ struct RefuteOptions {
     // What the instances are timed at, at a cost point of the grid (in a stage's units): costs_at(point) when empty.
     // Uneven stages (--layout) give each block its layers' costs, the point being one decoder layer's.
     std::function<Costs(const CostPoint&)> point_costs;
+    // What `pipeproof prove` needs besides the family's flags and a grid point's costs to re-run a proof refute relies
+    // on (the notes cite it): the layout's flags, or the region's assumptions as prove reads them. Set by the CLI.
+    std::string prove_flags;
 };
 
 struct ClaimValue {

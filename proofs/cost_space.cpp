@@ -171,6 +171,11 @@ std::string format_terms(const std::array<Rational, kCostVars>& coef, const Rati
 
 }  // namespace
 
+std::string constraint_text(const CostConstraint& constraint) {
+    const char* rel = constraint.rel == CostConstraint::Eq ? " == " : constraint.rel == CostConstraint::Gt ? " > " : " >= ";
+    return format_terms(constraint.a, Rational(0)) + rel + format_rational(constraint.b);
+}
+
 std::string format_ratform(const RatForm& form, bool deepseek_basis) {
     return format_ratform(form, deepseek_basis ? Basis::DeepSeek : Basis::PyTorch);
 }

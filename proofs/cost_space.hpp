@@ -119,6 +119,9 @@ struct CostConstraint {
     bool homogeneous() const { return b == Rational(0); }
 };
 
+// "1/2*F - 3*comm >= 3": the constraint as `--assume` reads it back (PyTorch's letters).
+std::string constraint_text(const CostConstraint& constraint);
+
 // The cost space under the stated assumptions.
 struct CostRegion {
     std::vector<CostConstraint> constraints;

@@ -243,7 +243,7 @@ namespace {
 void derive_pieces(const FamilySpec& family, const CostRegion& region, FormulaResult& fr);
 }  // namespace
 
-FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region_in) {
+FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region_in, const std::string& prove_flags) {
     FormulaResult fr;
     CostRegion region = region_in;
     region.finish();
@@ -251,7 +251,7 @@ FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region_
     po.property = Property::BubbleConstant;
     po.region = region;
     fr.proof = prove(family, po);
-    fr.prove_command = prove_command(family, "bubble-constant");
+    fr.prove_command = prove_command(family, "bubble-constant", prove_flags);
     const ProofResult& p = fr.proof;
     if (p.idle.empty() || p.makespan_symbolic.empty()) {
         fr.missing = p.verdict == Verdict::Refuted

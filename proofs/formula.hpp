@@ -44,7 +44,8 @@ struct FormulaResult {
     std::string prove_command;  // the periodicity proof the formulas rest on, to re-run
 };
 
-FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region);
+// `prove_flags`: what the cited prove command needs besides the family's flags to take the same region.
+FormulaResult derive_formula(const FamilySpec& family, const CostRegion& region, const std::string& prove_flags = "");
 std::string format_formula(const FormulaResult& result, bool deepseek_basis = true);
 std::string format_formula(const FormulaResult& result, Basis basis);
 

@@ -6,7 +6,9 @@
 #include "proofs/batched_graph.hpp"
 #include "limits/z3_check.hpp"
 #include "proofs/budget.hpp"
+#include "proofs/prover.hpp"
 #include "proofs/smt.hpp"
+#include "schedules/registry.hpp"
 #include "verifier/batched.hpp"
 #include "verifier/memory.hpp"
 #include "verifier/simulate.hpp"
@@ -471,34 +473,56 @@ struct PeriodicWindow {
     int from_m = 0;
 };
 
-// The prover's periodicity result that closes the search over M: once over the symbolic region, or at
-// every grid point with exact costs (the window is the latest of them, its period the lcm). `why` says what failed.
+CostPoint in_stage_units(CostPoint point, const Rational& share);
+
 // What an instance is timed at, at a grid point (RefuteOptions::point_costs).
 Costs timed_costs(const RefuteOptions& options, const CostPoint& point) {
     return options.point_costs ? options.point_costs(point) : costs_at(point);
 }
+
+// The `pipeproof prove` command that re-runs one of the proofs refute relies on: the family's flags
+// (prove_command), the cost setting's (RefuteOptions::prove_flags) and, at a grid point, that point's costs as
+// prove reads them: a micro-batch's for sequence segments (the grid point is a segment unit's, at 1/k), a decoder
+// layer's without a pair cost under --layout (RefuteOptions::point_costs; prove refuses FB there).
+std::string recheck_command(const FamilySpec& spec, const RefuteOptions& options, const std::string& property,
+                            const CostPoint* point, const std::string& flags = "") {
+    std::string costs;
+    if (point && options.point_costs) {
+        Costs layer = costs_at(*point);
+        layer.base.FB.reset();  // as point_costs does: a pair runs at its two ops' layer sums
+        costs = " --costs " + format_costs(layer);
+    } else if (point) {
+        const CostPoint as_read = family_takes_segments(spec.name) ? in_stage_units(*point, Rational(spec.segments)) : *point;
+        costs = " --costs " + costs_text(as_read);
+    }
+    return prove_command(spec, property, costs + options.prove_flags + flags);
+}
+
+// The prover's periodicity result that closes the search over M: once over the symbolic region, or at
+// every grid point with exact costs (the window is the latest of them, its period the lcm). `why` says what failed.
 
 std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const RefuteOptions& options, const CostRegion& region,
                                               const std::vector<CostPoint>& grid, std::string& why) {
     ProveOptions po;
     po.model = options.model;
     po.activations = options.activations;
-    auto failed = [&](const ProofResult& pr) {
-        why = fmt::format("`{}` is {}", prove_command(spec, "bubble-constant"),
+    const std::string batched = options.model == TimingModel::Batched ? " --model batched" : "";
+    auto failed = [&](const ProofResult& pr, const CostPoint* point) {
+        why = fmt::format("`{}` is {}", recheck_command(spec, options, "bubble-constant", point, batched),
                           pr.verdict == Verdict::Refuted ? "REFUTED (the bubble is not constant in M)" : "UNKNOWN");
         return std::nullopt;
     };
     if (options.symbolic) {
         po.region = region;
         const ProofResult pr = prove(spec, po);
-        if (pr.verdict != Verdict::Proved) return failed(pr);
+        if (pr.verdict != Verdict::Proved) return failed(pr, nullptr);
         return PeriodicWindow{pr.t_periodic, pr.cycle, pr.bubble_symbolic, pr.constant_from_m};
     }
     PeriodicWindow window;
     for (const CostPoint& point : grid) {
         po.costs = timed_costs(options, point);
         const ProofResult pr = prove(spec, po);
-        if (pr.verdict != Verdict::Proved) return failed(pr);
+        if (pr.verdict != Verdict::Proved) return failed(pr, &point);
         window.t_periodic = std::max(window.t_periodic, pr.t_periodic);
         window.cycle = std::lcm(window.cycle, pr.cycle);
         if (window.cycle > 64) {
@@ -511,14 +535,16 @@ std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const Refu
 
 // The memory proof that closes the search over M for the activation peaks: every rank's peak is the same for every
 // M past the proof's origin, so the instances up to the first M past it cover every M. Returns that last block t.
-std::optional<int> peak_window(const FamilySpec& spec, const RefuteOptions& options, std::string& why) {
+// `point`: a grid point the cited command names (the peaks do not depend on costs, but prove --layout needs some).
+std::optional<int> peak_window(const FamilySpec& spec, const RefuteOptions& options, const CostPoint* point,
+                               std::string& why) {
     ProveOptions po;
     po.property = Property::MemoryBound;
     po.model = options.model;
     po.activations = options.activations;
     const ProofResult pr = prove(spec, po);
     if (pr.verdict != Verdict::Proved) {
-        why = fmt::format("`{}` is {}", prove_command(spec, "memory-bound"),
+        why = fmt::format("`{}` is {}", recheck_command(spec, options, "memory-bound", point),
                           pr.verdict == Verdict::Refuted ? "REFUTED" : "UNKNOWN");
         return std::nullopt;
     }
@@ -609,6 +635,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
             } else {
                 int t_closed = 0;
                 std::vector<std::string> by;
+                const CostPoint* cited_point = options.symbolic ? nullptr : &grid[0];  // in the recheck commands
                 bool ok = true;
                 if (uses.idle) {
                     if (const auto window = periodic_window(*spec, options, region, grid, why)) {
@@ -619,22 +646,23 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                             res.bubble_region = region;
                         }
                         t_closed = std::max(t_closed, window->t_periodic + window->cycle - 1);
+                        const std::string batched = options.model == TimingModel::Batched ? " --model batched" : "";
+                        const std::string command = recheck_command(*spec, options, "bubble-constant", cited_point, batched);
                         by.push_back(fmt::format(
-                            "every idle time is periodic in M from M={} with period {} {}({}: PROVED)",
+                            "every idle time is periodic in M from M={} with period {} {}({}{}: PROVED)",
                             spec->microbatches(window->t_periodic), window->cycle * spec->step,
-                            options.symbolic ? "" : fmt::format("at each of the {} grid point(s) ", grid.size()),
-                            prove_command(*spec, "bubble-constant",
-                                          options.model == TimingModel::Batched ? " --model batched" : "")));
+                            options.symbolic ? "" : fmt::format("at each of the {} grid point(s) ", grid.size()), command,
+                            grid.size() > 1 ? ", and likewise at the other points" : ""));
                     } else {
                         ok = false;
                     }
                 }
                 if (ok && uses.peak) {
                     std::string peak_why;
-                    if (const auto t = peak_window(*spec, options, peak_why)) {
+                    if (const auto t = peak_window(*spec, options, cited_point, peak_why)) {
                         t_closed = std::max(t_closed, *t);
                         by.push_back(fmt::format("every rank's activation peak is the same for every M >= {} ({}: PROVED)",
-                                                 spec->microbatches(*t), prove_command(*spec, "memory-bound")));
+                                                 spec->microbatches(*t), recheck_command(*spec, options, "memory-bound", cited_point)));
                     } else {
                         ok = false;
                         why = peak_why;
