@@ -71,13 +71,12 @@ struct FormulaCommand {
             require_one_pair_cost(family, ranks, ranks, c, "formula");
             region = derived_point_region(c);
         }
-        std::vector<CostConstraint> assumed;
+        std::vector<std::string> assumed;  // in PyTorch's letters
         try {
-            for (const auto& text : assume)
-                for (auto& c : parse_constraints(in_parser_letters(text, letters))) {
-                    assumed.push_back(c);
-                    region.add(std::move(c));
-                }
+            for (const auto& text : assume) {
+                assumed.push_back(in_parser_letters(text, letters));
+                for (auto& c : parse_constraints(assumed.back())) region.add(std::move(c));
+            }
             region.finish();
             // Seq1F1B: the formulas are a segment unit's, which runs at 1/k of the op costs the assumptions state.
             if (spec->segments > 1) {

@@ -114,16 +114,20 @@ struct RefuteCommand {
     // The flags `pipeproof prove` needs to re-run the proofs this refute relies on (RefuteOptions::prove_flags): the
     // layout's, and over the symbolic region its assumptions as prove reads them (a stage's op costs, where the claim's
     // are a rank's; a micro-batch's for sequence segments, which prove divides itself). Grid points add their costs.
-    std::string prove_flags(const RefuteOptions& options, const Rational& claim_share,
+    std::string prove_flags(const RefuteOptions& options, const Rational& claim_share, const std::vector<std::string>& texts,
                             const std::vector<CostConstraint>& assumed) const {
         std::string out;
         if (layout) out += " --layout " + shell_quoted(*layout);
         for (const std::string& costs : layer_costs) out += " --layer-costs " + shell_quoted(costs);
         if (layer_sizes) out += " --layer-sizes " + shell_quoted(*layer_sizes);
         if (!options.symbolic) return out;
+        if (claim_share == Rational(1)) return out + region_flags(symbolic_comm, texts);
         CostRegion stated;
         stated.constraints = assumed;
-        return out + region_flags(symbolic_comm, with_op_costs_scaled(stated, claim_share).constraints);
+        std::vector<std::string> restated;
+        for (const CostConstraint& c : with_op_costs_scaled(stated, claim_share).constraints)
+            restated.push_back(constraint_text(c));
+        return out + region_flags(symbolic_comm, restated);
     }
 
     int run() {
@@ -188,13 +192,16 @@ struct RefuteCommand {
         }
         RefuteResult r;
         try {
+            std::vector<std::string> texts;  // in PyTorch's letters
             std::vector<CostConstraint> assumed;
-            for (const auto& text : assume)
-                for (auto& c : parse_constraints(in_parser_letters(text, b))) {
+            for (const auto& text : assume) {
+                texts.push_back(in_parser_letters(text, b));
+                for (auto& c : parse_constraints(texts.back())) {
                     assumed.push_back(c);
                     options.region.add(std::move(c));
                 }
-            options.prove_flags = prove_flags(options, claim_units.share, assumed);
+            }
+            options.prove_flags = prove_flags(options, claim_units.share, texts, assumed);
             r = refute(family, claim_read, options);
             if (layout)
                 r.notes.insert(r.notes.begin(), "--layout: the grid's and the claim's costs are one decoder layer's (a "

@@ -242,9 +242,9 @@ std::string shell_quoted(const std::string& text) {
     return out + "'";
 }
 
-std::string region_flags(bool symbolic_comm, const std::vector<CostConstraint>& assumed) {
+std::string region_flags(bool symbolic_comm, const std::vector<std::string>& assumptions) {
     std::string out = symbolic_comm ? " --symbolic-comm" : "";
-    for (const CostConstraint& c : assumed) out += " --assume " + shell_quoted(constraint_text(c));
+    for (const std::string& text : assumptions) out += " --assume " + shell_quoted(text);
     return out;
 }
 

@@ -220,8 +220,8 @@ std::optional<int> proof_segments(const std::string& family, std::optional<int> 
 // One argument of a command a note cites, quoted for a POSIX shell: 'Et|t*3' ('\'' for a quote inside).
 std::string shell_quoted(const std::string& text);
 // The flags a cited `pipeproof prove` run needs to take the same cost region: --symbolic-comm and each assumption
-// (PyTorch's letters, as prove reads them by default).
-std::string region_flags(bool symbolic_comm, const std::vector<CostConstraint>& assumed);
+// (in PyTorch's letters, as prove reads them by default).
+std::string region_flags(bool symbolic_comm, const std::vector<std::string>& assumptions);
 inline constexpr int kMaxSegments = 1'000;
 // G as the family runs it at P = ranks: the given one, else group-interleaved's default ceil(P/2), else none.
 std::optional<int> resolved_group_size(const std::string& family, int ranks, std::optional<int> given);

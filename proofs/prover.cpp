@@ -1,6 +1,7 @@
 // The prover's driver (proofs/prove.hpp): which phases run for which property, the verdict helpers, and the
 // checks of single instances that refute a statement outright. The phases live in prover_*.cpp.
 #include "proofs/prover.hpp"
+#include "proofs/word_rotation.hpp"
 
 #include "model/dag.hpp"
 #include "schedules/registry.hpp"
@@ -201,6 +202,11 @@ ProofResult& Prover::run() {
                 cx->what += "\n  (predicted by the periodic graph: " + ps.failure + ")";
                 return refuted(*cx);
             }
+            // No single potential per rank, but maybe one per slot: then the blocks are cut where ranks differ,
+            // and the word re-cut there (one block later) is proved from scratch. Once per proof.
+            if (!given_word && shifted + 1 <= max_origin_shift(family.ranks))
+                if (auto recut = rotate_blocks_for_super_steps(*word, std::max({ps.T0, batched_T0, 2}), graph_of))
+                    return prove_from_later_origin(1, std::move(recut));
         }
         return refute_on_instances_or_unknown();
     }

@@ -78,6 +78,9 @@ struct Prover {
     int later_origin = 0;
     // How many blocks earlier provers in this chain have already moved the origin (bounds the recursion).
     int shifted = 0;
+    // The word to use instead of fitting one (a re-cut of the previous prover's, word_rotation.hpp); it is compared
+    // with the generator like a fitted one.
+    std::optional<PeriodicWord> given_word;
     // Batched model: the communication program as a periodic word, the timing graph of the word's instances it
     // induces (empty for dataflow), and the t from which that graph's edge classes are fixed.
     std::optional<ProgramWord> program_word;
@@ -161,7 +164,8 @@ struct Prover {
     ProofResult& prove_graph_property();
 
     // ----- a later origin (prover_origin.cpp)
-    ProofResult& prove_from_later_origin(int k);
+    // `recut`: the word the proof from M(k) on uses (else it fits its own).
+    ProofResult& prove_from_later_origin(int k, std::optional<PeriodicWord> recut = std::nullopt);
     bool settle_early_bubbles(const ProofResult& sub, int k, std::string& method);
     std::string bubble_summary() const;  // "bubble = b for every admissible M >= M0" and the values below M0
 

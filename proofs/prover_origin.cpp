@@ -25,7 +25,7 @@ int sub_witness_m(const ProofResult& sub) {
 }
 }  // namespace
 
-ProofResult& Prover::prove_from_later_origin(int k) {
+ProofResult& Prover::prove_from_later_origin(int k, std::optional<PeriodicWord> recut) {
     const std::string why = res.missing;
     for (int t = 0; t < k; ++t) {
         const Property p = options.property == Property::BubbleConstant ? Property::Dependencies : options.property;
@@ -35,6 +35,7 @@ ProofResult& Prover::prove_from_later_origin(int k) {
     later.m0 = M(k);
     later.precondition = family.precondition + fmt::format("; from M = {} on", M(k));
     Prover sub_prover(later, options, shifted + k);
+    sub_prover.given_word = std::move(recut);
     ProofResult sub = sub_prover.run_guarded();
     res.obligations.push_back(
         {"later-origin",

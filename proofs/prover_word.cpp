@@ -13,6 +13,7 @@ bool Prover::establish_word() {
     const auto t0 = std::chrono::steady_clock::now();
     std::string failure;
     const int origins = std::max(2, max_origin_shift(family.ranks) - shifted);
+    word = given_word;
     for (int origin = 0; origin <= origins && !word; ++origin) {
         try {
             WordFit fit = fit_word(inst(origin), inst(origin + 1), &inst(origin + 2));
@@ -83,8 +84,10 @@ bool Prover::establish_word() {
         lw.push_back(static_cast<int>(word->suffix[r].size()));
     }
     std::string method = fmt::format(
-        "fitted from M = {}, {}, {}; equal op for op to the generator for t = 0..{} (M <= {}), which fixes it for "
+        "{} M = {}, {}, {}; equal op for op to the generator for t = 0..{} (M <= {}), which fixes it for "
         "every t among periodic words with these block lengths (proofs/method.md, lemma 1). ",
+        given_word ? "re-cut where the super-step potentials need it (proofs/word_rotation.hpp), its instances at"
+                   : "fitted from",
         M(0), M(1), M(2), T_check, M(T_check));
     method += lemma_ok ? "The generator is a periodic word for every M: " + structure_lemma
                        : "NOT established beyond M = " + std::to_string(M(T_check)) +

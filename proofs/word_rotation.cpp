@@ -1,0 +1,96 @@
+#include "proofs/word_rotation.hpp"
+
+#include "model/dag.hpp"
+
+#include <deque>
+#include <numeric>
+
+namespace pp {
+
+namespace {
+
+// Per-slot potentials x (slot super-step = x + its block index, T for suffix slots) with x_u + off_u <= x_v + off_v
+// on every edge of G_T, by Bellman-Ford; nullopt on a negative cycle. Indexed by the slot ids of G_T, block slots
+// sharing one variable per (rank, index).
+std::optional<std::vector<std::int64_t>> block_slot_potentials(const PeriodicWord& word, int T,
+                                                               const TimingGraphOf& graph_of,
+                                                               std::vector<std::vector<int>>& block_var) {
+    const Schedule s = word.instantiate(T);
+    const ScheduleGraph g = timing_graph(graph_of, s, T);
+    const auto places = slot_places(word, T);
+    const int P = word.ranks();
+    int nvars = 0;
+    std::vector<int> prefix_var(P), suffix_var(P);
+    block_var.assign(P, {});
+    for (int r = 0; r < P; ++r) {
+        prefix_var[r] = nvars, nvars += static_cast<int>(word.prefix[r].size());
+        for (size_t i = 0; i < word.block[r].size(); ++i) block_var[r].push_back(nvars++);
+        suffix_var[r] = nvars, nvars += static_cast<int>(word.suffix[r].size());
+    }
+    auto var_of = [&](std::uint32_t slot) {
+        const SlotPlace& pl = places[slot];
+        const int r = static_cast<int>(g.slot_rank[slot]);
+        if (pl.region == Region::Prefix) return prefix_var[r] + pl.index;
+        if (pl.region == Region::Suffix) return suffix_var[r] + pl.index;
+        return block_var[r][pl.index];
+    };
+    auto offset_of = [&](std::uint32_t slot) {
+        const SlotPlace& pl = places[slot];
+        return pl.region == Region::Block ? pl.block : pl.region == Region::Suffix ? T : 0;
+    };
+    struct Arc {
+        int to, weight;
+    };
+    std::vector<std::vector<Arc>> arcs(nvars);
+    for (std::uint32_t u = 0; u < g.slot_count(); ++u)
+        for (auto e : out_edges_of(g.graph, u)) {
+            const std::uint32_t v = target_of(g.graph, e);
+            arcs[var_of(v)].push_back({var_of(u), offset_of(v) - offset_of(u)});  // x_u <= x_v + weight
+        }
+    std::vector<std::int64_t> dist(nvars, 0);
+    std::vector<int> relaxations(nvars, 0);
+    std::vector<bool> queued(nvars, true);
+    std::deque<int> queue(nvars);
+    std::iota(queue.begin(), queue.end(), 0);
+    while (!queue.empty()) {
+        const int a = queue.front();
+        queue.pop_front();
+        queued[a] = false;
+        for (const Arc& arc : arcs[a])
+            if (dist[a] + arc.weight < dist[arc.to]) {
+                dist[arc.to] = dist[a] + arc.weight;
+                if (++relaxations[arc.to] > nvars) return std::nullopt;
+                if (!queued[arc.to]) queued[arc.to] = true, queue.push_back(arc.to);
+            }
+    }
+    return dist;
+}
+
+}  // namespace
+
+std::optional<PeriodicWord> rotate_blocks_for_super_steps(const PeriodicWord& word, int T, const TimingGraphOf& graph_of) {
+    std::vector<std::vector<int>> block_var;
+    const auto x = block_slot_potentials(word, T, graph_of, block_var);
+    if (!x) return std::nullopt;
+    PeriodicWord out = word;
+    for (size_t p = 0; p < out.base.pipelines.size(); ++p) out.base.pipelines[p].microbatches += word.delta[p];
+    bool rotated = false;
+    for (int r = 0; r < word.ranks(); ++r) {
+        const auto& block = word.block[r];
+        // The rank order makes the potentials non-decreasing along the block and at most one more than its first
+        // slot's at its end (the next block's first slot follows): the cut goes where they step up.
+        size_t cut = 0;
+        while (cut < block.size() && (*x)[block_var[r][cut]] == (*x)[block_var[r][0]]) ++cut;
+        if (cut == block.size()) cut = 0;
+        rotated = rotated || cut > 0;
+        out.prefix[r].insert(out.prefix[r].end(), block.begin(), block.begin() + static_cast<long>(cut));
+        out.block[r].assign(block.begin() + static_cast<long>(cut), block.end());
+        for (size_t i = 0; i < cut; ++i) out.block[r].push_back(shift_slot(block[i], word.delta, 1));
+        out.suffix[r].assign(block.begin() + static_cast<long>(cut), block.end());
+        for (const Slot& slot : word.suffix[r]) out.suffix[r].push_back(shift_slot(slot, word.delta, 1));
+    }
+    if (!rotated) return std::nullopt;
+    return out;
+}
+
+}  // namespace pp
