@@ -2,6 +2,7 @@
 
 #include "model/dag.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <numeric>
 
@@ -68,29 +69,37 @@ std::optional<std::vector<std::int64_t>> block_slot_potentials(const PeriodicWor
 
 }  // namespace
 
+PeriodicWord recut_word(const PeriodicWord& word, const std::vector<size_t>& cuts) {
+    PeriodicWord out = word;
+    for (size_t p = 0; p < out.base.pipelines.size(); ++p) out.base.pipelines[p].microbatches += word.delta[p];
+    for (int r = 0; r < word.ranks(); ++r) {
+        const auto& block = word.block[r];
+        const auto cut = static_cast<long>(cuts.at(static_cast<size_t>(r)));
+        out.prefix[r].insert(out.prefix[r].end(), block.begin(), block.begin() + cut);
+        out.block[r].assign(block.begin() + cut, block.end());
+        for (long i = 0; i < cut; ++i) out.block[r].push_back(shift_slot(block[static_cast<size_t>(i)], word.delta, 1));
+        out.suffix[r].assign(block.begin() + cut, block.end());
+        for (const Slot& slot : word.suffix[r]) out.suffix[r].push_back(shift_slot(slot, word.delta, 1));
+    }
+    return out;
+}
+
 std::optional<PeriodicWord> rotate_blocks_for_super_steps(const PeriodicWord& word, int T, const TimingGraphOf& graph_of) {
     std::vector<std::vector<int>> block_var;
     const auto x = block_slot_potentials(word, T, graph_of, block_var);
     if (!x) return std::nullopt;
-    PeriodicWord out = word;
-    for (size_t p = 0; p < out.base.pipelines.size(); ++p) out.base.pipelines[p].microbatches += word.delta[p];
-    bool rotated = false;
+    std::vector<size_t> cuts(static_cast<size_t>(word.ranks()), 0);
     for (int r = 0; r < word.ranks(); ++r) {
-        const auto& block = word.block[r];
         // The rank order makes the potentials non-decreasing along the block and at most one more than its first
         // slot's at its end (the next block's first slot follows): the cut goes where they step up.
+        const auto& vars = block_var[static_cast<size_t>(r)];
         size_t cut = 0;
-        while (cut < block.size() && (*x)[block_var[r][cut]] == (*x)[block_var[r][0]]) ++cut;
-        if (cut == block.size()) cut = 0;
-        rotated = rotated || cut > 0;
-        out.prefix[r].insert(out.prefix[r].end(), block.begin(), block.begin() + static_cast<long>(cut));
-        out.block[r].assign(block.begin() + static_cast<long>(cut), block.end());
-        for (size_t i = 0; i < cut; ++i) out.block[r].push_back(shift_slot(block[i], word.delta, 1));
-        out.suffix[r].assign(block.begin() + static_cast<long>(cut), block.end());
-        for (const Slot& slot : word.suffix[r]) out.suffix[r].push_back(shift_slot(slot, word.delta, 1));
+        if (vars.empty()) continue;
+        while (cut < vars.size() && (*x)[vars[cut]] == (*x)[vars.front()]) ++cut;
+        cuts[static_cast<size_t>(r)] = cut == vars.size() ? 0 : cut;
     }
-    if (!rotated) return std::nullopt;
-    return out;
+    if (std::all_of(cuts.begin(), cuts.end(), [](size_t c) { return c == 0; })) return std::nullopt;
+    return recut_word(word, cuts);
 }
 
 }  // namespace pp

@@ -16,4 +16,8 @@ namespace pp {
 std::optional<PeriodicWord> rotate_blocks_for_super_steps(const PeriodicWord& word, int T,
                                                           const TimingGraphOf& graph_of = {});
 
+// The identity above with rank r's block cut at cuts[r] (0 <= cuts[r] < |block_r|; 0 keeps it): the word whose
+// instance at t is `word`'s at t + 1.
+PeriodicWord recut_word(const PeriodicWord& word, const std::vector<size_t>& cuts);
+
 }  // namespace pp
