@@ -220,7 +220,7 @@ std::optional<FamilySpec> family_spec(const std::string& spelled, int P, std::st
     };
     if (R && (!G || default_group_size || name == "group-interleaved"))
         return fail("--residue takes Megatron's order: interleaved-1f1b or combined-1f1b with --group-size");
-    if (G && !default_group_size) {
+    if (G && (!default_group_size || name == "group-interleaved")) {
         // Megatron: P <= G <= M and M mod G == 0 or >= P. Each admissible residue R is one progression, G + R + G t.
         const int rest = R.value_or(0);
         if (rest < 0 || rest >= *G || (rest > 0 && rest < P))

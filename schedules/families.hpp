@@ -35,6 +35,7 @@ FamilyStepProgram step_program_zb1p(const GenerateParams& params);
 FamilyStepProgram step_program_zbv(const GenerateParams& params);
 FamilyStepProgram step_program_combined_1f1b(const GenerateParams& params);
 FamilyStepProgram step_program_seq1f1b(const GenerateParams& params);
+FamilyStepProgram step_program_group_interleaved(const GenerateParams& params);
 // The generators that run a zone program (several growing runs per rank; ScheduleFamily::zone_program).
 FamilyStepProgram zone_program_gpipe(const GenerateParams& params);
 FamilyStepProgram zone_program_looped_bfs(const GenerateParams& params);

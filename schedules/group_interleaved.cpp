@@ -16,6 +16,11 @@
 //   slotB(c, i) + nL, its W one slot later. The rank's order is its ops by slot.
 // A group's G forwards sweep the chunks 0..V-1, its backwards sweep them back: 1F1B over chunks in the steady
 // state, with a peak that grows with G instead of with P.
+// As a step program (schedules/step_program.hpp): group n's ops are group 0's moved by nL slots, each slot holds at
+// most one op, and a W follows its I in the next slot. So with D = the periods group 0 spans, the slots [0, DL)
+// are a fixed prefix, every period [nL, (n+1)L) from n = D to N - 1 holds one op of each of group 0's ops (of an
+// earlier group), and the slots from NL on are a fixed suffix: prefix . period^(N-D) . suffix for M = NG, N >= D.
+// Per phase (chunk) the forwards and the input-gradient backwards run in micro-batch order, so counters name them.
 // Preconditions: P, M, V >= 1 and 1 <= G <= P (the reference treats G > P as P, with a print; here that is refused
 // rather than changed silently). G defaults to ceil(P/2), the least of the range the reference's README recommends
 // ("ceil(d/2) to d"); its option's own default, 0, crashes the reference.
@@ -36,13 +41,21 @@ struct GroupShape {
     int P, V, M, G;
 };
 
+// The slot formulas above, for rank r.
+struct GroupSlots {
+    long P, V, G, r, k, L, per;
+    GroupSlots(const GroupShape& s, int rank)
+        : P(s.P), V(s.V), G(s.G), r(rank), k(((s.P + 1) / 2 + s.G - 1) / s.G), L(3L * s.G * s.V),
+          per(s.V / std::gcd(static_cast<long>(s.V), k)) {}
+    long forward(long c, long i) const { return 3 * k * G * c + 3 * i + r + 3 * G * (c / per); }
+    long backward(long c, long i) const { return forward(V - 1, 0) + 3 * (P - 1 - r) + 1 + 3 * k * G * c + 3 * i + 3 * G * (c / per); }
+};
+
 std::vector<Op> group_interleaved_rank(const GroupShape& s, int r) {
-    const long mgs = (s.P + 1) / 2, G = s.G, V = s.V;
-    const long k = (mgs + G - 1) / G, q = std::gcd(V, k), L = 3 * G * V, per = V / q;
-    auto slot_f = [&](long c, long i) { return 3 * k * G * c + 3 * i + r + 3 * G * (c / per); };
-    auto slot_b = [&](long c, long i) {
-        return slot_f(V - 1, 0) + 3 * (s.P - 1 - r) + 1 + 3 * k * G * c + 3 * i + 3 * G * (c / per);
-    };
+    const GroupSlots slots(s, r);
+    const long G = s.G, V = s.V, L = slots.L;
+    auto slot_f = [&](long c, long i) { return slots.forward(c, i); };
+    auto slot_b = [&](long c, long i) { return slots.backward(c, i); };
     std::vector<std::pair<long, Op>> timed;
     timed.reserve(static_cast<size_t>(3 * V * s.M));
     for (long m = 0; m < s.M; ++m) {
@@ -63,7 +76,58 @@ std::vector<Op> group_interleaved_rank(const GroupShape& s, int r) {
     return order;
 }
 
+// Group 0's ops on rank r as tokens at their slots; phase c is chunk c (stage cP + r).
+std::vector<std::pair<long, StepToken>> group_tokens(const GroupShape& s, int r) {
+    const GroupSlots slots(s, r);
+    std::vector<std::pair<long, StepToken>> out;
+    for (long i = 0; i < s.G; ++i)
+        for (int c = 0; c < s.V; ++c) {
+            out.emplace_back(slots.forward(c, i), forward(c));
+            out.emplace_back(slots.backward(c, i), input_backward(s.V - 1 - c));
+            out.emplace_back(slots.backward(c, i) + 1, weight());
+        }
+    return out;
+}
+
+// In slot order, the tokens of the copies of group 0's ops moved by n periods (slot + nL) for the n that `moves`
+// yields per op: (slot, callback) -> calls callback(n) for each.
+template <class Moves>
+std::vector<StepToken> in_slot_order(const std::vector<std::pair<long, StepToken>>& group, long L, Moves moves) {
+    std::vector<std::pair<long, StepToken>> placed;
+    for (const auto& [slot, token] : group) moves(slot, [&](long n) { placed.emplace_back(slot + n * L, token); });
+    std::sort(placed.begin(), placed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<StepToken> out;
+    for (const auto& placed_token : placed) out.push_back(placed_token.second);
+    return out;
+}
+
 }  // namespace
+
+FamilyStepProgram step_program_group_interleaved(const GenerateParams& params) {
+    const int P = params.ranks, V = stages_per_rank_or_default(params, "Group-interleaved 1F1B");
+    const int G = params.group_size.value_or((P + 1) / 2);
+    long periods = 1;  // D: the periods group 0 spans on the slowest rank
+    for (int r = 0; r < P; ++r)
+        for (const auto& [slot, token] : group_tokens({P, V, G, G}, r)) periods = std::max(periods, slot / (3L * G * V) + 1);
+    FamilyStepProgram program{static_cast<int>(periods) * G, G, {}};
+    for (int r = 0; r < P; ++r) {
+        const auto group = group_tokens({P, V, G, G}, r);
+        const long L = 3L * G * V, span = periods * L;
+        std::vector<StepPhase> phases;
+        for (int c = 0; c < V; ++c) phases.push_back({0, c * P + r});
+        // Prefix: slots [0, DL), every copy n >= 0 there. Period: [DL, DL + L), one copy of each op. Suffix: the
+        // slots from NL on, group N - j (j >= 1) at slot - jL relative to NL.
+        const auto prefix = in_slot_order(group, L, [&](long slot, auto add) {
+            for (long n = 0; slot + n * L < span; ++n) add(n);
+        });
+        const auto period = in_slot_order(group, L, [&](long slot, auto add) { add((span - slot + L - 1) / L); });
+        const auto suffix = in_slot_order(group, L, [&](long slot, auto add) {
+            for (long j = 1; slot - j * L >= 0; ++j) add(-j);
+        });
+        program.ranks.push_back(StepProgramBuilder(phases).once(prefix).repeat(0, period, /*slope=*/1).once(suffix).take());
+    }
+    return program;
+}
 
 Schedule generate_group_interleaved(const GenerateParams& params) {
     require_ranks_and_microbatches(params, "Group-interleaved 1F1B");
@@ -72,12 +136,18 @@ Schedule generate_group_interleaved(const GenerateParams& params) {
     const int G = params.group_size.value_or((P + 1) / 2);  // the least the reference recommends ("ceil(d/2) to d")
     if (G < 1 || G > P)
         throw GenerateError("group-interleaved takes 1 <= G <= P (the reference treats G > P as P), got G = " + std::to_string(G));
+    std::string label = schedule_label("group-interleaved", P, M, V);  // "group-interleaved(P=4,V=2,M=8)"
+    label.insert(label.size() - 1, ",G=" + std::to_string(G));
+    const Placement placement = Placement::single(P, loop_stage_map(P, P * V), M);
+    // On whole groups from the program's origin on, the program (the same order: tests/test_group_interleaved.cpp).
+    GenerateParams with_g = params;
+    with_g.group_size = G;
+    if (const FamilyStepProgram program = step_program_group_interleaved(with_g); M % G == 0 && M >= program.m_origin)
+        return schedule_from_step_program(program, placement, M, std::move(label));
     std::vector<RankCells> rows(static_cast<size_t>(P));
     for (int r = 0; r < P; ++r)
         for (const Op& op : group_interleaved_rank({P, V, M, G}, r)) rows[static_cast<size_t>(r)].push_back(op);
-    std::string label = schedule_label("group-interleaved", P, M, V);  // "group-interleaved(P=4,V=2,M=8)"
-    label.insert(label.size() - 1, ",G=" + std::to_string(G));
-    return schedule_from_cells(Placement::single(P, loop_stage_map(P, P * V), M), rows, label, false);
+    return schedule_from_cells(placement, rows, label, false);
 }
 
 }  // namespace pp

@@ -78,7 +78,7 @@ void attach_step_programs(std::vector<ScheduleFamily>& families) {
         {"dualpipe", step_program_dualpipe}, {"dualpipev", step_program_dualpipev}, {"chimera", step_program_chimera},
         {"interleaved-1f1b", step_program_interleaved_1f1b}, {"zb1p", step_program_zb1p},
         {"zbv", step_program_zbv}, {"combined-1f1b", step_program_combined_1f1b},
-        {"seq1f1b", step_program_seq1f1b},
+        {"seq1f1b", step_program_seq1f1b}, {"group-interleaved", step_program_group_interleaved},
     };
     const std::pair<const char*, FamilyStepProgram (*)(const GenerateParams&)> zone_programs[] = {
         {"gpipe", zone_program_gpipe}, {"looped-bfs", zone_program_looped_bfs}};

@@ -17,7 +17,8 @@
 // symbolic execution (proofs/zone_word.hpp, zone_word_of_program); Lemma 2 does not apply to it.
 //
 // The families whose generators run a program (1F1B, ZB-H1, ZB-H2, DualPipe, DualPipeV, Chimera, combined 1F1B;
-// interleaved 1F1B and ZB1P on M = kP, ZB-V from M = 2P-1, Megatron's tunable order on M = kG from 3G) expose it
+// interleaved 1F1B and ZB1P on M = kP, ZB-V from M = 2P-1, Megatron's tunable order on M = kG from 3G, group-interleaved
+// 1F1B on M = kG from the groups one group spans) expose it
 // through ScheduleFamily::step_program, and on the program's M their generator's order is run_step_program of that
 // program. (DualPipe and DualPipeV build the program per rank from
 // a shape whose micro-batch count the program does not read; interleaved 1F1B and ZB1P run PyTorch's walk on the

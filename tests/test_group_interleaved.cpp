@@ -4,10 +4,12 @@
 // before offload against our memory count, every instance P <= 8, M <= 4P+1 verified clean, and the refusals.
 #include "cli_runner.hpp"
 #include "schedules/registry.hpp"
+#include "schedules/step_program.hpp"
 #include "solver/search_generators.hpp"
 #include "verifier/verify.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -73,10 +75,14 @@ Schedule generate(int P, int M, int V, int G) {
 
 TEST_CASE("group-interleaved: every rank's compute order is the reference's, and so is its device peak", "[group-interleaved]") {
     const auto reference = read_reference();
-    int compared = 0, peaks = 0;
+    int compared = 0, peaks = 0, on_program = 0;
     for (const ReferenceInstance& ref : reference) {
         if (ref.rejected) continue;  // refused by the offload pass: no order written
         const Schedule schedule = generate(ref.P, ref.M, ref.V, ref.G);
+        GenerateParams params{ref.P, ref.M, ref.V};
+        params.group_size = ref.G;
+        const FamilyStepProgram program = find_family("group-interleaved")->step_program(params);
+        if (ref.M % ref.G == 0 && ref.M >= program.m_origin) ++on_program;  // the generator ran the program
         INFO("P=" << ref.P << " V=" << ref.V << " M=" << ref.M << " G=" << ref.G << " K=" << ref.K);
         REQUIRE(static_cast<int>(ref.ranks.size()) == ref.P);
         for (int r = 0; r < ref.P; ++r) {
@@ -96,6 +102,51 @@ TEST_CASE("group-interleaved: every rank's compute order is the reference's, and
     }
     CHECK(compared >= 150);
     CHECK(peaks >= 70);
+    CHECK(on_program >= 100);
+}
+
+TEST_CASE("group-interleaved: on whole groups the generator is a step program, so prove answers for every M",
+          "[group-interleaved][prove]") {
+    for (int P = 1; P <= 8; ++P)
+        for (int V = 1; V <= 3; ++V)
+            for (int G = 1; G <= P; ++G) {
+                GenerateParams params{P, G, V};
+                params.group_size = G;
+                const FamilyStepProgram program = find_family("group-interleaved")->step_program(params);
+                INFO("P=" << P << " V=" << V << " G=" << G);
+                CHECK(step_program_lemma2_failure(program).empty());
+                CHECK(program.m_step == G);
+            }
+    // At equal costs (the order's own grid) the bubble is constant for every M; the proof's value, its certificate
+    // and the simulator agree, on instances far past the proof's window.
+    const auto dir = pp::test::fresh_dir("group-interleaved-proof");
+    const auto proved = run_cli("prove group-interleaved -P 4 --costs F=1,I=1,W=1 --json --certificate " + dir.string());
+    REQUIRE(proved.exit_code == 0);
+    const auto p = nlohmann::json::parse(proved.out);
+    CHECK(p.at("status") == "proved");
+    CHECK(pp::test::run_check(dir.string()).exit_code == 0);
+    const auto peaks = nlohmann::json::parse(run_cli("prove group-interleaved -P 4 --property memory-bound --json").out);
+    REQUIRE(peaks.at("status") == "proved");
+    auto simulated = [](int M, const std::string& costs) {
+        return nlohmann::json::parse(run_cli("simulate group-interleaved -P 4 -M " + std::to_string(M) + " --costs " + costs +
+                                             " --json")
+                                         .out);
+    };
+    for (const int M : {2, 4, 6, 10, 16, 30, 64}) {
+        INFO("M = " << M);
+        const auto s = simulated(M, "F=1,I=1,W=1");
+        if (M >= p.at("constant_from_microbatches").get<int>()) CHECK(s.at("bubble") == p.at("bubble"));
+        if (M >= peaks.at("peaks_from_microbatches").get<int>())
+            for (int r = 0; r < 4; ++r) CHECK(s.at("per_rank").at(r).at("peak_activations") == peaks.at("peaks").at(r));
+    }
+    // A forward twice as long as the grid assumes: the bubble grows, by the slope the proof names (5 per group of 2).
+    const auto refuted = run_cli("prove group-interleaved -P 4 --costs F=2,I=1,W=1,comm=1");
+    CHECK(refuted.exit_code == 1);
+    CHECK_THAT(refuted.out, Catch::Contains("bubble grows by 5 per block for M >= 12"));
+    for (const int M : {12, 14, 20, 40})
+        CHECK(simulated(M + 2, "F=2,I=1,W=1,comm=1").at("bubble").get<double>() -
+                  simulated(M, "F=2,I=1,W=1,comm=1").at("bubble").get<double>() ==
+              5);
 }
 
 TEST_CASE("group-interleaved: every instance P <= 8, M <= 4P+1, V <= 3, 1 <= G <= P verifies clean", "[group-interleaved]") {
