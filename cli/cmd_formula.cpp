@@ -90,7 +90,9 @@ struct FormulaCommand {
         }
         Basis b = letters;
         if (!region.b_is_i_plus_w) b = Basis::PyTorch;  // I = B - W only where it holds (e.g. not at a chunk point)
-        std::string flags = region_flags(symbolic_comm, assumed);  // for the prove run the output cites
+        // For the prove run the output cites: the region, or the chunk costs' exact point (prove takes no
+        // assumptions there, and needs none: the point is in the region or the formula is empty).
+        std::string flags = chunks.given() ? "" : region_flags(symbolic_comm, assumed);
         if (chunks.chunk_costs) flags += " --chunk-costs " + shell_quoted(*chunks.chunk_costs);
         if (chunks.pattern) flags += " --pattern " + shell_quoted(*chunks.pattern);
         FormulaResult result = derive_formula(*spec, region, flags);

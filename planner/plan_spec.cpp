@@ -178,10 +178,15 @@ const std::vector<Setting>& settings() {
              r.training.chunk = c;
          }},
         {"families", "schedule families to consider, comma separated (default: every family of `pipeproof list` but seq1f1b, "
-         "priced only when named: k = 2, no efficiency lost by its shorter kernels)",
+         "priced only when named: k = --segments, no efficiency lost by its shorter kernels)",
          [](PlanRequest& r, auto k, auto v) {
              r.families = words(v);
              if (r.families.empty()) bad(k, v, "a list of families");
+         }},
+        {"segments", "Seq1F1B's sequence segments per micro-batch k, when --families names seq1f1b (default 2, at most 64)",
+         [](PlanRequest& r, auto k, auto v) {
+             r.segments = whole(k, v);
+             if (r.segments > 64) bad(k, v, "at most 64 segments");
          }},
         {"exclude-families", "schedule families not to consider, comma separated",
          [](PlanRequest& r, auto k, auto v) {
@@ -303,6 +308,13 @@ void validate(const PlanRequest& r) {
     if (r.model.moe_layer_count() > r.model.layers) throw PlanSpecError("moe-layers exceeds layers");
     if (r.model.expert_share > 0 && r.training.ep < 1) throw PlanSpecError("ep must be at least 1");
     if (r.training.tp > r.cluster.gpus) throw PlanSpecError("tp exceeds the number of GPUs");
+    // k prices Seq1F1B only: without it among the candidates the flag would change nothing.
+    const auto candidates = candidate_families(r);
+    if (r.segments && std::none_of(candidates.begin(), candidates.end(), [](const std::string& name) {
+            const ScheduleFamily* family = find_family(name);
+            return family && family_takes_segments(family->name);
+        }))
+        throw PlanSpecError("segments: k prices seq1f1b only, which the plan does not consider (name it in families)");
 }
 
 }  // namespace pp::plan

@@ -67,6 +67,7 @@ struct PlanRequest {
     // Empty: every family of the library (`pipeproof list`), less the excluded ones.
     std::vector<std::string> families;
     std::vector<std::string> excluded_families;
+    std::optional<int> segments;    // Seq1F1B's sequence segments per micro-batch k (default 2), when seq1f1b is priced
     std::vector<int> pp_degrees;    // empty: every power of two that divides the GPUs
     int top = 6;                    // options to report
 };

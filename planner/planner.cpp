@@ -225,7 +225,7 @@ int blocks_of(const ScheduleFamily& generator, int pp, std::optional<int> v) {
 GenerateParams params_for(const PlanRequest& request, const ScheduleFamily& generator, int pp, int m, std::optional<int> v,
                           int blocks) {
     GenerateParams params{pp, m, v};
-    if (family_takes_segments(generator.name)) params.segments = kDefaultSegments;  // named in the option's label
+    if (family_takes_segments(generator.name)) params.segments = request.segments.value_or(kDefaultSegments);  // named in the option's label
     if (generator.orders_for_costs) params.costs = simulator_costs(chunk_costs(request, pp, blocks), false);
     return params;
 }

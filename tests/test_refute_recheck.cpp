@@ -89,3 +89,17 @@ TEST_CASE("formula: the cited periodicity proof takes the same region", "[formul
     CHECK(again.exit_code == 0);
     CHECK_THAT(again.out, Catch::Contains("cost assumption: W <= F"));
 }
+
+TEST_CASE("formula at chunk costs cites the prove run at that point, without the region's assumptions", "[formula]") {
+    // prove refuses --assume at exact costs: the cited run names the chunk costs only, and reproduces the proof.
+    const auto f = run_cli("formula dualpipev -P 4 --chunk-costs 'layers=2,attn_f=1,dispatch_f=1,mlp_f=2,combine_f=1,"
+                           "combine_b=1,mlp_i=2,mlp_w=1,dispatch_b=1,attn_i=1,attn_w=1' --assume 'W <= F'");
+    INFO(f.out << f.err);
+    const std::regex cited(R"(periodicity: PROVED \(pipeproof (prove [^)]*)\))");
+    std::smatch m;
+    REQUIRE(std::regex_search(f.out, m, cited));
+    CHECK(m[1].str().find("--assume") == std::string::npos);
+    const auto again = run_cli(m[1].str());
+    CHECK(again.exit_code == 0);
+    CHECK_THAT(again.out, Catch::Contains("verdict: PROVED"));
+}

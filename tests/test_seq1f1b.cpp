@@ -346,6 +346,19 @@ TEST_CASE("seq1f1b: the commands that do not model segments refuse them, and a r
     const double half_backward = ((*seq)["op_costs_ms"]["I"].get<double>() + (*seq)["op_costs_ms"]["W"].get<double>()) / 2e3;
     CHECK((*seq)["dp_allreduce_exposed_seconds"].get<double>() - (*plain)["dp_allreduce_exposed_seconds"].get<double>() ==
           Approx(half_backward));
+    // --segments 4: (P + k - 1)/k = 7/4 stashes, and the all-reduce hides under a quarter of a backward.
+    auto four = run_cli("plan --preset dense-70b --gpus 64 --families seq1f1b --segments 4 --pp 4 --top 10 --json");
+    REQUIRE(four.exit_code <= 1);
+    const auto quarter = nlohmann::json::parse(four.out)["options"].at(0);
+    CHECK(quarter["segments"] == 4);
+    CHECK(quarter["label"].get<std::string>().find("k=4") != std::string::npos);
+    CHECK(quarter["exact"]["peak_stashes"] == "1.75");
+    const double quarter_backward = (quarter["op_costs_ms"]["I"].get<double>() + quarter["op_costs_ms"]["W"].get<double>()) / 4e3;
+    CHECK(quarter["dp_allreduce_exposed_seconds"].get<double>() - (*plain)["dp_allreduce_exposed_seconds"].get<double>() ==
+          Approx(half_backward * 2 - quarter_backward));
+    // Without seq1f1b among the families --segments would change nothing: refused.
+    CHECK(run_cli("plan --preset dense-70b --gpus 64 --segments 4").exit_code == 2);
+    CHECK(run_cli("plan --preset dense-70b --gpus 64 --families seq1f1b --segments 65").exit_code == 2);
 }
 
 // Seq1F1B's order for every M: its generator runs a step program whose phase counts backward segments in reverse

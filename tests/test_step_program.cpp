@@ -130,9 +130,9 @@ TEST_CASE("step programs: every family that runs one meets Lemma 2's side condit
             ++programs;
         }
     }
-    // 1f1b, zb-h1, zb-h2, dualpipev, interleaved-1f1b, zb1p, zbv, combined-1f1b, seq1f1b at P = 1..16; dualpipe,
-    // chimera at even P
-    CHECK(programs == 9 * 16 + 2 * 8);
+    // 1f1b, zb-h1, zb-h2, dualpipev, interleaved-1f1b, zb1p, zbv, combined-1f1b, seq1f1b, group-interleaved at
+    // P = 1..16; dualpipe, chimera at even P
+    CHECK(programs == 10 * 16 + 2 * 8);
 }
 
 TEST_CASE("step programs: PyTorch's interleaved walk and its step program give the same rows, idle cells included",
