@@ -1,18 +1,17 @@
 #include "proofs/word_rotation.hpp"
 
 #include "model/dag.hpp"
+#include "proofs/difference_constraints.hpp"
 
 #include <algorithm>
-#include <deque>
-#include <numeric>
 
 namespace pp {
 
 namespace {
 
 // Per-slot potentials x (slot super-step = x + its block index, T for suffix slots) with x_u + off_u <= x_v + off_v
-// on every edge of G_T, by Bellman-Ford; nullopt on a negative cycle. Indexed by the slot ids of G_T, block slots
-// sharing one variable per (rank, index).
+// on every edge of G_T; nullopt when there are none. One variable per prefix and suffix slot, and per (rank, index)
+// of the block (block_var), shared by that slot of every block.
 std::optional<std::vector<std::int64_t>> block_slot_potentials(const PeriodicWord& word, int T,
                                                                const TimingGraphOf& graph_of,
                                                                std::vector<std::vector<int>>& block_var) {
@@ -39,32 +38,13 @@ std::optional<std::vector<std::int64_t>> block_slot_potentials(const PeriodicWor
         const SlotPlace& pl = places[slot];
         return pl.region == Region::Block ? pl.block : pl.region == Region::Suffix ? T : 0;
     };
-    struct Arc {
-        int to, weight;
-    };
-    std::vector<std::vector<Arc>> arcs(nvars);
+    std::vector<std::array<int, 3>> constraints;  // x_v - x_u >= off_u - off_v on every edge u -> v
     for (std::uint32_t u = 0; u < g.slot_count(); ++u)
         for (auto e : out_edges_of(g.graph, u)) {
             const std::uint32_t v = target_of(g.graph, e);
-            arcs[var_of(v)].push_back({var_of(u), offset_of(v) - offset_of(u)});  // x_u <= x_v + weight
+            constraints.push_back({var_of(u), var_of(v), offset_of(u) - offset_of(v)});
         }
-    std::vector<std::int64_t> dist(nvars, 0);
-    std::vector<int> relaxations(nvars, 0);
-    std::vector<bool> queued(nvars, true);
-    std::deque<int> queue(nvars);
-    std::iota(queue.begin(), queue.end(), 0);
-    while (!queue.empty()) {
-        const int a = queue.front();
-        queue.pop_front();
-        queued[a] = false;
-        for (const Arc& arc : arcs[a])
-            if (dist[a] + arc.weight < dist[arc.to]) {
-                dist[arc.to] = dist[a] + arc.weight;
-                if (++relaxations[arc.to] > nvars) return std::nullopt;
-                if (!queued[arc.to]) queued[arc.to] = true, queue.push_back(arc.to);
-            }
-    }
-    return dist;
+    return solve_differences(nvars, constraints);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "proofs/zone_structure.hpp"
 
+#include "proofs/difference_constraints.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -51,30 +53,6 @@ std::set<EdgeClass> edge_classes_of(const ZoneWord& w, int t, int width, const Z
                         g.graph[e].cross_rank ? 1 : 0});
         }
     return out;
-}
-
-// Difference constraints x_v - x_u >= w solved by queue-based Bellman-Ford; empty when infeasible.
-std::vector<std::int64_t> solve_differences(int n, const std::vector<std::array<int, 3>>& constraints) {
-    // x_v >= x_u + w  <=>  x_u <= x_v - w: arc v -> u of weight -w on shortest paths.
-    std::vector<std::vector<std::pair<int, int>>> arcs(n);
-    for (const auto& [u, v, w] : constraints) arcs[v].push_back({u, -w});
-    std::vector<std::int64_t> dist(n, 0);
-    std::vector<int> relaxed(n, 0);
-    std::vector<bool> queued(n, true);
-    std::deque<int> queue(n);
-    std::iota(queue.begin(), queue.end(), 0);
-    while (!queue.empty()) {
-        const int a = queue.front();
-        queue.pop_front();
-        queued[a] = false;
-        for (const auto& [b, w] : arcs[a])
-            if (dist[a] + w < dist[b]) {
-                dist[b] = dist[a] + w;
-                if (++relaxed[b] > n) return {};
-                if (!queued[b]) queued[b] = true, queue.push_back(b);
-            }
-    }
-    return dist;
 }
 
 }  // namespace
@@ -161,12 +139,13 @@ ZoneStructure analyse_zones(const ZoneWord& w, const ZoneGraphOf& graph_of) {
                 constraints.push_back({static_cast<int>(g.slot_rank[u]), static_cast<int>(g.slot_rank[v]),
                                        places[u].j - places[v].j});
             }
-        const auto dist = solve_differences(P, constraints);
-        if (dist.empty()) {
+        const auto solved = solve_differences(P, constraints);
+        if (!solved) {
             zs.failure = fmt::format("zone {}: no super-step assignment makes every edge go forward", z);
             return zs;
         }
         // The shortest-path distances satisfy every constraint; shift so that the smallest is 0.
+        const std::vector<std::int64_t>& dist = *solved;
         const std::int64_t lo = *std::min_element(dist.begin(), dist.end());
         for (int r = 0; r < P; ++r) zs.sigma[z][r] = static_cast<int>(dist[r] - lo);
     }
