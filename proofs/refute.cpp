@@ -535,7 +535,8 @@ std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const Refu
 
 // The memory proof that closes the search over M for the activation peaks: every rank's peak is the same for every
 // M past the proof's origin, so the instances up to the first M past it cover every M. Returns that last block t.
-// `point`: a grid point the cited command names (the peaks do not depend on costs, but prove --layout needs some).
+// `point`: a grid point the cited command names (the peaks do not depend on costs, but prove --layout needs some),
+// or none.
 std::optional<int> peak_window(const FamilySpec& spec, const RefuteOptions& options, const CostPoint* point,
                                std::string& why) {
     ProveOptions po;
@@ -659,10 +660,12 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                 }
                 if (ok && uses.peak) {
                     std::string peak_why;
-                    if (const auto t = peak_window(*spec, options, cited_point, peak_why)) {
+                    // The peaks do not depend on costs: the cited run names some only where prove needs them.
+                    const CostPoint* peak_point = options.point_costs ? cited_point : nullptr;
+                    if (const auto t = peak_window(*spec, options, peak_point, peak_why)) {
                         t_closed = std::max(t_closed, *t);
                         by.push_back(fmt::format("every rank's activation peak is the same for every M >= {} ({}: PROVED)",
-                                                 spec->microbatches(*t), recheck_command(*spec, options, "memory-bound", cited_point)));
+                                                 spec->microbatches(*t), recheck_command(*spec, options, "memory-bound", peak_point)));
                     } else {
                         ok = false;
                         why = peak_why;
