@@ -355,11 +355,16 @@ std::string verified_claim(const Certificate& c) {
         if (c.memory->bound)
             return fmt::format("{}: at {}, every rank's activation peak is at most {} (activation sizes {})", who, every_m,
                                format_rational(*c.memory->bound), sizes);
-        std::string peaks;
-        for (const auto& p : c.memory->peaks) peaks += (peaks.empty() ? "" : " ") + format_rational(p);
-        return fmt::format("{}: at {} past the word's first instance, the activation peaks per rank are [{}] (activation "
-                           "sizes {})",
-                           who, every_m, peaks, sizes);
+        auto listed = [](const std::vector<Rational>& values) {
+            std::string out;
+            for (const auto& v : values) out += (out.empty() ? "" : " ") + format_rational(v);
+            return "[" + out + "]";
+        };
+        std::string early;  // checked in check_memory against each instance below the word's origin
+        for (const auto& [m, peaks] : c.memory->early) early += fmt::format("; at M = {}: {}", m, listed(peaks));
+        return fmt::format("{}: at {} past the word's first instance, the activation peaks per rank are {} (activation "
+                           "sizes {}){}",
+                           who, every_m, listed(c.memory->peaks), sizes, early);
     }
     if (c.property == "deadlock-free") return fmt::format("{}: at {}, the dependency graph with each rank's order is acyclic", who, every_m);
     if (c.property == "dependencies")

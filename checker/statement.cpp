@@ -160,17 +160,28 @@ std::string check_memory(const Certificate& c) {
             reject(step, fmt::format("rank {} holds {} activations, above the bound {}", r,
                                      format_rational(std::max(at_origin, later)), format_rational(*mem.bound)));
     }
-    // Instances below the word's origin (a family that becomes periodic later) are counted one by one.
+    // Instances below the word's origin (a family that becomes periodic later) are counted one by one; the peaks the
+    // certificate states for them must be theirs, one entry per instance in order, or none at all.
     size_t below = 0;
+    if (!mem.early.empty() && mem.early.front().first != c.family_m0)
+        reject(step, fmt::format("the early peaks start at M = {}, the family at M = {}", mem.early.front().first, c.family_m0));
     for (int m = c.family_m0; m < w.m_origin; m += c.family_step, ++below) {
         const Schedule s = generate(c, m);
+        const std::vector<Rational>* stated = below < mem.early.size() ? &mem.early[below].second : nullptr;
+        if (stated && (mem.early[below].first != m || stated->size() != P))
+            reject(step, fmt::format("early peaks entry {} is not M = {} with one peak per rank", below, m));
         for (size_t r = 0; r < P; ++r) {
             const Rational peak = live_profile(s.ranks[r], c.activations).peak;
             if (mem.bound && peak > *mem.bound)
                 reject(step, fmt::format("at M = {} rank {} holds {} activations, above the bound {}", m, r,
                                          format_rational(peak), format_rational(*mem.bound)));
+            if (stated && (*stated)[r] != peak)
+                reject(step, fmt::format("at M = {} rank {} holds {} activations, the certificate says {}", m, r,
+                                         format_rational(peak), format_rational((*stated)[r])));
         }
     }
+    if (!mem.early.empty() && mem.early.size() != below)
+        reject(step, fmt::format("{} early peak entries for the {} instance(s) below the word's origin", mem.early.size(), below));
     return fmt::format("every rank's block frees what it allocates; the peak per rank is the largest over prefix, one "
                        "block and suffix{}{}",
                        mem.bound ? ", at most " + format_rational(*mem.bound) : std::string(),

@@ -202,10 +202,16 @@ std::string certificate_json_text(const Certificate& c) {
     } else {
         j["bubble"] = nullptr;
     }
-    j["memory"] = c.memory ? json{{"peaks", rationals(c.memory->peaks)},
-                                  {"peaks_at_origin", rationals(c.memory->peaks_at_origin)},
-                                  {"bound", c.memory->bound ? json(format_rational(*c.memory->bound)) : json(nullptr)}}
-                           : json(nullptr);
+    if (c.memory) {
+        json early = json::array();
+        for (const auto& [m, peaks] : c.memory->early) early.push_back({{"microbatches", m}, {"peaks", rationals(peaks)}});
+        j["memory"] = {{"peaks", rationals(c.memory->peaks)},
+                       {"peaks_at_origin", rationals(c.memory->peaks_at_origin)},
+                       {"bound", c.memory->bound ? json(format_rational(*c.memory->bound)) : json(nullptr)},
+                       {"early", early}};
+    } else {
+        j["memory"] = nullptr;
+    }
     json obligations = json::array();
     for (const auto& o : c.obligations) obligations.push_back({{"name", o.name}, {"statement", o.statement}, {"file", o.file}});
     j["obligations"] = obligations;
@@ -660,6 +666,18 @@ Certificate parse_certificate(const std::string& text, const std::string& file_n
             memory.peaks_at_origin.push_back(in.rational(origin[k], fmt::format("memory.peaks_at_origin[{}]", k)));
         if (const json& bound = in.field(m, "memory", "bound"); !bound.is_null())
             memory.bound = in.rational(bound, "memory.bound");
+        if (m.contains("early")) {  // optional: only a word from a later origin has early instances
+            const json& early = m.at("early");
+            if (!early.is_array()) in.fail("memory.early", "expected an array");
+            for (size_t k = 0; k < early.size(); ++k) {
+                const std::string path = fmt::format("memory.early[{}]", k);
+                const json& at = in.field(early[k], path, "peaks");
+                if (!at.is_array()) in.fail(path + ".peaks", "expected an array");
+                std::vector<Rational> peaks;
+                for (size_t r = 0; r < at.size(); ++r) peaks.push_back(in.rational(at[r], fmt::format("{}.peaks[{}]", path, r)));
+                memory.early.emplace_back(in.integer(early[k], path, "microbatches", 1), std::move(peaks));
+            }
+        }
         c.memory = std::move(memory);
     }
     const json& obligations = in.field(j, "", "obligations");

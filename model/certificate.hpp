@@ -107,6 +107,8 @@ struct CertificateMemory {
     std::vector<Rational> peaks;    // per rank, for every admissible M past the word's first instance
     std::vector<Rational> peaks_at_origin;  // per rank, at the word's first instance
     std::optional<Rational> bound;  // the bound proved, when one was asked
+    // A word from a later origin: the peaks per rank at each admissible M below it (M, peaks), counted one by one.
+    std::vector<std::pair<int, std::vector<Rational>>> early;
 };
 
 struct CertificateObligation {

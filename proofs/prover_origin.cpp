@@ -109,6 +109,7 @@ ProofResult& Prover::prove_from_later_origin(int k, std::optional<PeriodicWord> 
             for (int t = 0; t < k; ++t) {
                 const auto peaks = peak_activations(inst(t), options.activations);
                 if (t == 0) res.peaks_at_origin = peaks;
+                if (res.certificate.memory) res.certificate.memory->early.emplace_back(M(t), peaks);
                 values += fmt::format("{}M = {}: [", t ? "; " : "", M(t));
                 for (size_t r = 0; r < peaks.size(); ++r) values += (r ? " " : "") + format_rational(peaks[r]);
                 values += "]";

@@ -373,3 +373,28 @@ TEST_CASE("certificates: a number no double holds is bad input to the checker, n
     CHECK(check.exit_code == 2);
     CHECK_THAT(check.err, Catch::Contains("certificate.json") && Catch::Contains("not JSON"));
 }
+
+TEST_CASE("certificates: a peak proof from a later origin carries the early instances' peaks, which the checker counts",
+          "[certificate]") {
+    // Megatron's order at P = 5, G = 7, M mod G = 6 is proved on a word re-cut one group later (M = 20 on); the first
+    // admissible M, 13, is counted on its own: [16 14 12 10 8], Megatron's warm-up 2(P - 1) + (V - 1) G + 1 on rank 0.
+    const auto dir = pp::test::fresh_dir("cert-early-peaks");
+    REQUIRE(pp::test::run_cli("prove interleaved-1f1b -P 5 -V 2 --group-size 7 --residue 6 --property memory-bound "
+                              "--certificate " + dir.string())
+                .exit_code == 0);
+    const auto good = pp::test::run_check(dir.string());
+    INFO(good.out << good.err);
+    REQUIRE(good.exit_code == 0);
+    CHECK_THAT(good.out, Catch::Contains("; at M = 13: [16 14 12 10 8]"));
+    using pp::test::corrupted;
+    using pp::test::require_rejected;
+    require_rejected(corrupted(dir, "early-peak", [](auto& c) { c["memory"]["early"][0]["peaks"][0] = "15"; }), "memory");
+    require_rejected(corrupted(dir, "early-m", [](auto& c) { c["memory"]["early"][0]["microbatches"] = 20; }), "memory");
+    require_rejected(corrupted(dir, "early-extra", [](auto& c) {
+                         c["memory"]["early"].push_back(c["memory"]["early"][0]);
+                         c["memory"]["early"][1]["microbatches"] = 20;
+                     }),
+                     "memory");
+    require_rejected(corrupted(dir, "early-short", [](auto& c) { c["memory"]["early"][0]["peaks"].erase(4); }), "memory");
+    require_rejected(corrupted(dir, "early-type", [](auto& c) { c["memory"]["early"] = "none"; }), "memory.early");
+}
