@@ -189,7 +189,7 @@ std::string PlanOption::label() const {
     if (pp == 1) return fmt::format("no pipeline (PP=1) M={}", microbatches);
     // group-interleaved runs at its generator's default group size, ceil(PP/2): named, as V is.
     const std::string group = family == "group-interleaved" ? fmt::format(" G={}", (pp + 1) / 2) : "";
-    const std::string split = segments > 1 ? fmt::format(" k={}", segments) : "";
+    const std::string split = family_takes_segments(family) ? fmt::format(" k={}", segments) : "";
     return fmt::format("{} PP={}{}{}{} M={}{}", family, pp, stages_per_rank ? fmt::format(" V={}", *stages_per_rank) : "",
                        group, split, microbatches,
                        requested_microbatches ? fmt::format(" (not {})", *requested_microbatches) : "");

@@ -109,13 +109,17 @@ ProofResult& Prover::prove_from_later_origin(int k, std::optional<PeriodicWord> 
             for (int t = 0; t < k; ++t) {
                 const auto peaks = peak_activations(inst(t), options.activations);
                 if (t == 0) res.peaks_at_origin = peaks;
-                if (res.certificate.memory) res.certificate.memory->early.emplace_back(M(t), peaks);
+                // Before the sub-proof's own early instances (it may have moved its origin again), in M order.
+                if (res.certificate.memory)
+                    res.certificate.memory->early.insert(res.certificate.memory->early.begin() + t, {M(t), peaks});
                 values += fmt::format("{}M = {}: [", t ? "; " : "", M(t));
                 for (size_t r = 0; r < peaks.size(); ++r) values += (r ? " " : "") + format_rational(peaks[r]);
                 values += "]";
             }
             early = "exact count on each instance (against the bound too, when one is given): " + values;
-            res.summary += " (" + values + ")";
+            // In M order: before the sub-proof's own early list, when it moved its origin too.
+            const auto later_list = res.summary.find(" (M = ");
+            res.summary.insert(later_list == std::string::npos ? res.summary.size() : later_list, " (" + values + ")");
             break;
         }
         case Property::BubbleConstant: {

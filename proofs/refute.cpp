@@ -500,7 +500,6 @@ std::string recheck_command(const FamilySpec& spec, const RefuteOptions& options
 
 // The prover's periodicity result that closes the search over M: once over the symbolic region, or at
 // every grid point with exact costs (the window is the latest of them, its period the lcm). `why` says what failed.
-
 std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const RefuteOptions& options, const CostRegion& region,
                                               const std::vector<CostPoint>& grid, std::string& why) {
     ProveOptions po;

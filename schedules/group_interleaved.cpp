@@ -25,9 +25,12 @@
 // rather than changed silently). G defaults to ceil(P/2), the least of the range the reference's README recommends
 // ("ceil(d/2) to d"); its option's own default, 0, crashes the reference.
 #include "schedules/families.hpp"
+#include "model/size_budget.hpp"
 #include "schedules/pytorch_ir.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -101,14 +104,26 @@ std::vector<StepToken> in_slot_order(const std::vector<std::pair<long, StepToken
     return out;
 }
 
+// D: the periods [0, DL) that group 0's ops span on the slowest rank. Its last op is the W one slot after
+// backward(V - 1, G - 1): the slot formulas grow with c and i, and every forward comes before that backward.
+long group_periods(const GroupShape& s) {
+    long last = 0;
+    for (int r = 0; r < s.P; ++r) last = std::max(last, GroupSlots(s, r).backward(s.V - 1, s.G - 1) + 1);
+    return last / (3L * s.G * s.V) + 1;
+}
+
 }  // namespace
 
 FamilyStepProgram step_program_group_interleaved(const GenerateParams& params) {
     const int P = params.ranks, V = stages_per_rank_or_default(params, "Group-interleaved 1F1B");
     const int G = params.group_size.value_or((P + 1) / 2);
-    long periods = 1;  // D: the periods group 0 spans on the slowest rank
-    for (int r = 0; r < P; ++r)
-        for (const auto& [slot, token] : group_tokens({P, V, G, G}, r)) periods = std::max(periods, slot / (3L * G * V) + 1);
+    const long periods = group_periods({P, V, G, G});
+    // About 2D + 1 periods of 3GV tokens per rank, refused like an instance of that size (the generator builds it
+    // only past its origin; the prover and the checker ask for it at any P).
+    const std::uint64_t group_ops = saturating_mul(saturating_mul(3, static_cast<std::uint64_t>(G)), static_cast<std::uint64_t>(V));
+    require_size(saturating_mul(saturating_mul(group_ops, static_cast<std::uint64_t>(2 * periods + 1)), static_cast<std::uint64_t>(P)),
+                 "group-interleaved's step program at P = " + std::to_string(P) + ", G = " + std::to_string(G));
+    if (periods * G > std::numeric_limits<int>::max()) throw GenerateError("group-interleaved: the program's origin passes int");
     FamilyStepProgram program{static_cast<int>(periods) * G, G, {}};
     for (int r = 0; r < P; ++r) {
         const auto group = group_tokens({P, V, G, G}, r);
@@ -140,10 +155,12 @@ Schedule generate_group_interleaved(const GenerateParams& params) {
     label.insert(label.size() - 1, ",G=" + std::to_string(G));
     const Placement placement = Placement::single(P, loop_stage_map(P, P * V), M);
     // On whole groups from the program's origin on, the program (the same order: tests/test_group_interleaved.cpp).
-    GenerateParams with_g = params;
-    with_g.group_size = G;
-    if (const FamilyStepProgram program = step_program_group_interleaved(with_g); M % G == 0 && M >= program.m_origin)
-        return schedule_from_step_program(program, placement, M, std::move(label));
+    // Its origin is found first: the program is about as large as an instance at it, built only for M past it.
+    if (M % G == 0 && M >= group_periods({P, V, M, G}) * G) {
+        GenerateParams with_g = params;
+        with_g.group_size = G;
+        return schedule_from_step_program(step_program_group_interleaved(with_g), placement, M, std::move(label));
+    }
     std::vector<RankCells> rows(static_cast<size_t>(P));
     for (int r = 0; r < P; ++r)
         for (const Op& op : group_interleaved_rank({P, V, M, G}, r)) rows[static_cast<size_t>(r)].push_back(op);

@@ -397,4 +397,13 @@ TEST_CASE("certificates: a peak proof from a later origin carries the early inst
                      "memory");
     require_rejected(corrupted(dir, "early-short", [](auto& c) { c["memory"]["early"][0]["peaks"].erase(4); }), "memory");
     require_rejected(corrupted(dir, "early-type", [](auto& c) { c["memory"]["early"] = "none"; }), "memory.early");
+    // An origin moved twice (a later origin, then a re-cut inside it): the early peaks still in M order, counted.
+    const auto twice = pp::test::fresh_dir("cert-early-twice");
+    REQUIRE(pp::test::run_cli("prove group-interleaved -P 4 -V 3 --group-size 1 --property memory-bound --certificate " +
+                              twice.string())
+                .exit_code == 0);
+    const auto checked = pp::test::run_check(twice.string());
+    INFO(checked.out << checked.err);
+    CHECK(checked.exit_code == 0);
+    CHECK_THAT(checked.out, Catch::Contains("; at M = 1: [3 3 3 3]; at M = 2: [6 5 5 4]; at M = 3: [7 7 6 5]"));
 }

@@ -139,6 +139,12 @@ TEST_CASE("group-interleaved: on whole groups the generator is a step program, s
         if (M >= peaks.at("peaks_from_microbatches").get<int>())
             for (int r = 0; r < 4; ++r) CHECK(s.at("per_rank").at(r).at("peak_activations") == peaks.at("peaks").at(r));
     }
+    // The program is built only where it is about an instance's size: a one-micro-batch instance at a large P and G
+    // is made from the slot formulas; a proof whose program would pass the size limit says so (UNKNOWN), not more.
+    CHECK(run_cli("generate group-interleaved -P 1000 --group-size 1000 -V 10 -M 1").exit_code == 0);
+    const auto too_large = run_cli("prove group-interleaved -P 2048 --property deadlock-free");
+    CHECK(too_large.exit_code == 3);
+    CHECK_THAT(too_large.out, Catch::Contains("group-interleaved's step program at P = 2048, G = 1024 need at least"));
     // A forward twice as long as the grid assumes: the bubble grows, by the slope the proof names (5 per group of 2).
     const auto refuted = run_cli("prove group-interleaved -P 4 --costs F=2,I=1,W=1,comm=1");
     CHECK(refuted.exit_code == 1);

@@ -356,6 +356,10 @@ TEST_CASE("seq1f1b: the commands that do not model segments refuse them, and a r
     const double quarter_backward = (quarter["op_costs_ms"]["I"].get<double>() + quarter["op_costs_ms"]["W"].get<double>()) / 4e3;
     CHECK(quarter["dp_allreduce_exposed_seconds"].get<double>() - (*plain)["dp_allreduce_exposed_seconds"].get<double>() ==
           Approx(half_backward * 2 - quarter_backward));
+    // k = 1 is named too (the option is still Seq1F1B's, at one segment).
+    const auto one = nlohmann::json::parse(
+        run_cli("plan --preset dense-70b --gpus 64 --families seq1f1b --segments 1 --pp 4 --top 10 --json").out);
+    CHECK(one["options"].at(0)["label"].get<std::string>().find("k=1") != std::string::npos);
     // Without seq1f1b among the families --segments would change nothing: refused.
     CHECK(run_cli("plan --preset dense-70b --gpus 64 --segments 4").exit_code == 2);
     CHECK(run_cli("plan --preset dense-70b --gpus 64 --families seq1f1b --segments 65").exit_code == 2);
