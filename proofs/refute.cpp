@@ -473,7 +473,18 @@ struct PeriodicWindow {
     int from_m = 0;
 };
 
-CostPoint in_stage_units(CostPoint point, const Rational& share);
+// Rank units (RefuteOptions::rank_share) to a stage's: op costs times the share, comm as it is.
+CostPoint in_stage_units(CostPoint point, const Rational& share) {
+    for (int i = 0; i < kCostVars; ++i)
+        if (i != static_cast<int>(CostVar::comm)) point[i] *= share;
+    return point;
+}
+
+CostPoint in_rank_units(CostPoint point, const Rational& share) {
+    for (int i = 0; i < kCostVars; ++i)
+        if (i != static_cast<int>(CostVar::comm)) point[i] /= share;
+    return point;
+}
 
 // What an instance is timed at, at a grid point (RefuteOptions::point_costs).
 Costs timed_costs(const RefuteOptions& options, const CostPoint& point) {
@@ -485,7 +496,7 @@ Costs timed_costs(const RefuteOptions& options, const CostPoint& point) {
 // prove reads them: a micro-batch's for sequence segments (the grid point is a segment unit's, at 1/k), a decoder
 // layer's without a pair cost under --layout (RefuteOptions::point_costs; prove refuses FB there).
 std::string recheck_command(const FamilySpec& spec, const RefuteOptions& options, const std::string& property,
-                            const CostPoint* point, const std::string& flags = "") {
+                            const CostPoint* point) {
     std::string costs;
     if (point && options.point_costs) {
         Costs layer = costs_at(*point);
@@ -495,7 +506,8 @@ std::string recheck_command(const FamilySpec& spec, const RefuteOptions& options
         const CostPoint as_read = family_takes_segments(spec.name) ? in_stage_units(*point, Rational(spec.segments)) : *point;
         costs = " --costs " + costs_text(as_read);
     }
-    return prove_command(spec, property, costs + options.prove_flags + flags);
+    const bool batched = property == "bubble-constant" && options.model == TimingModel::Batched;  // only timing reads it
+    return prove_command(spec, property, costs + options.prove_flags + (batched ? " --model batched" : ""));
 }
 
 // The prover's periodicity result that closes the search over M: once over the symbolic region, or at
@@ -505,9 +517,8 @@ std::optional<PeriodicWindow> periodic_window(const FamilySpec& spec, const Refu
     ProveOptions po;
     po.model = options.model;
     po.activations = options.activations;
-    const std::string batched = options.model == TimingModel::Batched ? " --model batched" : "";
     auto failed = [&](const ProofResult& pr, const CostPoint* point) {
-        why = fmt::format("`{}` is {}", recheck_command(spec, options, "bubble-constant", point, batched),
+        why = fmt::format("`{}` is {}", recheck_command(spec, options, "bubble-constant", point),
                           pr.verdict == Verdict::Refuted ? "REFUTED (the bubble is not constant in M)" : "UNKNOWN");
         return std::nullopt;
     };
@@ -571,18 +582,6 @@ ClaimUses claim_uses(const std::set<std::string>& names) {
     return uses;
 }
 
-// Rank units (RefuteOptions::rank_share) to a stage's: op costs times the share, comm as it is.
-CostPoint in_stage_units(CostPoint point, const Rational& share) {
-    for (int i = 0; i < kCostVars; ++i)
-        if (i != static_cast<int>(CostVar::comm)) point[i] *= share;
-    return point;
-}
-
-CostPoint in_rank_units(CostPoint point, const Rational& share) {
-    for (int i = 0; i < kCostVars; ++i)
-        if (i != static_cast<int>(CostVar::comm)) point[i] /= share;
-    return point;
-}
 
 // The search of refute(); fills `res` (returns as soon as a counterexample is found).
 void search(RefuteResult& res, const std::string& family, const std::string& claim_text, const RefuteOptions& options) {
@@ -646,8 +645,7 @@ void search(RefuteResult& res, const std::string& family, const std::string& cla
                             res.bubble_region = region;
                         }
                         t_closed = std::max(t_closed, window->t_periodic + window->cycle - 1);
-                        const std::string batched = options.model == TimingModel::Batched ? " --model batched" : "";
-                        const std::string command = recheck_command(*spec, options, "bubble-constant", cited_point, batched);
+                        const std::string command = recheck_command(*spec, options, "bubble-constant", cited_point);
                         by.push_back(fmt::format(
                             "every idle time is periodic in M from M={} with period {} {}({}{}: PROVED)",
                             spec->microbatches(window->t_periodic), window->cycle * spec->step,

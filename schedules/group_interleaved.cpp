@@ -57,17 +57,15 @@ struct GroupSlots {
 std::vector<Op> group_interleaved_rank(const GroupShape& s, int r) {
     const GroupSlots slots(s, r);
     const long G = s.G, V = s.V, L = slots.L;
-    auto slot_f = [&](long c, long i) { return slots.forward(c, i); };
-    auto slot_b = [&](long c, long i) { return slots.backward(c, i); };
     std::vector<std::pair<long, Op>> timed;
     timed.reserve(static_cast<size_t>(3 * V * s.M));
     for (long m = 0; m < s.M; ++m) {
         const long n = m / G, i = m % G;
         for (long c = 0; c < V; ++c) {
             const int forward_stage = static_cast<int>(c * s.P + r), backward_stage = static_cast<int>((V - 1 - c) * s.P + r);
-            timed.emplace_back(slot_f(c, i) + n * L, op_at(OpKind::F, forward_stage, static_cast<int>(m)));
-            timed.emplace_back(slot_b(c, i) + n * L, op_at(OpKind::I, backward_stage, static_cast<int>(m)));
-            timed.emplace_back(slot_b(c, i) + 1 + n * L, op_at(OpKind::W, backward_stage, static_cast<int>(m)));
+            timed.emplace_back(slots.forward(c, i) + n * L, op_at(OpKind::F, forward_stage, static_cast<int>(m)));
+            timed.emplace_back(slots.backward(c, i) + n * L, op_at(OpKind::I, backward_stage, static_cast<int>(m)));
+            timed.emplace_back(slots.backward(c, i) + 1 + n * L, op_at(OpKind::W, backward_stage, static_cast<int>(m)));
         }
     }
     std::sort(timed.begin(), timed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
