@@ -95,7 +95,8 @@ std::vector<std::pair<long, StepToken>> group_tokens(const GroupShape& s, int r)
 template <class Moves>
 std::vector<StepToken> in_slot_order(const std::vector<std::pair<long, StepToken>>& group, long L, Moves moves) {
     std::vector<std::pair<long, StepToken>> placed;
-    for (const auto& [slot, token] : group) moves(slot, [&](long n) { placed.emplace_back(slot + n * L, token); });
+    for (const auto& entry : group)  // not a structured binding: clang 14 cannot capture one in the lambda
+        moves(entry.first, [&](long n) { placed.emplace_back(entry.first + n * L, entry.second); });
     std::sort(placed.begin(), placed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<StepToken> out;
     for (const auto& placed_token : placed) out.push_back(placed_token.second);
